@@ -1,0 +1,24 @@
+package io.cairn.engine.source;
+
+/**
+ * A kind of source ({@code LOAD GENERATOR}, {@code KAFKA}, {@code POSTGRES}), discovered with
+ * {@link java.util.ServiceLoader} (register in {@code META-INF/services/io.cairn.engine.source.SourceConnector}).
+ */
+public interface SourceConnector {
+  /** The connector's name as written in SQL after FROM, lower-case: "load-generator", "kafka", "postgres". */
+  String name();
+
+  /**
+   * Checks a definition eagerly (required options present and well-formed, envelope supported,
+   * schema and primary key consistent) and returns it completed (e.g. with the schema the
+   * connector supplies). Throws {@link IllegalArgumentException} naming the option at fault.
+   * Must not connect to anything.
+   */
+  SourceDefinition validate(SourceDefinition definition);
+
+  /**
+   * Opens a source for a validated definition. Secret references in the options are resolved
+   * here through {@code secrets}.
+   */
+  Source open(SourceDefinition definition, Secrets secrets);
+}

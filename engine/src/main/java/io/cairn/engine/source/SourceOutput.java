@@ -1,0 +1,19 @@
+package io.cairn.engine.source;
+
+import io.cairn.engine.row.Row;
+
+/**
+ * Where a {@link Source} delivers records during {@link Source#poll}. Rows must conform to the
+ * source's schema ({@link Source#schema()}).
+ */
+public interface SourceOutput {
+  /** Adds {@code row} with multiplicity {@code diff} (+1 insert, -1 retract); for envelope NONE. */
+  void append(Row row, long diff);
+
+  /**
+   * Replaces the row whose primary key is {@code key} by {@code row}, or deletes it when {@code
+   * row} is null; for envelopes UPSERT and DEBEZIUM. The engine holds the previous row per key
+   * (the upsert state, part of every snapshot) and emits the retraction itself.
+   */
+  void upsert(Row key, Row row);
+}
