@@ -125,6 +125,8 @@ public final class LoadGeneratorConnector implements SourceConnector {
     private long startOffset;
     private long startMillis;
     private double rateLimit;
+    private long limitOffset;
+    private long limitMillis;
 
     Generator(Settings s, boolean upsert, Clock clock) {
       this.s = s;
@@ -163,7 +165,7 @@ public final class LoadGeneratorConnector implements SourceConnector {
       requests.incrementAndGet();
       long end = Math.min(head(), offset + maxRecords);
       if (rateLimit > 0) {
-        long allowed = startOffset + (long) ((clock.millis() - startMillis) / 1000.0 * rateLimit) + 1;
+        long allowed = limitOffset + (long) ((clock.millis() - limitMillis) / 1000.0 * rateLimit) + 1;
         end = Math.min(end, Math.max(offset, allowed));
       }
       if (end <= offset) {
@@ -202,8 +204,8 @@ public final class LoadGeneratorConnector implements SourceConnector {
     @Override
     public void setReadRateLimit(double recordsPerSecond) {
       this.rateLimit = recordsPerSecond;
-      this.startOffset = offset;
-      this.startMillis = clock.millis();
+      this.limitOffset = offset;
+      this.limitMillis = clock.millis();
     }
 
     @Override
