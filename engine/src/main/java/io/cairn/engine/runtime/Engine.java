@@ -272,6 +272,20 @@ public final class Engine implements AutoCloseable {
     }
   }
 
+  /**
+   * Runs {@code work} between two ticks, holding the engine lock: no tick starts until it
+   * returns. Several commands issued inside apply atomically with respect to ticks (e.g. a
+   * DROP ... CASCADE). Engine methods called inside re-enter the lock.
+   */
+  public <T> T betweenTicks(java.util.function.Supplier<T> work) {
+    lock.lock();
+    try {
+      return work.get();
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Names of the dataflows that read {@code name}. */
   public List<String> readersOf(String name) {
     lock.lock();
