@@ -127,17 +127,25 @@ public final class LocalObjectStore implements ObjectStore {
     try {
       for (int attempt = 0; ; attempt++) {
         try {
-          Files.createDirectories(target.getParent());
+          try {
+            Files.createDirectories(target.getParent());
+          } catch (FileAlreadyExistsException e) {
+            throw new ObjectStoreException("Cannot " + (ifAbsent ? "create " : "put ") + key + " in " + name
+                + ": a prefix of the key (" + root.relativize(Path.of(e.getFile())) + ") is an existing object;"
+                + " a local store cannot hold both 'a' and 'a/b'", e);
+          }
           if (ifAbsent) {
             if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
               throw new ObjectStoreException(
-                  "Cannot create " + key + " in " + name + ": a directory of other objects has that name");
+                  "Cannot create " + key + " in " + name + ": a directory of other objects has that name;"
+                  + " a local store cannot hold both 'a' and 'a/b'");
             }
             Files.createLink(target, temp);
           } else {
             if (Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
               throw new ObjectStoreException(
-                  "Cannot put " + key + " in " + name + ": a directory of other objects has that name");
+                  "Cannot put " + key + " in " + name + ": a directory of other objects has that name;"
+                  + " a local store cannot hold both 'a' and 'a/b'");
             }
             Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
           }
