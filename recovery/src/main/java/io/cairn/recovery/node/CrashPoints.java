@@ -1,5 +1,7 @@
 package io.cairn.recovery.node;
 
+import io.cairn.objectstore.FaultInjectingObjectStore;
+import io.cairn.objectstore.ObjectStore;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,6 +30,28 @@ public final class CrashPoints {
 
   public static boolean enabled() {
     return !POINT.isEmpty();
+  }
+
+  /**
+   * Wraps a store so that batch uploads hit {@code store.put}, manifest commits hit {@code
+   * store.commit} (before the write) and reads hit {@code store.get}.
+   */
+  public static ObjectStore wrap(ObjectStore store) {
+    return FaultInjectingObjectStore.wrap(store)
+        .failWhen(
+            call -> {
+              switch (call.kind()) {
+                case PUT -> hit("store.put");
+                case PUT_IF_ABSENT -> {
+                  if (call.key().contains("snapshots/")) {
+                    hit("store.commit");
+                  }
+                }
+                case GET, GET_RANGE -> hit("store.get");
+                default -> { }
+              }
+              return false;
+            });
   }
 
   /** Halts the JVM if this is the configured crash point's n-th hit. */

@@ -90,7 +90,7 @@ public final class Node implements AutoCloseable, NodeApi {
     this.config = config;
     this.options = options;
     ObjectStore raw = ObjectStores.open(config.storeUri(), config.storeProperties());
-    this.store = CrashPoints.enabled() ? new CrashingObjectStore(raw) : raw;
+    this.store = CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw;
     this.snapshots = SnapshotStore.open(store, config, options.clock());
     this.engine =
         Engine.builder()
