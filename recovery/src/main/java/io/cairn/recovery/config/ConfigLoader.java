@@ -85,8 +85,12 @@ public final class ConfigLoader {
           matched = true;
         }
       }
-      if (!matched && envKey.startsWith("STORE_PROPERTIES_")) {
-        flat.put("store.properties." + envKey.substring(17).toLowerCase(Locale.ROOT).replace('_', '.'), e.getValue());
+      if (!matched) {
+        for (String key : new ArrayList<>(flat.keySet())) {
+          if (key.startsWith("store.properties.") && envName(key).equals(envKey)) {
+            flat.put(key, e.getValue());
+          }
+        }
       }
     }
     return build(flat, init);
@@ -118,10 +122,7 @@ public final class ConfigLoader {
         throw new ConfigException("Unknown configuration key '" + key + "' (known: " + DEFAULTS.keySet() + ", store.properties.*, init)");
       }
     }
-    String uri = flat.get("store.uri").trim();
-    if (uri.isEmpty()) {
-      throw new ConfigException("Bad configuration key 'store.uri': it is empty");
-    }
+    String uri = normalizeStoreUri(flat.get("store.uri").trim());
     int workers = integer(flat, "engine.workers", 1, 256);
     int maxRecords = integer(flat, "engine.tick.max-records", 1, Integer.MAX_VALUE);
     Duration maxDuration = duration(flat, "engine.tick.max-duration");
@@ -152,6 +153,24 @@ public final class ConfigLoader {
     return new CairnConfig(
         uri, storeProps, workers, maxRecords, maxDuration, cron, zone, keepLast, keepDaily, grace, host, port, rate,
         init == null ? CairnConfig.DEFAULT_INIT : init);
+  }
+
+  /**
+   * A relative local path ({@code file:./cairn-data}, {@code file:data} or a bare path) becomes
+   * {@code file:///absolute/path?create=true}, resolved against the working directory.
+   */
+  static String normalizeStoreUri(String uri) {
+    if (uri.isEmpty()) {
+      throw new ConfigException("Bad configuration key 'store.uri': it is empty");
+    }
+    if (uri.startsWith("file://") || uri.startsWith("s3://") || uri.startsWith("memory:")) {
+      return uri;
+    }
+    String path = uri.startsWith("file:") ? uri.substring(5) : uri;
+    if (path.contains("://")) {
+      throw new ConfigException("Bad configuration key 'store.uri': '" + uri + "' is not file://, s3:// or memory:");
+    }
+    return Path.of(path).toAbsolutePath().normalize().toUri().toString().replaceFirst("^file:/+", "file:///") + "?create=true";
   }
 
   private static int integer(Map<String, String> flat, String key, int min, int max) {

@@ -71,6 +71,8 @@ public final class Node implements AutoCloseable, NodeApi {
     }
   }
 
+  private static final java.util.regex.Pattern INIT_NAME =
+      java.util.regex.Pattern.compile("(?i)^\\s*CREATE\\s+(SOURCE|MATERIALIZED\\s+VIEW)\\s+([A-Za-z_][A-Za-z0-9_]*)");
   private final CairnConfig config;
   private final Options options;
   private final ObjectStore store;
@@ -116,37 +118,32 @@ public final class Node implements AutoCloseable, NodeApi {
 
   private void runRecovery() {
     long t0 = System.nanoTime();
-    SnapshotStore.Choice choice = snapshots.latestValid();
+    SnapshotStore.Recovered rec = snapshots.loadLatest();
     List<RecoveryReport.Fallback> fallbacks = new ArrayList<>();
-    choice.rejected().forEach((id, why) -> {
+    rec.rejected().forEach((id, why) -> {
       LOG.warn("Snapshot {} does not verify, falling back: {}", id, why);
       fallbacks.add(new RecoveryReport.Fallback(id, why));
     });
     long rowsLoaded = 0;
-    long bytesLoaded = 0;
-    long loadMillis = 0;
     Map<String, SourceOffsets> resumeFrom = Map.of();
-    if (choice.manifest() != null) {
-      SnapshotStore.Loaded loaded;
-      session.replay(choice.catalogPosition());
-      long l0 = System.nanoTime();
-      loaded = snapshots.load(choice);
-      EngineState st = loaded.state();
+    if (rec.found()) {
+      session.replay(rec.manifest().catalogPosition());
+      EngineState st = rec.state();
       engine.restore(st);
-      loadMillis = (System.nanoTime() - l0) / 1_000_000;
       rowsLoaded = st.rows();
-      bytesLoaded = loaded.bytes();
       resumeFrom = st.offsets();
-      LOG.info("Recovered snapshot {} as of tick {}: {} rows in {} ms", choice.id(), st.tick(), rowsLoaded, loadMillis);
+      LOG.info("Recovered snapshot {} as of tick {}: {} rows in {} ms", rec.info().key(), st.tick(), rowsLoaded, rec.loadMillis());
     } else {
       LOG.warn("NO SNAPSHOT FOUND in {}: FULL REPLAY — every source is read again from its beginning", store.describe());
     }
     session.replayAll();
-    if (session.position() == 0 && choice.manifest() == null) {
-      for (String stmt : config.init()) {
-        LOG.info("Empty catalog: running init statement: {}", stmt);
-        session.execute(stmt);
+    for (String stmt : config.init()) {
+      java.util.regex.Matcher m = INIT_NAME.matcher(stmt);
+      if (m.find() && engine.dataflow(m.group(2).toLowerCase(Locale.ROOT)).isPresent()) {
+        continue; // already in the catalog
       }
+      LOG.info("Running init statement: {}", stmt);
+      session.execute(stmt);
     }
     Map<String, Map<String, Long>> before = meters();
     if (config.catchUpRateLimit() > 0) {
@@ -171,18 +168,18 @@ public final class Node implements AutoCloseable, NodeApi {
       SourceOffsets from = resumeFrom.getOrDefault(s, SourceOffsets.EMPTY);
       sources.add(new RecoveryReport.SourceReport(s, from.values(), delta.getOrDefault("records", 0L), delta));
     }
-    long age = choice.manifest() == null ? 0 : Math.max(0, (options.clock().millis() - choice.wallClockMillis()) / 1000);
+    long age = rec.found() ? Math.max(0, (options.clock().millis() - rec.info().lastModified().toEpochMilli()) / 1000) : 0;
     report =
         new RecoveryReport(
-            choice.manifest() == null ? null : choice.id(),
-            choice.manifest() == null ? 0 : choice.tick(),
+            rec.found() ? rec.manifest().snapshotId() : null,
+            rec.found() ? rec.manifest().tick() : 0,
             age,
-            choice.manifest() == null ? 0 : choice.catalogPosition(),
-            choice.manifest() == null,
+            rec.found() ? rec.manifest().catalogPosition() : 0,
+            !rec.found(),
             fallbacks,
             rowsLoaded,
-            bytesLoaded,
-            loadMillis,
+            rec.bytes(),
+            rec.loadMillis(),
             catchUpMillis,
             caughtUp,
             (System.nanoTime() - t0) / 1_000_000,
@@ -322,10 +319,34 @@ public final class Node implements AutoCloseable, NodeApi {
   @Override
   public String sql(String statements) {
     StringBuilder sb = new StringBuilder();
-    for (String stmt : SqlSession.split(statements)) {
+    for (String stmt : splitStatements(statements)) {
       sb.append(session.execute(stmt).render());
     }
     return sb.toString();
+  }
+
+  /** Splits on semicolons outside single-quoted strings. */
+  static List<String> splitStatements(String text) {
+    List<String> out = new ArrayList<>();
+    StringBuilder cur = new StringBuilder();
+    boolean quoted = false;
+    for (char c : text.toCharArray()) {
+      if (c == '\'') {
+        quoted = !quoted;
+      }
+      if (c == ';' && !quoted) {
+        if (!cur.toString().isBlank()) {
+          out.add(cur.toString().trim());
+        }
+        cur.setLength(0);
+      } else {
+        cur.append(c);
+      }
+    }
+    if (!cur.toString().isBlank()) {
+      out.add(cur.toString().trim());
+    }
+    return out;
   }
 
   @Override
@@ -394,6 +415,7 @@ public final class Node implements AutoCloseable, NodeApi {
       http.close();
     }
     engine.close();
+    snapshots.close();
     try {
       store.close();
     } catch (RuntimeException e) {
@@ -433,6 +455,7 @@ public final class Node implements AutoCloseable, NodeApi {
 
     @Override
     public void close() {
+      snapshots.close();
       store.close();
     }
   }
