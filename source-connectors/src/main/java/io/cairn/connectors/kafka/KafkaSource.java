@@ -345,11 +345,11 @@ final class KafkaSource implements Source {
     if (!seeked) {
       return false;
     }
-    if (!reached(endOffsets)) {
+    boolean newPartitions = !endOffsets.keySet().containsAll(next.keySet());
+    if (!newPartitions && !reached(endOffsets)) {
       return false;
     }
-    if (nanoTime.getAsLong() - endOffsetsCheckedAt >= CAUGHT_UP_RECHECK.toNanos()
-        || !endOffsets.keySet().containsAll(next.keySet())) {
+    if (newPartitions || nanoTime.getAsLong() - endOffsetsCheckedAt >= CAUGHT_UP_RECHECK.toNanos()) {
       endOffsets = toPartitionMap(endOffsets(partitions(next.keySet())));
       endOffsetsCheckedAt = nanoTime.getAsLong();
     }
