@@ -108,6 +108,15 @@ record KafkaSourceConfig(
     clientProperties = Map.copyOf(clientProperties);
   }
 
+  /** Names the client settings but never their values (they may hold resolved secrets). */
+  @Override
+  public String toString() {
+    return "KafkaSourceConfig[source=" + sourceName + ", brokers=" + brokers + ", topic=" + topic + ", badRecords="
+        + badRecords + ", deadLetterTopic=" + deadLetterTopic.orElse("-") + ", keyField=" + keyField.orElse("-")
+        + ", discoveryInterval=" + discoveryInterval + ", requestTimeout=" + requestTimeout
+        + ", clientProperties=" + new java.util.TreeSet<>(clientProperties.keySet()) + "]";
+  }
+
   /** Parses and checks {@code def}'s options without resolving secrets (client values stay references). */
   static KafkaSourceConfig parse(SourceDefinition def) {
     return parse(def, null);

@@ -72,6 +72,7 @@ class KafkaSourceConfigTest {
     assertThat(KafkaSource.consumerProperties(resolved)).containsEntry("security.protocol", "SASL_PLAINTEXT")
         .containsEntry("auto.offset.reset", "none").containsEntry("enable.auto.commit", "false")
         .doesNotContainKey("group.id");
+    assertThat(resolved.toString()).contains("sasl.jaas.config").doesNotContain("hunter2");
 
     SourceDefinition missing = def(Map.of("properties.sasl.jaas.config", "SECRET 'NOT_SET'"), Envelope.NONE, List.of());
     assertThatThrownBy(() -> KafkaSourceConfig.parse(missing, secrets))
