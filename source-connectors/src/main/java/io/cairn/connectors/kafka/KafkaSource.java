@@ -101,7 +101,12 @@ final class KafkaSource implements Source {
     this.rateLimiter = new RateLimiter(nanoTime, sleeper);
     this.decoder = new JsonRecordDecoder(
         definition.schema(), definition.primaryKey(), definition.envelope(), config.keyField());
-    this.consumer = new KafkaConsumer<>(consumerProperties(config));
+    try {
+      this.consumer = new KafkaConsumer<>(consumerProperties(config));
+    } catch (KafkaException e) {
+      throw new IllegalArgumentException("Cannot open source '" + config.sourceName() + "': invalid Kafka client settings: "
+          + (e.getCause() != null ? e.getCause().getMessage() : e.getMessage()), e);
+    }
     meter.bind(consumer.metrics());
   }
 
@@ -463,13 +468,13 @@ final class KafkaSource implements Source {
     } catch (ExecutionException e) {
       if (e.getCause() instanceof UnknownTopicOrPartitionException) {
         throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': topic '" + topic
-            + "' does not exist on brokers " + config.brokers());
+            + "' does not exist on brokers " + brokersForMessages());
       }
       throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': describing topic '" + topic
           + "' failed: " + e.getCause(), e.getCause());
     } catch (TimeoutException e) {
       throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': no answer about topic '" + topic
-          + "' from brokers " + config.brokers() + " within " + timeout, e);
+          + "' from brokers " + brokersForMessages() + " within " + timeout, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': interrupted", e);
@@ -533,6 +538,11 @@ final class KafkaSource implements Source {
     Map<Integer, Long> out = new HashMap<>();
     m.forEach((tp, o) -> out.put(tp.partition(), o));
     return out;
+  }
+
+  /** The brokers as written in the definition (a secret reference stays a reference). */
+  private String brokersForMessages() {
+    return definition.option(KafkaSourceConfig.BROKERS, "?");
   }
 
   private void ensureOpen() {

@@ -81,6 +81,15 @@ class KafkaSourceConfigTest {
   }
 
   @Test
+  void invalidKafkaClientSettingsFailAtOpenNamingTheSetting() {
+    assertThatThrownBy(() -> new KafkaSourceConnector().open(
+            def(Map.of("properties.max.poll.records", "many"), Envelope.NONE, List.of()), ref -> null))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("Cannot open source 'orders_src'")
+        .hasMessageContaining("max.poll.records");
+  }
+
+  @Test
   void retentionGuardWarnsOnlyWhenTimeRetentionIsShorterThanTheInterval() {
     var day = java.time.Duration.ofDays(1);
     assertThat(KafkaRetentionGuard.evaluate("s", "t", "3600000", "delete", day)).get().asString()
