@@ -33,7 +33,10 @@ import java.util.Optional;
  * string, or the JSON text of any other value; TIMESTAMP an ISO-8601 string (UTC when it has no
  * offset) or a number of microseconds since the epoch — when a Connect schema names the field as
  * {@code io.debezium.time.Timestamp} / {@code org.apache.kafka.connect.data.Timestamp} (millis) or
- * {@code io.debezium.time.NanoTimestamp} (nanos) the number is scaled accordingly.
+ * {@code io.debezium.time.NanoTimestamp} (nanos) the number is scaled accordingly, and
+ * {@code io.debezium.time.Date} / {@code org.apache.kafka.connect.data.Date} (days) becomes midnight
+ * UTC. A Connect {@code Decimal} (base64 unscaled bytes, the Debezium default for NUMERIC) is
+ * decoded for BIGINT and DOUBLE columns when the schema wrapper gives its scale.
  *
  * <p>Keys (UPSERT, DEBEZIUM): the primary key columns are taken from the record key when it is a
  * JSON object holding them (or, for a single-column key, a JSON scalar or non-JSON UTF-8 text),
@@ -59,10 +62,20 @@ final class JsonRecordDecoder {
     }
   }
 
-  private enum TimeUnitHint {
-    MICROS,
-    MILLIS,
-    NANOS
+  /** How a Connect schema says a field is encoded (MICROS is the default: no hint). */
+  private record Hint(Kind kind, int scale) {
+    enum Kind {
+      MICROS,
+      MILLIS,
+      NANOS,
+      DAYS,
+      DECIMAL
+    }
+
+    static final Hint MICROS = new Hint(Kind.MICROS, 0);
+    static final Hint MILLIS = new Hint(Kind.MILLIS, 0);
+    static final Hint NANOS = new Hint(Kind.NANOS, 0);
+    static final Hint DAYS = new Hint(Kind.DAYS, 0);
   }
 
   private static final ObjectMapper MAPPER =
@@ -207,12 +220,12 @@ final class JsonRecordDecoder {
         if (f == null || f.isNull()) {
           return null;
         }
-        out[i] = convert(f, schema.type(pkIndex[i]), TimeUnitHint.MICROS, name, "key");
+        out[i] = convert(f, schema.type(pkIndex[i]), Hint.MICROS, name, "key");
       }
       return Row.wrap(out);
     }
     if (pkIndex.length == 1 && !k.isContainerNode()) {
-      return Row.of(convert(k, schema.type(pkIndex[0]), TimeUnitHint.MICROS, schema.column(pkIndex[0]).name(), "key"));
+      return Row.of(convert(k, schema.type(pkIndex[0]), Hint.MICROS, schema.column(pkIndex[0]).name(), "key"));
     }
     return null;
   }
@@ -221,7 +234,7 @@ final class JsonRecordDecoder {
     if (!obj.isObject()) {
       throw new BadRecordException("the " + what + " is a JSON " + kind(obj) + ", not an object");
     }
-    Map<String, TimeUnitHint> hints = timeHints(connectSchema);
+    Map<String, Hint> hints = hints(connectSchema);
     Object[] values = new Object[schema.size()];
     Map<String, JsonNode> lower = null;
     for (int i = 0; i < values.length; i++) {
@@ -234,17 +247,20 @@ final class JsonRecordDecoder {
         f = lower.get(name);
       }
       if (f != null) {
-        values[i] = convert(f, schema.type(i), hints.getOrDefault(name, TimeUnitHint.MICROS), name, what);
+        values[i] = convert(f, schema.type(i), hints.getOrDefault(name, Hint.MICROS), name, what);
       }
     }
     if (keyFieldIndex >= 0 && key != null && !key.isNull()) {
       JsonNode k = unwrap(key).payload;
-      values[keyFieldIndex] = convert(k, schema.type(keyFieldIndex), TimeUnitHint.MICROS, schema.column(keyFieldIndex).name(), "key");
+      values[keyFieldIndex] = convert(k, schema.type(keyFieldIndex), Hint.MICROS, schema.column(keyFieldIndex).name(), "key");
     }
     return Row.wrap(values);
   }
 
-  private static Object convert(JsonNode f, Type type, TimeUnitHint hint, String column, String where) {
+  private static Object convert(JsonNode f, Type type, Hint hint, String column, String where) {
+    if (hint.kind() == Hint.Kind.DECIMAL && f.isTextual() && type.isNumeric()) {
+      f = decodeDecimal(f.textValue(), hint.scale(), column, where);
+    }
     if (f.isNull() || type == Type.NULL) {
       return null;
     }
@@ -288,10 +304,11 @@ final class JsonRecordDecoder {
       case TIMESTAMP -> {
         if (f.isIntegralNumber() && f.canConvertToLong()) {
           long n = f.longValue();
-          return switch (hint) {
-            case MICROS -> n;
+          return switch (hint.kind()) {
             case MILLIS -> Math.multiplyExact(n, 1000L);
             case NANOS -> Math.floorDiv(n, 1000L);
+            case DAYS -> Math.multiplyExact(n, 86_400_000_000L);
+            default -> n;
           };
         }
         if (f.isTextual()) {
@@ -383,7 +400,7 @@ final class JsonRecordDecoder {
     return null;
   }
 
-  private static Map<String, TimeUnitHint> timeHints(JsonNode structSchema) {
+  private static Map<String, Hint> hints(JsonNode structSchema) {
     if (structSchema == null) {
       return Map.of();
     }
@@ -391,21 +408,41 @@ final class JsonRecordDecoder {
     if (fields == null || !fields.isArray()) {
       return Map.of();
     }
-    Map<String, TimeUnitHint> m = new HashMap<>();
+    Map<String, Hint> m = new HashMap<>();
     for (JsonNode f : fields) {
       String field = f.path("field").asText(null);
-      String logical = f.path("name").asText("");
       if (field == null) {
         continue;
       }
-      switch (logical) {
-        case "io.debezium.time.Timestamp", "org.apache.kafka.connect.data.Timestamp" ->
-            m.put(field.toLowerCase(java.util.Locale.ROOT), TimeUnitHint.MILLIS);
-        case "io.debezium.time.NanoTimestamp" -> m.put(field.toLowerCase(java.util.Locale.ROOT), TimeUnitHint.NANOS);
+      String key = field.toLowerCase(java.util.Locale.ROOT);
+      switch (f.path("name").asText("")) {
+        case "io.debezium.time.Timestamp", "org.apache.kafka.connect.data.Timestamp" -> m.put(key, Hint.MILLIS);
+        case "io.debezium.time.NanoTimestamp" -> m.put(key, Hint.NANOS);
+        case "io.debezium.time.Date", "org.apache.kafka.connect.data.Date" -> m.put(key, Hint.DAYS);
+        case "org.apache.kafka.connect.data.Decimal" -> {
+          JsonNode scale = f.path("parameters").path("scale");
+          if (!scale.isMissingNode()) {
+            m.put(key, new Hint(Hint.Kind.DECIMAL, Integer.parseInt(scale.asText("0"))));
+          }
+        }
         default -> {}
       }
     }
     return m;
+  }
+
+  /** A Connect Decimal: base64 of the big-endian two's-complement unscaled value. */
+  private static JsonNode decodeDecimal(String base64, int scale, String column, String where) {
+    try {
+      byte[] unscaled = java.util.Base64.getDecoder().decode(base64);
+      if (unscaled.length == 0) {
+        throw new IllegalArgumentException("empty");
+      }
+      return com.fasterxml.jackson.databind.node.DecimalNode.valueOf(
+          new java.math.BigDecimal(new java.math.BigInteger(unscaled), scale));
+    } catch (IllegalArgumentException e) {
+      throw new BadRecordException("column '" + column + "' is a Connect Decimal but the " + where + " does not hold base64 bytes");
+    }
   }
 
   private static JsonNode parse(byte[] bytes, String what) {

@@ -45,6 +45,19 @@ class JsonRecordDecoderTest {
   }
 
   @Test
+  void connectDecimalsAndDatesAreDecodedWhenTheSchemaNamesThem() {
+    JsonRecordDecoder d = new JsonRecordDecoder(Schema.parse("id BIGINT, price DOUBLE, day TIMESTAMP"), List.of("id"),
+        Envelope.DEBEZIUM, Optional.empty());
+    String event = "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"field\":\"after\",\"type\":\"struct\",\"fields\":["
+        + "{\"field\":\"id\",\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\",\"parameters\":{\"scale\":\"0\"}},"
+        + "{\"field\":\"price\",\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\",\"parameters\":{\"scale\":\"2\"}},"
+        + "{\"field\":\"day\",\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}]}]},"
+        + "\"payload\":{\"after\":{\"id\":\"Bw==\",\"price\":\"BNI=\",\"day\":1},\"op\":\"c\"}}";
+    assertThat(d.decode(null, b(event))).isEqualTo(Change.upsert(Row.of(7L), Row.of(7L, 12.34, 86_400_000_000L)));
+    assertThatThrownBy(() -> d.decode(null, b(event.replace("BNI=", "!!")))).hasMessageContaining("base64");
+  }
+
+  @Test
   void upsertTakesTheKeyFromAnObjectKeyAScalarKeyOrTheValue() {
     JsonRecordDecoder d = decoder(Envelope.UPSERT);
     assertThat(d.decode(b("{\"id\":3}"), b("{\"name\":\"a\"}"))).isEqualTo(Change.upsert(Row.of(3L), Row.of(3L, "a", null, null, null)));
