@@ -430,13 +430,18 @@ class KafkaSourceTest {
   }
 
   @Test
-  void caughtUpFollowsTheHeadOfTheTopic() {
+  void caughtUpFollowsTheHeadOfTheTopic() throws InterruptedException {
     String topic = broker.createTopic(KafkaBroker.uniqueTopic("head"), 2);
     broker.produce(topic, 0, null, json(1, "a", 0, 0));
     try (Source s = open(def(topic, Envelope.NONE, Map.of()))) {
       s.seek(SourceOffsets.EMPTY);
       assertThat(s.caughtUp()).isFalse();
       drain(s, new OracleOutput());
+      assertThat(s.caughtUp()).isTrue();
+      broker.produce(topic, 1, null, json(2, "b", 0, 0));
+      Thread.sleep(1100); // end offsets are re-read at most once a second
+      assertThat(s.caughtUp()).as("a new record at the head").isFalse();
+      assertThat(drain(s, new OracleOutput())).isEqualTo(1);
       assertThat(s.caughtUp()).isTrue();
     }
   }
