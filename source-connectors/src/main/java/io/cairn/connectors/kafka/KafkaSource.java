@@ -184,13 +184,15 @@ final class KafkaSource implements Source {
     if (failure != null) {
       throw failure;
     }
+    long started = nanoTime.getAsLong();
     maybeDiscoverPartitions();
     int allowed = rateLimiter.permits(maxRecords, timeout);
     if (allowed <= 0) {
       return 0;
     }
     if (pending.isEmpty()) {
-      fetch(timeout);
+      long left = Math.max(0, timeout.toNanos() - (nanoTime.getAsLong() - started));
+      fetch(Duration.ofNanos(left));
       if (pending.isEmpty()) {
         advanceToFetchPositions();
         return 0;
