@@ -457,6 +457,34 @@ class KafkaSourceTest {
   }
 
   @Test
+  void credentialsComeFromSecretsAndBadOnesFailWithoutShowingThem() {
+    String topic = broker.createTopic(KafkaBroker.uniqueTopic("sasl"), 1);
+    broker.produce(topic, 0, null, json(1, "a", 0, 0));
+    Map<String, String> options = Map.of(
+        "brokers", broker.saslBootstrapServers(),
+        "properties.security.protocol", "SASL_PLAINTEXT",
+        "properties.sasl.mechanism", "PLAIN",
+        "properties.sasl.jaas.config", "SECRET 'KAFKA_JAAS'");
+    SourceDefinition d = def(topic, Envelope.NONE, options);
+    Secrets good = ref -> ref.equals("KAFKA_JAAS") ? KafkaBroker.saslJaasConfig(KafkaBroker.SASL_PASSWORD) : null;
+    OracleOutput out = new OracleOutput();
+    try (Source s = new KafkaSourceConnector().open(d, good)) {
+      s.seek(SourceOffsets.EMPTY);
+      assertThat(drain(s, out)).isEqualTo(1);
+    }
+    String wrongPassword = "not-the-password-" + System.nanoTime();
+    Secrets bad = ref -> KafkaBroker.saslJaasConfig(wrongPassword);
+    try (Source s = new KafkaSourceConnector().open(d, bad)) {
+      assertThatThrownBy(() -> s.seek(SourceOffsets.EMPTY))
+          .isInstanceOf(KafkaSourceException.class)
+          .hasMessageContaining("Cannot read source '" + d.name() + "'")
+          .hasMessageContaining("uthentication failed")
+          .hasMessageNotContaining(wrongPassword)
+          .hasMessageNotContaining(KafkaBroker.SASL_PASSWORD);
+    }
+  }
+
+  @Test
   void missingTopicIsAClearError() {
     try (Source s = open(def("no-such-topic-" + System.nanoTime(), Envelope.NONE, Map.of()))) {
       assertThatThrownBy(() -> s.seek(SourceOffsets.EMPTY)).isInstanceOf(KafkaSourceException.class)

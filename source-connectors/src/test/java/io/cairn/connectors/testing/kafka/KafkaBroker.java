@@ -65,19 +65,24 @@ import org.apache.kafka.server.common.MetadataVersion;
  */
 public final class KafkaBroker implements AutoCloseable {
   private static final Duration TIMEOUT = Duration.ofSeconds(30);
+  /** User and password accepted on the SASL/PLAIN listener ({@link #saslBootstrapServers()}). */
+  public static final String SASL_USER = "cairn";
+  public static final String SASL_PASSWORD = "cairn-test-password";
   private static KafkaBroker shared;
   private static int topicCounter;
 
   private final Path dir;
   private final int brokerPort;
+  private final int saslPort;
   private final KafkaRaftServer server;
   private final Admin admin;
   private KafkaProducer<byte[], byte[]> producer;
   private boolean closed;
 
-  private KafkaBroker(Path dir, int brokerPort, KafkaRaftServer server, Admin admin) {
+  private KafkaBroker(Path dir, int brokerPort, int saslPort, KafkaRaftServer server, Admin admin) {
     this.dir = dir;
     this.brokerPort = brokerPort;
+    this.saslPort = saslPort;
     this.server = server;
     this.admin = admin;
   }
@@ -121,6 +126,7 @@ public final class KafkaBroker implements AutoCloseable {
     try {
       int brokerPort = freePort();
       int controllerPort = freePort();
+      int saslPort = freePort();
       Path logDir = dir.resolve("log");
       Path metaDir = dir.resolve("meta");
       Files.createDirectories(logDir);
@@ -129,11 +135,16 @@ public final class KafkaBroker implements AutoCloseable {
       p.put("process.roles", "broker,controller");
       p.put("node.id", "1");
       p.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
-      p.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
-      p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
+      p.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort
+          + ",SASL_PLAINTEXT://127.0.0.1:" + saslPort);
+      p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",SASL_PLAINTEXT://127.0.0.1:" + saslPort);
+      p.put("sasl.enabled.mechanisms", "PLAIN");
+      p.put("listener.name.sasl_plaintext.plain.sasl.jaas.config",
+          "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + SASL_USER + "\" password=\""
+              + SASL_PASSWORD + "\" user_" + SASL_USER + "=\"" + SASL_PASSWORD + "\";");
       p.put("controller.listener.names", "CONTROLLER");
       p.put("inter.broker.listener.name", "PLAINTEXT");
-      p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+      p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT");
       p.put("log.dirs", logDir.toString());
       p.put("metadata.log.dir", metaDir.toString());
       p.put("num.partitions", "1");
@@ -168,7 +179,7 @@ public final class KafkaBroker implements AutoCloseable {
       Map<String, Object> adminProps = new HashMap<>();
       adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + brokerPort);
       Admin admin = Admin.create(adminProps);
-      KafkaBroker broker = new KafkaBroker(dir, brokerPort, server, admin);
+      KafkaBroker broker = new KafkaBroker(dir, brokerPort, saslPort, server, admin);
       admin.describeCluster().nodes().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
       return broker;
     } catch (Exception e) {
@@ -188,6 +199,20 @@ public final class KafkaBroker implements AutoCloseable {
   /** {@code 127.0.0.1:port} of the PLAINTEXT listener. */
   public String bootstrapServers() {
     return "127.0.0.1:" + brokerPort;
+  }
+
+  /**
+   * {@code 127.0.0.1:port} of the SASL_PLAINTEXT listener (mechanism PLAIN, user {@link #SASL_USER},
+   * password {@link #SASL_PASSWORD}); for tests of credentials.
+   */
+  public String saslBootstrapServers() {
+    return "127.0.0.1:" + saslPort;
+  }
+
+  /** A JAAS line for the SASL/PLAIN listener with the given password. */
+  public static String saslJaasConfig(String password) {
+    return "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + SASL_USER
+        + "\" password=\"" + password + "\";";
   }
 
   /** An admin client of this broker (owned by the broker: do not close it). */
