@@ -209,11 +209,6 @@ record KafkaSourceConfig(
     }
   }
 
-  /** Whether {@code value} is written as a secret reference. */
-  static boolean isSecretReference(String value) {
-    return value != null && SECRET_REF.matcher(value).matches();
-  }
-
   private static String resolve(SourceDefinition def, String key, String value, Secrets secrets) {
     Matcher m = SECRET_REF.matcher(value);
     if (!m.matches()) {
