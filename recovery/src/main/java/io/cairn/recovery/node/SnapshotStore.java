@@ -4,10 +4,14 @@ import io.cairn.engine.catalog.CatalogLog;
 import io.cairn.engine.runtime.EngineState;
 import io.cairn.objectstore.ObjectStore;
 import io.cairn.recovery.config.CairnConfig;
+import io.cairn.snapshotter.GarbageCollector;
+import io.cairn.snapshotter.GcResult;
 import io.cairn.snapshotter.Manifest;
 import io.cairn.snapshotter.ManifestInfo;
 import io.cairn.snapshotter.RecoveryChoice;
+import io.cairn.snapshotter.RetentionPolicy;
 import io.cairn.snapshotter.SnapshotReader;
+import io.cairn.snapshotter.SnapshotSchedule;
 import io.cairn.snapshotter.SnapshotResult;
 import io.cairn.snapshotter.Snapshotter;
 import io.cairn.snapshotter.catalog.ObjectStoreCatalogLog;
@@ -92,14 +96,23 @@ final class SnapshotStore implements AutoCloseable {
     return f;
   }
 
-  /** Applies retention and garbage collection. */
-  void applyRetention() {
-    // wired to the snapshotter's retention once available
+  /** Applies retention and garbage collection; never touches what an in-progress snapshot pins. */
+  GcResult applyRetention() {
+    RetentionPolicy policy = new RetentionPolicy(config.keepLast(), config.keepDailyDays(), config.gcGrace());
+    return new GarbageCollector(store, snapshotter.prefix(), policy, config.snapshotZone(), clock, snapshotter::pinnedKeys)
+        .collect();
   }
 
-  /** Starts the snapshot schedule; closing the result stops it. */
+  /**
+   * Starts the snapshot schedule (Quartz): one snapshot per cron slot, one at once if the node
+   * was down at the last slot. Closing the result stops it.
+   */
   AutoCloseable schedule(CairnConfig config, Runnable snapshot) {
-    return () -> {};
+    Instant last = reader.list().stream().map(ManifestInfo::lastModified).max(Instant::compareTo).orElse(null);
+    SnapshotSchedule s =
+        new SnapshotSchedule(config.snapshotCron(), config.snapshotZone(), clock, last, reason -> snapshot.run());
+    s.start();
+    return s;
   }
 
   String listText() {
@@ -133,8 +146,14 @@ final class SnapshotStore implements AutoCloseable {
   }
 
   String gcText() {
-    applyRetention();
-    return "retention and garbage collection applied at " + Instant.now(clock) + "\n";
+    GcResult r = applyRetention();
+    StringBuilder sb = new StringBuilder();
+    sb.append(String.format(Locale.ROOT, "kept %d snapshots, deleted %d manifests and %d batch files (%,d bytes); %d unreferenced files kept (grace period or in use)%n",
+        r.kept().size(), r.deletedManifests().size(), r.deletedFiles().size(), r.bytesFreed(), r.keptUnreferencedFiles()));
+    for (RecoveryChoice.Rejected bad : r.invalid()) {
+      sb.append("invalid: ").append(bad.info().key()).append(": ").append(bad.reason()).append('\n');
+    }
+    return sb.toString();
   }
 
   @Override
