@@ -80,9 +80,7 @@ class FaultInjectionTest {
   @Test
   void aManifestWriteThatFailsAfterTheObjectLandedStillCommits() {
     InMemoryObjectStore base = new InMemoryObjectStore();
-    FaultInjectingObjectStore store = FaultInjectingObjectStore.wrap(base);
-    // the manifest write "times out" after the delegate stored it
-    store.failWhen(c -> false);
+    // the manifest write "times out" after the store kept it
     try (Engine e = Fixtures.engine(1, 100, 1000, 500);
         Snapshotter s = Snapshotter.builder(new LandThenFail(base)).build();
         SnapshotReader reader = new SnapshotReader(base, "", 1)) {
