@@ -117,9 +117,9 @@ public record S3ObjectStoreConfig(
   }
 
   public S3ObjectStoreConfig {
-    if (bucket == null || !bucket.matches("[a-z0-9][a-z0-9.\\-_]{1,254}")) {
+    if (bucket == null || !bucket.matches("[a-z0-9][a-z0-9.\\-_]{2,254}")) {
       throw new ObjectStoreConfigException("Invalid S3 bucket name '" + bucket
-          + "': expected 2-255 characters of lower-case letters, digits, '.', '-' or '_'");
+          + "': expected 3-255 characters of lower-case letters, digits, '.', '-' or '_'");
     }
     prefix = prefix == null ? "" : prefix;
     if (prefix.startsWith("/") || prefix.endsWith("/") || prefix.contains("//")) {
