@@ -48,7 +48,7 @@ public record CairnConfig(
   /** The example the embedded default creates on an empty catalog. */
   public static final List<String> DEFAULT_INIT =
       List.of(
-          "CREATE SOURCE orders FROM LOAD GENERATOR (keys = 100000, categories = 20, rate = 20000)",
+          "CREATE SOURCE orders FROM LOAD GENERATOR (keys = 100000, categories = 20, rate = 1000)",
           "CREATE MATERIALIZED VIEW revenue_by_category AS SELECT category, COUNT(*) AS orders, SUM(amount) AS revenue,"
               + " MIN(amount) AS smallest, MAX(amount) AS largest FROM orders GROUP BY category");
 
