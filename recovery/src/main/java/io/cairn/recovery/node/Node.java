@@ -276,9 +276,15 @@ public final class Node implements AutoCloseable, NodeApi {
    */
   public Map<String, Object> snapshotNow() {
     synchronized (snapshotLock) {
-      long p0 = System.nanoTime();
-      Object[] cut = engine.betweenTicks(() -> new Object[] {engine.capture(), session.position()});
-      long pauseNanos = System.nanoTime() - p0;
+      Object[] cut =
+          engine.betweenTicks(
+              () -> {
+                long p0 = System.nanoTime(); // the pause: the engine is held between two ticks
+                Object[] c = {engine.capture(), session.position(), 0L};
+                c[2] = System.nanoTime() - p0;
+                return c;
+              });
+      long pauseNanos = (Long) cut[2];
       EngineState st = (EngineState) cut[0];
       long position = (Long) cut[1];
       Map<String, Object> figures = snapshots.write(st, position, pauseNanos);
