@@ -53,21 +53,28 @@ public final class Node implements AutoCloseable, NodeApi {
   }
 
   /** How {@link #recover} behaves. */
-  public record Options(boolean progress, Duration catchUpTimeout, Clock clock) {
+  public record Options(
+      boolean progress, Duration catchUpTimeout, Clock clock, java.util.function.UnaryOperator<ObjectStore> storeDecorator) {
     public static Options defaults() {
-      return new Options(false, null, Clock.systemUTC());
+      return new Options(false, null, Clock.systemUTC(), s -> s);
     }
 
     public Options withProgress(boolean p) {
-      return new Options(p, catchUpTimeout, clock);
+      return new Options(p, catchUpTimeout, clock, storeDecorator);
     }
 
+    /** Stop catching up after {@code d} (null: no limit); the report then says not caught up. */
     public Options withCatchUpTimeout(Duration d) {
-      return new Options(progress, d, clock);
+      return new Options(progress, d, clock, storeDecorator);
     }
 
     public Options withClock(Clock c) {
-      return new Options(progress, catchUpTimeout, c);
+      return new Options(progress, catchUpTimeout, c, storeDecorator);
+    }
+
+    /** Wraps the object store the node opens (e.g. in a {@code MeteredObjectStore} to count requests). */
+    public Options withStoreDecorator(java.util.function.UnaryOperator<ObjectStore> d) {
+      return new Options(progress, catchUpTimeout, clock, d);
     }
   }
 
@@ -92,7 +99,7 @@ public final class Node implements AutoCloseable, NodeApi {
     this.config = config;
     this.options = options;
     ObjectStore raw = ObjectStores.open(config.storeUri(), config.storeProperties());
-    this.store = CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw;
+    this.store = options.storeDecorator().apply(CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw);
     this.snapshots = SnapshotStore.open(store, config, options.clock());
     this.engine =
         Engine.builder()
