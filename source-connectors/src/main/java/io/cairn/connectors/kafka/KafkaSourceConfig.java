@@ -87,8 +87,9 @@ record KafkaSourceConfig(
           "group.id",
           "group.instance.id");
 
+  /** {@code SECRET 'NAME'} as written in SQL, or {@code secret:NAME} as the SQL front end stores it ({@link Secrets#reference}). */
   private static final Pattern SECRET_REF =
-      Pattern.compile("(?i)^\\s*SECRET\\s+'?([A-Za-z_][A-Za-z0-9_.-]*)'?\\s*$");
+      Pattern.compile("(?i)^\\s*(?:SECRET\\s+'?|secret:)([A-Za-z_][A-Za-z0-9_.-]*)'?\\s*$");
 
   /** What to do with a record that cannot be decoded. */
   enum BadRecordPolicy {
