@@ -95,6 +95,7 @@ import software.amazon.awssdk.services.s3.model.UploadPartResponse;
 public final class S3ObjectStore implements ObjectStore {
   private static final Logger LOG = LoggerFactory.getLogger(S3ObjectStore.class);
   private static final int DELETE_BATCH = 1000;
+  private static final long MAX_PARTS = 10_000;
   private static final AtomicInteger POOLS = new AtomicInteger();
 
   private final S3ObjectStoreConfig config;
@@ -300,7 +301,8 @@ public final class S3ObjectStore implements ObjectStore {
     } catch (RuntimeException e) {
       throw unexpected("put", key, e);
     }
-    long partSize = config.partSizeBytes();
+    // S3 allows at most 10,000 parts: grow the part size for very large objects
+    long partSize = Math.max(config.partSizeBytes(), (length + MAX_PARTS - 1) / MAX_PARTS);
     int partCount = (int) ((length + partSize - 1) / partSize);
     LOG.debug("Uploading {} ({} bytes) to {} in {} parts, upload {}", key, length, name, partCount, uploadId);
     Semaphore permits = new Semaphore(config.multipartParallelism());
