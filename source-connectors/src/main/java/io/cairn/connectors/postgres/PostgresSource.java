@@ -138,9 +138,11 @@ final class PostgresSource implements Source {
   private volatile long lastCommitRequestNanos;
 
   // probes
-  private volatile PostgresCatalog.Probe lastProbe;
-  private volatile PostgresCatalog.Probe prevProbe;
-  private volatile long lastProbeNanos;
+  private record TimedProbe(long nanos, PostgresCatalog.Probe probe) {}
+
+  /** Time for WAL the server has sent to pass through Debezium into the queue (> 2 Debezium poll intervals). */
+  private static final long SETTLE_NANOS = TimeUnit.MILLISECONDS.toNanos(300);
+  private final java.util.ArrayDeque<TimedProbe> probes = new java.util.ArrayDeque<>();
   private Integer lastSenderPid;
   private long lastSentLsn = -1;
 
@@ -312,8 +314,27 @@ final class PostgresSource implements Source {
     startMonitor();
   }
 
-  private void freshStart(String why) throws SQLException {
+  /**
+   * The slot, after waiting up to {@code wait} for a previous session's walsender to let go of it (a
+   * source closed just before may still hold it for a moment).
+   */
+  private PostgresCatalog.SlotInfo slotWhenInactive(Duration wait) throws SQLException {
+    long deadline = System.nanoTime() + wait.toNanos();
     PostgresCatalog.SlotInfo slot = catalog.slot();
+    while (slot != null && slot.activePid() != null && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+      slot = catalog.slot();
+    }
+    return slot;
+  }
+
+  private void freshStart(String why) throws SQLException {
+    PostgresCatalog.SlotInfo slot = slotWhenInactive(Duration.ofSeconds(10));
     if (slot != null) {
       if (slot.activePid() != null) {
         throw new IllegalStateException("Cannot start source '" + config.sourceName() + "': replication slot '"
@@ -335,7 +356,7 @@ final class PostgresSource implements Source {
     long commitLsn = DebeziumOffsets.confirmLsn(offsets);
     long resumeAt = commitLsn >= 0 ? commitLsn : offsets.getLong(DebeziumOffsets.LSN, -1);
     String at = " (resume position LSN " + DebeziumOffsets.formatLsn(resumeAt) + ")";
-    PostgresCatalog.SlotInfo slot = catalog.slot();
+    PostgresCatalog.SlotInfo slot = slotWhenInactive(Duration.ofSeconds(10));
     if (slot == null) {
       return "replication slot '" + config.slot() + "' does not exist at " + where() + at;
     }
@@ -716,14 +737,20 @@ final class PostgresSource implements Source {
     if (!seeked || closed || !loadDone || failure != null || !queue.isEmpty()) {
       return false;
     }
-    PostgresCatalog.Probe last = lastProbe;
-    PostgresCatalog.Probe prev = prevProbe;
-    if (last == null || prev == null || last.sentLsn() < 0) {
-      return false;
+    // The newest probe old enough for what the server had sent then to have reached the (empty) queue:
+    // caught up when the server had sent Debezium everything up to its WAL flush position at that time.
+    long now = System.nanoTime();
+    PostgresCatalog.Probe settled = null;
+    synchronized (probes) {
+      for (java.util.Iterator<TimedProbe> it = probes.descendingIterator(); it.hasNext(); ) {
+        TimedProbe t = it.next();
+        if (now - t.nanos() >= SETTLE_NANOS) {
+          settled = t.probe();
+          break;
+        }
+      }
     }
-    // Everything up to the head seen one probe earlier was sent to Debezium before the last probe,
-    // and there was time (>= 2 Debezium poll intervals) for it to reach the queue, which is empty.
-    return last.sentLsn() >= prev.flushHeadLsn() && System.nanoTime() - lastProbeNanos >= TimeUnit.MILLISECONDS.toNanos(250);
+    return settled != null && settled.sentLsn() >= 0 && settled.sentLsn() >= settled.flushHeadLsn();
   }
 
   @Override
@@ -741,6 +768,11 @@ final class PostgresSource implements Source {
     meter.add(PostgresLoadMeter.LSN_CONFIRMATIONS, 1);
     LOG.debug("Source '{}': snapshot committed, confirming LSN {} to slot '{}'", config.sourceName(),
         DebeziumOffsets.formatLsn(lsn), config.slot());
+  }
+
+  /** Records waiting in the queue (tests). */
+  int queued() {
+    return queue.size();
   }
 
   /** The LSN the last committed snapshot allows the slot to confirm (-1: none yet). */
@@ -793,9 +825,15 @@ final class PostgresSource implements Source {
         meter.set(PostgresLoadMeter.CONFIRMED_FLUSH_LSN, p.slot().confirmedFlushLsn());
         observedConfirmed = p.slot().confirmedFlushLsn();
       }
-      prevProbe = lastProbe;
-      lastProbe = p;
-      lastProbeNanos = System.nanoTime();
+      LOG.debug("Source '{}': probe head {} flush {} sent {} confirmed {}", config.sourceName(),
+          DebeziumOffsets.formatLsn(p.headLsn()), DebeziumOffsets.formatLsn(p.flushHeadLsn()),
+          DebeziumOffsets.formatLsn(p.sentLsn()), p.slot() == null ? "none" : DebeziumOffsets.formatLsn(p.slot().confirmedFlushLsn()));
+      synchronized (probes) {
+        probes.addLast(new TimedProbe(System.nanoTime(), p));
+        while (probes.size() > 2 + SETTLE_NANOS / Math.max(1, config.statsInterval().toNanos())) {
+          probes.removeFirst();
+        }
+      }
     } catch (SQLException | RuntimeException e) {
       if (!closed) {
         LOG.warn("Source '{}': cannot read statistics from {}: {}", config.sourceName(), where(), scrub(e.getMessage()));
@@ -843,6 +881,15 @@ final class PostgresSource implements Source {
       }
     }
     EngineOffsetStore.unregister(storeId);
+    if (engine != null) {
+      try {
+        synchronized (catalog) {
+          slotWhenInactive(Duration.ofSeconds(5)); // let the server end the replication session
+        }
+      } catch (SQLException e) {
+        LOG.debug("Source '{}': checking the slot at close: {}", config.sourceName(), scrub(e.getMessage()));
+      }
+    }
     closeQuietly(catalog.connection());
     queue.clear();
   }
