@@ -208,6 +208,40 @@ class PostgresSourceTest {
     }
   }
 
+  @Test
+  void resumeFromAPositionInsideATransactionLosesNothing() {
+    try (PgFixture pg = new PgFixture("midtx")) {
+      createItems(pg, 100);
+      SourceDefinition def = pg.definition("midtx", TABLE, Map.of("slot", "cairn_midtx"));
+      Oracle oracle = new Oracle();
+      SourceOffsets mid;
+      Source source = pg.open(def);
+      try {
+        source.seek(SourceOffsets.EMPTY);
+        PgFixture.pollUntil(source, oracle, Duration.ofSeconds(60), () -> oracle.rows.size() == 100 && source.caughtUp(),
+            "the initial load");
+        // one transaction of 300 changes; stop after 120 of them
+        pg.exec("BEGIN", "UPDATE items SET qty = qty + 1000", "INSERT INTO items SELECT g, 'tx', 0, 0, true, now(), NULL "
+            + "FROM generate_series(101, 200) g", "DELETE FROM items WHERE id <= 100 AND id % 2 = 0", "COMMIT");
+        long before = oracle.upserts + oracle.deletes;
+        PgFixture.pollUntil(source, oracle, Duration.ofSeconds(30), () -> oracle.upserts + oracle.deletes - before >= 120,
+            "part of the transaction");
+        mid = source.position();
+        assertThat(oracle.upserts + oracle.deletes - before).isLessThan(250);
+      } finally {
+        source.close();
+      }
+      pg.exec("UPDATE items SET name = 'after' WHERE id = 101");
+      Source resumed = pg.open(def);
+      try {
+        resumed.seek(mid);
+        pg.syncWithTable(resumed, oracle, TABLE);
+      } finally {
+        resumed.close();
+      }
+    }
+  }
+
   private static SourceOffsets runAndStop(PgFixture pg, SourceDefinition def, Oracle oracle) {
     Source source = pg.open(def);
     try {
