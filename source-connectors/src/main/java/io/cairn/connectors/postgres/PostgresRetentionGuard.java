@@ -49,6 +49,11 @@ public final class PostgresRetentionGuard {
     return Optional.empty();
   }
 
+  /** {@link #check(long, Duration, double)} with the limit read from the server over {@code connection}. */
+  public static Optional<String> check(Connection connection, Duration snapshotInterval, double walBytesPerSecond) {
+    return check(maxSlotWalKeepSizeBytes(connection), snapshotInterval, walBytesPerSecond);
+  }
+
   /** The server's {@code max_slot_wal_keep_size} in bytes (-1 for unlimited). */
   public static long maxSlotWalKeepSizeBytes(Connection connection) {
     try (Statement st = connection.createStatement();

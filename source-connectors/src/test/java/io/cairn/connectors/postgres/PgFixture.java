@@ -26,11 +26,16 @@ import java.util.function.BooleanSupplier;
 final class PgFixture implements AutoCloseable {
   static final String SECRET_REF = "CAIRN_TEST_PG_PASSWORD";
 
-  final PostgresServer server = PostgresServer.shared();
+  final PostgresServer server;
   final String database;
   final Connection sql;
 
   PgFixture(String prefix) {
+    this(PostgresServer.shared(), prefix);
+  }
+
+  PgFixture(PostgresServer server, String prefix) {
+    this.server = server;
     database = server.createUniqueDatabase(prefix);
     sql = server.connect(database);
   }

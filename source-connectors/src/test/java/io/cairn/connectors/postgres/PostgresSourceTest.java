@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cairn.connectors.postgres.PgFixture.Oracle;
+import io.cairn.connectors.testing.postgres.PostgresServer;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.source.Source;
 import io.cairn.engine.source.SourceDefinition;
@@ -176,26 +177,26 @@ class PostgresSourceTest {
   @Test
   void initialLoadIsMeteredAndStreamingCountsRecordsBytesAndWal() {
     try (PgFixture pg = new PgFixture("meter")) {
-      createItems(pg, 500);
+      createItems(pg, 300);
       Source source = pg.open(pg.definition("meter_items", TABLE, Map.of()));
       try {
         source.seek(SourceOffsets.EMPTY);
         Oracle oracle = new Oracle();
         // no SELECT * here: this test's own scans would count as rows scanned
-        PgFixture.pollUntil(source, oracle, Duration.ofSeconds(60), () -> oracle.rows.size() == 500 && source.caughtUp(),
+        PgFixture.pollUntil(source, oracle, Duration.ofSeconds(60), () -> oracle.rows.size() == 300 && source.caughtUp(),
             "the initial load");
         PgFixture.pollUntil(source, oracle, Duration.ofSeconds(10),
-            () -> source.meter().read().get(PostgresLoadMeter.ROWS_SCANNED) >= 500, "rows_scanned to show the initial load");
+            () -> source.meter().read().get(PostgresLoadMeter.ROWS_SCANNED) >= 300, "rows_scanned to show the initial load");
         PgFixture.sleep(1200);
         source.poll(oracle, 1000, Duration.ofMillis(10));
-        assertThat(source.meter().read().get(PostgresLoadMeter.ROWS_SCANNED)).as("rows scanned by the initial load").isEqualTo(500);
+        assertThat(source.meter().read().get(PostgresLoadMeter.ROWS_SCANNED)).as("rows scanned by the initial load").isEqualTo(300);
         pg.exec("UPDATE items SET doc = (SELECT string_agg(md5(random()::text || i), '') FROM generate_series(1, 63) i "
             + "WHERE items.id > 0) WHERE id <= 100");
         PgFixture.pollUntil(source, oracle, Duration.ofSeconds(30),
-            () -> oracle.upserts == 600 && source.caughtUp(), "100 updates");
+            () -> oracle.upserts == 400 && source.caughtUp(), "100 updates");
         PgFixture.sleep(500);
         Map<String, Long> m = source.meter().read();
-        assertThat(m.get("records")).isEqualTo(600);
+        assertThat(m.get("records")).isEqualTo(400);
         assertThat(m.get("bytes")).isGreaterThan(100L * 2000);
         assertThat(m.get("requests")).isGreaterThan(3);
         assertThat(m.get(PostgresLoadMeter.INITIAL_LOADS)).isEqualTo(1);
@@ -316,6 +317,44 @@ class PostgresSourceTest {
         pg.syncWithTable(source, oracle, TABLE);
       } finally {
         source.close();
+      }
+    }
+  }
+
+  @Test
+  void slotInvalidatedByMaxSlotWalKeepSizeIsReportedThenReloaded() {
+    // a private server: shrinking max_slot_wal_keep_size would invalidate other tests' slots
+    try (PostgresServer server = PostgresServer.start(); PgFixture pg = new PgFixture(server, "lost")) {
+      createItems(pg, 30);
+      String slot = "cairn_lost";
+      SourceDefinition failing = pg.definition("lost", TABLE, Map.of("slot", slot));
+      Oracle oracle = new Oracle();
+      SourceOffsets pos = runAndStop(pg, failing, oracle);
+      pg.exec("ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'", "SELECT pg_reload_conf()",
+          "CREATE TABLE filler (id int, body text)",
+          "INSERT INTO filler SELECT g, md5(g::text) FROM generate_series(1, 20000) g",
+          "UPDATE items SET name = 'while lost' WHERE id = 3",
+          "SELECT pg_switch_wal()", "CHECKPOINT",
+          "INSERT INTO filler SELECT g, md5(g::text) FROM generate_series(1, 20000) g",
+          "SELECT pg_switch_wal()", "CHECKPOINT");
+      assertThat(pg.queryString("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + slot + "'")).isEqualTo("lost");
+      Source source = pg.open(failing);
+      try {
+        assertThatThrownBy(() -> source.seek(pos)).isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("replication slot '" + slot + "'")
+            .hasMessageContaining("was invalidated (wal_status = lost")
+            .hasMessageContaining("max_slot_wal_keep_size");
+      } finally {
+        source.close();
+      }
+      pg.exec("ALTER SYSTEM RESET max_slot_wal_keep_size", "SELECT pg_reload_conf()");
+      Source reloading = pg.open(pg.definition("lost", TABLE, Map.of("slot", slot, "slot-lost", "reload")));
+      try {
+        reloading.seek(pos);
+        pg.syncWithTable(reloading, oracle, TABLE);
+        assertThat(reloading.meter().read()).containsEntry(PostgresLoadMeter.INITIAL_LOADS, 1L);
+      } finally {
+        reloading.close();
       }
     }
   }
