@@ -695,7 +695,9 @@ final class PostgresSource implements Source {
     if (delivered == 0 && failure != null && queue.isEmpty()) {
       throw failure;
     }
-    tokens -= delivered;
+    if (rateLimit > 0) {
+      tokens -= delivered;
+    }
     return delivered;
   }
 
