@@ -1,0 +1,97 @@
+package io.cairn.engine.dataflow;
+
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.trace.Batch;
+import io.cairn.engine.trace.Description;
+import io.cairn.engine.trace.Spine;
+import io.cairn.engine.trace.Update;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A named, key-sharded collection of updates: one {@link Spine} per worker shard. Operators
+ * stage the updates of the open tick per shard; {@link #seal} turns them into one batch per shard
+ * at the tick's end. The name is deterministic (dataflow id, operator index, role), so the
+ * arrangement re-created from the catalog after a restart finds its batches in the snapshot.
+ */
+public final class Arrangement {
+  private final String name;
+  private final Schema keySchema;
+  private final Schema valSchema;
+  private final Spine[] spines;
+  private final List<Update>[] staged;
+
+  @SuppressWarnings("unchecked")
+  public Arrangement(String name, Schema keySchema, Schema valSchema, int shards) {
+    this.name = name;
+    this.keySchema = keySchema;
+    this.valSchema = valSchema;
+    this.spines = new Spine[shards];
+    this.staged = new List[shards];
+    for (int i = 0; i < shards; i++) {
+      spines[i] = new Spine(keySchema, valSchema);
+      staged[i] = new ArrayList<>();
+    }
+  }
+
+  public String name() {
+    return name;
+  }
+
+  public Schema keySchema() {
+    return keySchema;
+  }
+
+  public Schema valSchema() {
+    return valSchema;
+  }
+
+  public int shards() {
+    return spines.length;
+  }
+
+  public Spine spine(int shard) {
+    return spines[shard];
+  }
+
+  /** Stages an update of the open tick for {@code shard} (called by the worker owning it). */
+  public void stage(int shard, Row key, Row val, long time, long diff) {
+    if (diff != 0) {
+      staged[shard].add(new Update(key, val, time, diff));
+    }
+  }
+
+  /** Drops staged updates (a failed dataflow's partial tick). */
+  public void discardStaged(int shard) {
+    staged[shard].clear();
+  }
+
+  /** Seals the staged updates of {@code shard} as the batch for {@code tick}. */
+  public void seal(int shard, long tick, long fuel) {
+    Spine spine = spines[shard];
+    List<Update> s = staged[shard];
+    long lower = Math.max(spine.upper(), tick);
+    Batch b = Batch.fromUpdates(keySchema, valSchema, s, new Description(lower, tick + 1, spine.since()));
+    s.clear();
+    spine.insert(b);
+    spine.advanceSince(tick);
+    spine.exert(Math.max(fuel, 4L * b.size()));
+  }
+
+  public long updateCount() {
+    long n = 0;
+    for (Spine s : spines) {
+      n += s.updateCount();
+    }
+    return n;
+  }
+
+  public long heapBytes() {
+    long n = 0;
+    for (Spine s : spines) {
+      n += s.heapBytes();
+    }
+    return n;
+  }
+}

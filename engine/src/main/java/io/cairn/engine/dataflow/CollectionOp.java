@@ -1,0 +1,62 @@
+package io.cairn.engine.dataflow;
+
+import io.cairn.engine.row.Row;
+import io.cairn.engine.trace.Update;
+import java.util.List;
+
+/**
+ * The output of a view: arranges the view's rows by the view's key (so they can be looked up,
+ * read by other views and snapshotted) and passes the tick's changes on to readers.
+ */
+public final class CollectionOp extends Operator {
+  private final Layout layout;
+  private final Arrangement arrangement;
+
+  CollectionOp(String name, Operator input, Layout layout, int shards) {
+    super(input.schema(), List.of(input), shards);
+    this.layout = layout;
+    this.arrangement = new Arrangement(name, layout.keySchema(), layout.valSchema(), shards);
+  }
+
+  public Layout layout() {
+    return layout;
+  }
+
+  public Arrangement arrangement() {
+    return arrangement;
+  }
+
+  @Override
+  public int[] exchangeKey(int input) {
+    return layout.keyCols();
+  }
+
+  @Override
+  public void process(int shard, long tick, Rows[] in) {
+    Rows src = in[0];
+    for (int i = 0; i < src.size(); i++) {
+      Row r = src.row(i);
+      arrangement.stage(shard, layout.key(r), layout.val(r), tick, src.diff(i));
+    }
+    out(shard).addAll(src);
+  }
+
+  /** The rows of shard {@code shard} as of the last sealed tick, with multiplicities. */
+  public Rows contents(int shard) {
+    Rows rows = new Rows();
+    for (Update u : arrangement.spine(shard).contents()) {
+      rows.add(layout.join(u.key(), u.val()), u.diff());
+    }
+    return rows;
+  }
+
+  @Override
+  public List<Arrangement> arrangements() {
+    return List.of(arrangement);
+  }
+
+  @Override
+  public String describe() {
+    return "Arrange " + arrangement.name();
+  }
+}

@@ -1,0 +1,260 @@
+package io.cairn.engine.dataflow;
+
+import io.cairn.engine.plan.Plan;
+import io.cairn.engine.row.Schema;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * The operators built from one catalog entry (a source or a view), in topological order, with
+ * the collection they produce. The dataflow's id is its catalog position; arrangement names are
+ * derived from it ({@code d<id>.<operator index>.<role>}), so re-creating the dataflow from the
+ * catalog after a restart yields the same names and finds the same batches in a snapshot.
+ *
+ * <p>Each dataflow is its own failure domain: an exception while processing marks it {@link
+ * State#FAILED} with the error; the engine skips it from then on and keeps running the others.
+ */
+public final class Dataflow implements Collection {
+  public enum Kind {
+    SOURCE,
+    VIEW
+  }
+
+  public enum State {
+    RUNNING,
+    FAILED
+  }
+
+  private final long id;
+  private final String name;
+  private final Kind kind;
+  private final List<Operator> operators;
+  private final Collection output;
+  private final Set<String> dependencies;
+  private final List<GetOp> gets;
+  private final Plan plan;
+  private volatile State state = State.RUNNING;
+  private volatile String error;
+
+  private Dataflow(
+      long id, String name, Kind kind, List<Operator> operators, Collection output, Set<String> deps, List<GetOp> gets, Plan plan) {
+    this.id = id;
+    this.name = name;
+    this.kind = kind;
+    this.operators = List.copyOf(operators);
+    this.output = output;
+    this.dependencies = Set.copyOf(deps);
+    this.gets = List.copyOf(gets);
+    this.plan = plan;
+  }
+
+  /** The arrangement-name prefix of dataflow {@code id}. */
+  public static String prefix(long id) {
+    return String.format(Locale.ROOT, "d%06d", id);
+  }
+
+  /** A source dataflow: one {@link SourceOp}. */
+  public static Dataflow source(long id, String name, Schema schema, int[] primaryKey, int shards) {
+    SourceOp op = new SourceOp(name, prefix(id) + ".0.collection", schema, primaryKey, shards);
+    return new Dataflow(id, name, Kind.SOURCE, List.of(op), op, Set.of(), List.of(), null);
+  }
+
+  /**
+   * A view dataflow compiled from {@code plan}; {@code keyCols} are the output columns the view is
+   * arranged (and looked up) by — null for the default: the group-by columns of a top-level
+   * Reduce, else the whole row.
+   */
+  public static Dataflow view(
+      long id, String name, Plan plan, int[] keyCols, Function<String, Collection> resolve, int shards) {
+    Builder b = new Builder(id, resolve, shards);
+    Operator root = b.build(plan);
+    int[] key = keyCols;
+    if (key == null) {
+      if (plan instanceof Plan.Reduce r && r.groupBy().length > 0) {
+        key = new int[r.groupBy().length];
+        for (int i = 0; i < key.length; i++) {
+          key[i] = i;
+        }
+      } else {
+        key = Layout.wholeRow(plan.schema()).keyCols();
+      }
+    }
+    CollectionOp out = new CollectionOp(b.name("collection"), root, Layout.of(plan.schema(), key), shards);
+    b.ops.add(out);
+    return new Dataflow(id, name, Kind.VIEW, b.ops, new ViewOutput(name, out), b.deps, b.gets, plan);
+  }
+
+  private static final class Builder {
+    final long id;
+    final Function<String, Collection> resolve;
+    final int shards;
+    final List<Operator> ops = new ArrayList<>();
+    final Set<String> deps = new LinkedHashSet<>();
+    final List<GetOp> gets = new ArrayList<>();
+
+    Builder(long id, Function<String, Collection> resolve, int shards) {
+      this.id = id;
+      this.resolve = resolve;
+      this.shards = shards;
+    }
+
+    String name(String role) {
+      return prefix(id) + "." + ops.size() + "." + role;
+    }
+
+    Operator build(Plan p) {
+      Operator op;
+      if (p instanceof Plan.Get g) {
+        Collection c = resolve.apply(g.name());
+        deps.add(c.name());
+        GetOp get = new GetOp(g.name(), c, shards);
+        gets.add(get);
+        op = get;
+      } else if (p instanceof Plan.Map m) {
+        op = new Stateless.MapOp(build(m.input()), m.exprs(), m.schema(), shards);
+      } else if (p instanceof Plan.Filter f) {
+        op = new Stateless.FilterOp(build(f.input()), f.predicate(), shards);
+      } else if (p instanceof Plan.Union u) {
+        Operator l = build(u.left());
+        Operator r = build(u.right());
+        op = new Stateless.UnionOp(l, r, shards);
+      } else if (p instanceof Plan.Negate n) {
+        op = new Stateless.NegateOp(build(n.input()), shards);
+      } else if (p instanceof Plan.Join j) {
+        Operator l = build(j.left());
+        Operator r = build(j.right());
+        op = new JoinOp(name("join"), l, r, j.leftKeys(), j.rightKeys(), j.schema(), shards);
+      } else if (p instanceof Plan.Reduce r) {
+        Operator in = build(r.input());
+        op = new ReduceOp(name("reduce"), in, r.groupBy(), r.aggregates(), r.schema(), shards);
+      } else {
+        Plan.Distinct d = (Plan.Distinct) p;
+        Operator in = build(d.input());
+        op = new DistinctOp(name("distinct"), in, shards);
+      }
+      ops.add(op);
+      return op;
+    }
+  }
+
+  /** The collection of a view: its {@link CollectionOp}. */
+  private record ViewOutput(String name, CollectionOp op) implements Collection {
+    @Override
+    public Schema schema() {
+      return op.schema();
+    }
+
+    @Override
+    public Rows contents(int shard) {
+      return op.contents(shard);
+    }
+
+    @Override
+    public Rows changes(int shard) {
+      return op.out(shard);
+    }
+
+    @Override
+    public Arrangement arrangement() {
+      return op.arrangement();
+    }
+
+    @Override
+    public Layout layout() {
+      return op.layout();
+    }
+  }
+
+  public long id() {
+    return id;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  public Kind kind() {
+    return kind;
+  }
+
+  /** The plan a view was built from (null for sources). */
+  public Plan plan() {
+    return plan;
+  }
+
+  public List<Operator> operators() {
+    return operators;
+  }
+
+  /** Names of the collections this dataflow reads. */
+  public Set<String> dependencies() {
+    return dependencies;
+  }
+
+  public State state() {
+    return state;
+  }
+
+  /** The error that failed this dataflow, or null. */
+  public String error() {
+    return error;
+  }
+
+  public void fail(String message) {
+    this.error = message;
+    this.state = State.FAILED;
+  }
+
+  /** Every arrangement the dataflow owns (its whole state). */
+  public List<Arrangement> arrangements() {
+    List<Arrangement> all = new ArrayList<>();
+    for (Operator op : operators) {
+      all.addAll(op.arrangements());
+    }
+    return all;
+  }
+
+  /** Whether the next tick re-reads the inputs' whole contents (a new dataflow, or one recovered without state). */
+  public boolean hydrating() {
+    return gets.stream().anyMatch(GetOp::hydrating);
+  }
+
+  public void setHydrating(boolean value) {
+    gets.forEach(g -> g.setHydrating(value));
+  }
+
+  /** The source operator of a source dataflow. */
+  public SourceOp sourceOp() {
+    return (SourceOp) output;
+  }
+
+  @Override
+  public Schema schema() {
+    return output.schema();
+  }
+
+  @Override
+  public Rows contents(int shard) {
+    return output.contents(shard);
+  }
+
+  @Override
+  public Rows changes(int shard) {
+    return output.changes(shard);
+  }
+
+  @Override
+  public Arrangement arrangement() {
+    return output.arrangement();
+  }
+
+  @Override
+  public Layout layout() {
+    return output.layout();
+  }
+}

@@ -1,0 +1,55 @@
+package io.cairn.engine.dataflow;
+
+import io.cairn.engine.row.Schema;
+import java.util.List;
+
+/**
+ * One operator of a dataflow, instantiated once and run shard by shard: during a tick, worker
+ * {@code i} calls {@link #process(int, Rows[])} with the updates for shard {@code i} from each
+ * input, and the operator writes its output updates to {@link #out(int)}. Keyed operators declare
+ * {@link #exchangeKey(int)} so the engine routes each input update to the worker owning its key.
+ * State lives only in {@link #arrangements()}.
+ */
+public abstract class Operator {
+  private final Schema schema;
+  private final List<Operator> inputs;
+  private final Rows[] out;
+
+  protected Operator(Schema schema, List<Operator> inputs, int shards) {
+    this.schema = schema;
+    this.inputs = List.copyOf(inputs);
+    this.out = new Rows[shards];
+    for (int i = 0; i < shards; i++) {
+      out[i] = new Rows();
+    }
+  }
+
+  public Schema schema() {
+    return schema;
+  }
+
+  public List<Operator> inputs() {
+    return inputs;
+  }
+
+  /** The output of shard {@code shard} in the current tick. */
+  public Rows out(int shard) {
+    return out[shard];
+  }
+
+  /** Key columns by which input {@code input} must be exchanged, or null when any shard will do. */
+  public int[] exchangeKey(int input) {
+    return null;
+  }
+
+  /** Processes one shard's inputs for the open tick {@code tick}. */
+  public abstract void process(int shard, long tick, Rows[] inputs);
+
+  /** The arrangements this operator owns (its state). */
+  public List<Arrangement> arrangements() {
+    return List.of();
+  }
+
+  /** A one-line description for EXPLAIN and errors. */
+  public abstract String describe();
+}

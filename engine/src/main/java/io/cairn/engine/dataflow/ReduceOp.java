@@ -1,0 +1,237 @@
+package io.cairn.engine.dataflow;
+
+import io.cairn.engine.plan.Aggregate;
+import io.cairn.engine.row.Column;
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.row.Type;
+import io.cairn.engine.trace.Spine;
+import io.cairn.engine.trace.Values;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Group-by with COUNT, SUM, AVG, MIN, MAX.
+ *
+ * <p>State: an <em>accumulator</em> arrangement (group key → one row holding COUNT(*), and per
+ * aggregate its running sum / non-null count, or its current MIN/MAX), so invertible aggregates
+ * are maintained in O(1) per update without keeping the input; and, for each MIN or MAX, an
+ * arrangement of the group's non-null input values with their counts, so a retraction of the
+ * current minimum finds the next one. For every group touched in a tick the operator derives the
+ * old output from the old accumulator and emits {@code -old, +new} when they differ. A group with
+ * no rows has no output row (also without GROUP BY).
+ */
+final class ReduceOp extends Operator {
+  private final int[] groupBy;
+  private final Aggregate[] aggs;
+  private final int[] slot; // first accumulator column of each aggregate
+  private final Arrangement acc;
+  private final Arrangement[] values; // per aggregate: null unless MIN/MAX
+  private final int accWidth;
+
+  ReduceOp(String name, Operator input, int[] groupBy, List<Aggregate> aggregates, Schema schema, int shards) {
+    super(schema, List.of(input), shards);
+    this.groupBy = groupBy;
+    this.aggs = aggregates.toArray(new Aggregate[0]);
+    this.slot = new int[aggs.length];
+    List<Column> accCols = new ArrayList<>();
+    accCols.add(Column.of("count", Type.BIGINT));
+    this.values = new Arrangement[aggs.length];
+    Schema keySchema = input.schema().select(groupBy);
+    for (int a = 0; a < aggs.length; a++) {
+      Aggregate g = aggs[a];
+      slot[a] = accCols.size();
+      switch (g.kind()) {
+        case COUNT -> {
+          if (g.column() >= 0) {
+            accCols.add(Column.of("a" + a + "_nonnull", Type.BIGINT));
+          }
+        }
+        case SUM, AVG -> {
+          accCols.add(Column.of("a" + a + "_sum", g.inputType() == Type.DOUBLE ? Type.DOUBLE : Type.BIGINT));
+          accCols.add(Column.of("a" + a + "_nonnull", Type.BIGINT));
+        }
+        case MIN, MAX -> {
+          accCols.add(Column.of("a" + a + "_value", g.inputType()));
+          values[a] =
+              new Arrangement(
+                  name + "-values" + a, keySchema, Schema.of(Column.of("value", g.inputType())), shards);
+        }
+      }
+    }
+    this.accWidth = accCols.size();
+    this.acc = new Arrangement(name + "-acc", keySchema, new Schema(accCols), shards);
+  }
+
+  @Override
+  public int[] exchangeKey(int input) {
+    return groupBy;
+  }
+
+  @Override
+  public void process(int shard, long tick, Rows[] in) {
+    List<Keyed> d = Keyed.sort(in[0], groupBy, false);
+    if (d.isEmpty()) {
+      return;
+    }
+    Spine.Reader accReader = acc.spine(shard).reader();
+    Spine.Reader[] valueReaders = new Spine.Reader[aggs.length];
+    for (int a = 0; a < aggs.length; a++) {
+      if (values[a] != null) {
+        valueReaders[a] = values[a].spine(shard).reader();
+      }
+    }
+    Values vals = new Values();
+    Rows out = out(shard);
+    int i = 0;
+    while (i < d.size()) {
+      Row key = d.get(i).key();
+      int start = i;
+      while (i < d.size() && d.get(i).key().equals(key)) {
+        i++;
+      }
+      vals.clear();
+      accReader.values(key, vals);
+      vals.consolidate();
+      Row oldAcc = vals.size() == 0 ? null : vals.val(0);
+      Object[] next = oldAcc == null ? initial() : oldAcc.toArray();
+      for (int j = start; j < i; j++) {
+        accumulate(next, d.get(j).row(), d.get(j).diff());
+      }
+      for (int a = 0; a < aggs.length; a++) {
+        if (values[a] != null) {
+          next[slot[a]] = extremum(shard, tick, a, key, d, start, i, valueReaders[a], vals);
+        }
+      }
+      Row newAcc = (Long) next[0] == 0 ? null : Row.wrap(next);
+      if (!Objects.equals(oldAcc, newAcc)) {
+        if (oldAcc != null) {
+          acc.stage(shard, key, oldAcc, tick, -1);
+          out.add(output(key, oldAcc), -1);
+        }
+        if (newAcc != null) {
+          acc.stage(shard, key, newAcc, tick, 1);
+          out.add(output(key, newAcc), 1);
+        }
+      }
+    }
+  }
+
+  private Object[] initial() {
+    Object[] v = new Object[accWidth];
+    v[0] = 0L;
+    for (int a = 0; a < aggs.length; a++) {
+      switch (aggs[a].kind()) {
+        case COUNT -> {
+          if (aggs[a].column() >= 0) {
+            v[slot[a]] = 0L;
+          }
+        }
+        case SUM, AVG -> {
+          v[slot[a]] = aggs[a].inputType() == Type.DOUBLE ? (Object) 0.0 : (Object) 0L;
+          v[slot[a] + 1] = 0L;
+        }
+        case MIN, MAX -> v[slot[a]] = null;
+      }
+    }
+    return v;
+  }
+
+  private void accumulate(Object[] acc, Row row, long diff) {
+    acc[0] = (Long) acc[0] + diff;
+    for (int a = 0; a < aggs.length; a++) {
+      Aggregate g = aggs[a];
+      if (g.column() < 0 || g.kind() == Aggregate.Kind.MIN || g.kind() == Aggregate.Kind.MAX) {
+        continue;
+      }
+      Object v = row.get(g.column());
+      if (v == null) {
+        continue;
+      }
+      int s = slot[a];
+      if (g.kind() == Aggregate.Kind.COUNT) {
+        acc[s] = (Long) acc[s] + diff;
+        continue;
+      }
+      long nonnull = (Long) acc[s + 1] + diff;
+      acc[s + 1] = nonnull;
+      if (nonnull == 0) {
+        acc[s] = acc[s] instanceof Double ? (Object) 0.0 : (Object) 0L; // exact reset, no drift
+      } else if (acc[s] instanceof Double sum) {
+        acc[s] = sum + ((Number) v).doubleValue() * diff;
+      } else {
+        acc[s] = Math.addExact((Long) acc[s], Math.multiplyExact((Long) v, diff));
+      }
+    }
+  }
+
+  private Object extremum(
+      int shard, long tick, int a, Row key, List<Keyed> d, int from, int to, Spine.Reader reader, Values scratch) {
+    scratch.clear();
+    reader.values(key, scratch);
+    int col = aggs[a].column();
+    for (int j = from; j < to; j++) {
+      Object v = d.get(j).row().get(col);
+      if (v != null) {
+        Row vr = Row.of(v);
+        scratch.add(vr, d.get(j).diff());
+        values[a].stage(shard, key, vr, tick, d.get(j).diff());
+      }
+    }
+    scratch.consolidate();
+    if (aggs[a].kind() == Aggregate.Kind.MIN) {
+      for (int k = 0; k < scratch.size(); k++) {
+        if (scratch.diff(k) > 0) {
+          return scratch.val(k).get(0);
+        }
+      }
+    } else {
+      for (int k = scratch.size() - 1; k >= 0; k--) {
+        if (scratch.diff(k) > 0) {
+          return scratch.val(k).get(0);
+        }
+      }
+    }
+    return null;
+  }
+
+  private Row output(Row key, Row accRow) {
+    Object[] v = new Object[groupBy.length + aggs.length];
+    for (int k = 0; k < groupBy.length; k++) {
+      v[k] = key.get(k);
+    }
+    for (int a = 0; a < aggs.length; a++) {
+      Aggregate g = aggs[a];
+      int s = slot[a];
+      Object r =
+          switch (g.kind()) {
+            case COUNT -> g.column() < 0 ? accRow.get(0) : accRow.get(s);
+            case SUM -> (Long) accRow.get(s + 1) > 0 ? accRow.get(s) : null;
+            case AVG -> (Long) accRow.get(s + 1) > 0
+                ? ((Number) accRow.get(s)).doubleValue() / (Long) accRow.get(s + 1)
+                : null;
+            case MIN, MAX -> accRow.get(s);
+          };
+      v[groupBy.length + a] = r;
+    }
+    return Row.wrap(v);
+  }
+
+  @Override
+  public List<Arrangement> arrangements() {
+    List<Arrangement> all = new ArrayList<>();
+    all.add(acc);
+    for (Arrangement v : values) {
+      if (v != null) {
+        all.add(v);
+      }
+    }
+    return all;
+  }
+
+  @Override
+  public String describe() {
+    return "Reduce " + List.of(aggs);
+  }
+}

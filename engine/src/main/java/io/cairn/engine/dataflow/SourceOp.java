@@ -1,0 +1,162 @@
+package io.cairn.engine.dataflow;
+
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.trace.Spine;
+import io.cairn.engine.trace.Values;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A source's collection. The driver thread {@link #offerAppend offers} records between ticks,
+ * routed to the shard owning their key; in the tick each shard applies them to the source's
+ * arrangement and passes the changes on. For keyed (upsert) sources the arrangement is the
+ * upsert state: primary key → current row; a record for a key retracts the previous row (the
+ * last record for a key within a tick wins) and a delete retracts it outright.
+ */
+public final class SourceOp extends Operator implements Collection {
+  private static final Row TOMBSTONE = Row.of("\u0000tombstone");
+  private final String name;
+  private final Layout layout;
+  private final boolean upsert;
+  private final Arrangement arrangement;
+  private final Rows[] appends;
+  private final List<Row[]>[] upserts;
+
+  @SuppressWarnings("unchecked")
+  public SourceOp(String name, String arrangementName, Schema schema, int[] primaryKey, int shards) {
+    super(schema, List.of(), shards);
+    this.name = name;
+    this.upsert = primaryKey.length > 0;
+    this.layout = upsert ? Layout.of(schema, primaryKey) : Layout.wholeRow(schema);
+    this.arrangement = new Arrangement(arrangementName, layout.keySchema(), layout.valSchema(), shards);
+    this.appends = new Rows[shards];
+    this.upserts = new List[shards];
+    for (int i = 0; i < shards; i++) {
+      appends[i] = new Rows();
+      upserts[i] = new ArrayList<>();
+    }
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  public boolean isUpsert() {
+    return upsert;
+  }
+
+  /** Offers an append-only record for the open tick (driver thread, between process phases). */
+  public void offerAppend(Row row, long diff) {
+    if (upsert) {
+      Row key = layout.key(row);
+      if (diff > 0) {
+        offerUpsert(key, row);
+      } else {
+        offerUpsert(key, null);
+      }
+      return;
+    }
+    appends[layout.key(row).shard(appends.length)].add(row, diff);
+  }
+
+  /** Offers an upsert ({@code row} null deletes the key). */
+  public void offerUpsert(Row key, Row row) {
+    if (!upsert) {
+      throw new IllegalStateException("Cannot upsert into append-only source '" + name + "'");
+    }
+    Row k = row == null ? key : layout.key(row);
+    upserts[k.shard(upserts.length)].add(new Row[] {k, row == null ? TOMBSTONE : row});
+  }
+
+  /** Drops offered but unprocessed records. */
+  public void clearOffered() {
+    for (int i = 0; i < appends.length; i++) {
+      appends[i].clear();
+      upserts[i].clear();
+    }
+  }
+
+  @Override
+  public void process(int shard, long tick, Rows[] in) {
+    Rows out = out(shard);
+    if (!upsert) {
+      Rows a = appends[shard];
+      for (int i = 0; i < a.size(); i++) {
+        arrangement.stage(shard, a.row(i), Row.EMPTY, tick, a.diff(i));
+        out.add(a.row(i), a.diff(i));
+      }
+      a.clear();
+      return;
+    }
+    List<Row[]> cmds = upserts[shard];
+    if (cmds.isEmpty()) {
+      return;
+    }
+    Map<Row, Row> last = new HashMap<>();
+    for (Row[] c : cmds) {
+      last.put(c[0], c[1]);
+    }
+    cmds.clear();
+    List<Row> keys = new ArrayList<>(last.keySet());
+    keys.sort(null);
+    Spine.Reader reader = arrangement.spine(shard).reader();
+    Values vals = new Values();
+    for (Row key : keys) {
+      vals.clear();
+      reader.values(key, vals);
+      vals.consolidate();
+      Row oldVal = vals.size() == 0 ? null : vals.val(0);
+      Row now = last.get(key);
+      Row newVal = now == TOMBSTONE ? null : layout.val(now);
+      if (oldVal != null && oldVal.equals(newVal)) {
+        continue;
+      }
+      if (oldVal != null) {
+        arrangement.stage(shard, key, oldVal, tick, -1);
+        out.add(layout.join(key, oldVal), -1);
+      }
+      if (newVal != null) {
+        arrangement.stage(shard, key, newVal, tick, 1);
+        out.add(now, 1);
+      }
+    }
+  }
+
+  @Override
+  public Rows contents(int shard) {
+    Rows rows = new Rows();
+    for (var u : arrangement.spine(shard).contents()) {
+      rows.add(layout.join(u.key(), u.val()), u.diff());
+    }
+    return rows;
+  }
+
+  @Override
+  public Rows changes(int shard) {
+    return out(shard);
+  }
+
+  @Override
+  public Arrangement arrangement() {
+    return arrangement;
+  }
+
+  @Override
+  public Layout layout() {
+    return layout;
+  }
+
+  @Override
+  public List<Arrangement> arrangements() {
+    return List.of(arrangement);
+  }
+
+  @Override
+  public String describe() {
+    return "Source " + name;
+  }
+}

@@ -1,0 +1,311 @@
+package io.cairn.engine.expr;
+
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Type;
+import java.util.Objects;
+
+/**
+ * A scalar expression over one input row: column references, literals, arithmetic, comparisons,
+ * AND/OR/NOT and IS [NOT] NULL, with SQL's three-valued logic (NULL in, NULL out). Used for
+ * projections and predicates by the operators and built by the SQL planner.
+ *
+ * <p>Evaluation errors (division by zero) throw {@link ArithmeticException}; the engine turns that
+ * into a FAILED dataflow, never a failed node.
+ */
+public sealed interface Expr {
+  /** The result type. */
+  Type type();
+
+  /** Evaluates against {@code row}; returns a row value ({@link Type} representation) or null. */
+  Object eval(Row row);
+
+  static Expr col(int index, Type type) {
+    return new Col(index, type);
+  }
+
+  static Expr lit(Object value) {
+    return new Lit(value, typeOf(value));
+  }
+
+  static Type typeOf(Object value) {
+    if (value == null) {
+      return Type.NULL;
+    } else if (value instanceof Long) {
+      return Type.BIGINT;
+    } else if (value instanceof Double) {
+      return Type.DOUBLE;
+    } else if (value instanceof String) {
+      return Type.TEXT;
+    } else if (value instanceof Boolean) {
+      return Type.BOOLEAN;
+    }
+    throw new IllegalArgumentException("Cannot make a literal of " + value.getClass().getSimpleName());
+  }
+
+  /** A reference to input column {@code index}. */
+  record Col(int index, Type type) implements Expr {
+    @Override
+    public Object eval(Row row) {
+      return row.get(index);
+    }
+
+    @Override
+    public String toString() {
+      return "#" + index;
+    }
+  }
+
+  /** A constant. */
+  record Lit(Object value, Type type) implements Expr {
+    @Override
+    public Object eval(Row row) {
+      return value;
+    }
+
+    @Override
+    public String toString() {
+      return value instanceof String s ? "'" + s + "'" : String.valueOf(value);
+    }
+  }
+
+  enum ArithOp {
+    ADD("+"), SUB("-"), MUL("*"), DIV("/"), MOD("%");
+    final String symbol;
+
+    ArithOp(String symbol) {
+      this.symbol = symbol;
+    }
+  }
+
+  /** Arithmetic on numbers: BIGINT if both sides are BIGINT, else DOUBLE. */
+  record Arith(ArithOp op, Expr left, Expr right) implements Expr {
+    public Arith {
+      Objects.requireNonNull(op);
+      for (Expr e : new Expr[] {left, right}) {
+        if (!e.type().isNumeric() && e.type() != Type.NULL) {
+          throw new IllegalArgumentException("Cannot apply '" + op.symbol + "' to " + e.type() + " (" + e + ")");
+        }
+      }
+    }
+
+    @Override
+    public Type type() {
+      return left.type() == Type.DOUBLE || right.type() == Type.DOUBLE ? Type.DOUBLE : Type.BIGINT;
+    }
+
+    @Override
+    public Object eval(Row row) {
+      Object a = left.eval(row);
+      Object b = right.eval(row);
+      if (a == null || b == null) {
+        return null;
+      }
+      if (type() == Type.BIGINT) {
+        long x = (Long) a;
+        long y = (Long) b;
+        return switch (op) {
+          case ADD -> Math.addExact(x, y);
+          case SUB -> Math.subtractExact(x, y);
+          case MUL -> Math.multiplyExact(x, y);
+          case DIV -> {
+            if (y == 0) {
+              throw new ArithmeticException("division by zero in " + this);
+            }
+            yield x / y;
+          }
+          case MOD -> {
+            if (y == 0) {
+              throw new ArithmeticException("division by zero in " + this);
+            }
+            yield x % y;
+          }
+        };
+      }
+      double x = ((Number) a).doubleValue();
+      double y = ((Number) b).doubleValue();
+      return switch (op) {
+        case ADD -> x + y;
+        case SUB -> x - y;
+        case MUL -> x * y;
+        case DIV -> {
+          if (y == 0) {
+            throw new ArithmeticException("division by zero in " + this);
+          }
+          yield x / y;
+        }
+        case MOD -> {
+          if (y == 0) {
+            throw new ArithmeticException("division by zero in " + this);
+          }
+          yield x % y;
+        }
+      };
+    }
+
+    @Override
+    public String toString() {
+      return "(" + left + " " + op.symbol + " " + right + ")";
+    }
+  }
+
+  enum CmpOp {
+    EQ("="), NE("<>"), LT("<"), LE("<="), GT(">"), GE(">=");
+    final String symbol;
+
+    CmpOp(String symbol) {
+      this.symbol = symbol;
+    }
+  }
+
+  /** A comparison; both sides must be comparable (numbers with numbers, same type otherwise). */
+  record Cmp(CmpOp op, Expr left, Expr right) implements Expr {
+    public Cmp {
+      Type a = left.type();
+      Type b = right.type();
+      boolean ok = a == b || a == Type.NULL || b == Type.NULL || (a.isNumeric() && b.isNumeric());
+      if (!ok) {
+        throw new IllegalArgumentException("Cannot compare " + a + " with " + b + " in " + left + " " + op.symbol + " " + right);
+      }
+    }
+
+    @Override
+    public Type type() {
+      return Type.BOOLEAN;
+    }
+
+    @Override
+    public Object eval(Row row) {
+      Object a = left.eval(row);
+      Object b = right.eval(row);
+      if (a == null || b == null) {
+        return null;
+      }
+      int c =
+          a instanceof Number x && b instanceof Number y && !(a instanceof Long && b instanceof Long)
+              ? Double.compare(x.doubleValue(), y.doubleValue())
+              : Row.compareValues(a, b);
+      return switch (op) {
+        case EQ -> c == 0;
+        case NE -> c != 0;
+        case LT -> c < 0;
+        case LE -> c <= 0;
+        case GT -> c > 0;
+        case GE -> c >= 0;
+      };
+    }
+
+    @Override
+    public String toString() {
+      return "(" + left + " " + op.symbol + " " + right + ")";
+    }
+  }
+
+  private static void requireBoolean(Expr e, String op) {
+    if (e.type() != Type.BOOLEAN && e.type() != Type.NULL) {
+      throw new IllegalArgumentException("Cannot apply " + op + " to " + e.type() + " (" + e + ")");
+    }
+  }
+
+  /** Three-valued AND. */
+  record And(Expr left, Expr right) implements Expr {
+    public And {
+      requireBoolean(left, "AND");
+      requireBoolean(right, "AND");
+    }
+
+    @Override
+    public Type type() {
+      return Type.BOOLEAN;
+    }
+
+    @Override
+    public Object eval(Row row) {
+      Object a = left.eval(row);
+      if (Boolean.FALSE.equals(a)) {
+        return false;
+      }
+      Object b = right.eval(row);
+      if (Boolean.FALSE.equals(b)) {
+        return false;
+      }
+      return a == null || b == null ? null : true;
+    }
+
+    @Override
+    public String toString() {
+      return "(" + left + " AND " + right + ")";
+    }
+  }
+
+  /** Three-valued OR. */
+  record Or(Expr left, Expr right) implements Expr {
+    public Or {
+      requireBoolean(left, "OR");
+      requireBoolean(right, "OR");
+    }
+
+    @Override
+    public Type type() {
+      return Type.BOOLEAN;
+    }
+
+    @Override
+    public Object eval(Row row) {
+      Object a = left.eval(row);
+      if (Boolean.TRUE.equals(a)) {
+        return true;
+      }
+      Object b = right.eval(row);
+      if (Boolean.TRUE.equals(b)) {
+        return true;
+      }
+      return a == null || b == null ? null : false;
+    }
+
+    @Override
+    public String toString() {
+      return "(" + left + " OR " + right + ")";
+    }
+  }
+
+  /** Three-valued NOT. */
+  record Not(Expr input) implements Expr {
+    public Not {
+      requireBoolean(input, "NOT");
+    }
+
+    @Override
+    public Type type() {
+      return Type.BOOLEAN;
+    }
+
+    @Override
+    public Object eval(Row row) {
+      Object a = input.eval(row);
+      return a == null ? null : !(Boolean) a;
+    }
+
+    @Override
+    public String toString() {
+      return "NOT " + input;
+    }
+  }
+
+  /** {@code input IS NULL}, or {@code IS NOT NULL} when negated. Never NULL itself. */
+  record IsNull(Expr input, boolean negated) implements Expr {
+    @Override
+    public Type type() {
+      return Type.BOOLEAN;
+    }
+
+    @Override
+    public Object eval(Row row) {
+      return (input.eval(row) == null) != negated;
+    }
+
+    @Override
+    public String toString() {
+      return input + (negated ? " IS NOT NULL" : " IS NULL");
+    }
+  }
+}

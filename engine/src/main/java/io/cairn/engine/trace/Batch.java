@@ -1,0 +1,437 @@
+package io.cairn.engine.trace;
+
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Schema;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * An immutable, consolidated set of updates sorted by (key, val, time), stored column-wise: one
+ * {@link ColumnVector} per key and value column, plus {@code long[]} times and diffs. No two
+ * entries share (key, val, time) and no diff is zero.
+ *
+ * <p>Every batch has an {@link #id()}: a new batch gets a random one; a batch loaded from a
+ * snapshot keeps the id it was written under, which is what lets a later snapshot reference the
+ * already uploaded file instead of uploading it again.
+ */
+public final class Batch {
+  private final String id;
+  private final Schema keySchema;
+  private final Schema valSchema;
+  private final Description description;
+  private final ColumnVector[] keys;
+  private final ColumnVector[] vals;
+  private final long[] times;
+  private final long[] diffs;
+  private final int size;
+
+  private Batch(
+      String id,
+      Schema keySchema,
+      Schema valSchema,
+      Description description,
+      ColumnVector[] keys,
+      ColumnVector[] vals,
+      long[] times,
+      long[] diffs,
+      int size) {
+    this.id = id;
+    this.keySchema = keySchema;
+    this.valSchema = valSchema;
+    this.description = description;
+    this.keys = keys;
+    this.vals = vals;
+    this.times = times;
+    this.diffs = diffs;
+    this.size = size;
+  }
+
+  /** A new random batch id. */
+  public static String newId() {
+    return UUID.randomUUID().toString();
+  }
+
+  /** An empty batch. */
+  public static Batch empty(Schema keySchema, Schema valSchema, Description description) {
+    return new SortedBuilder(keySchema, valSchema, 0).build(description);
+  }
+
+  /**
+   * Builds a batch from columns read back from storage. Verifies that the columns match the
+   * schemas and that entries are sorted, consolidated and free of zero diffs; throws {@link
+   * IllegalArgumentException} naming the first violation otherwise.
+   */
+  public static Batch fromColumns(
+      String id,
+      Schema keySchema,
+      Schema valSchema,
+      Description description,
+      List<ColumnVector> keys,
+      List<ColumnVector> vals,
+      long[] times,
+      long[] diffs) {
+    Objects.requireNonNull(id, "id");
+    int n = times.length;
+    if (diffs.length != n || keys.size() != keySchema.size() || vals.size() != valSchema.size()) {
+      throw new IllegalArgumentException("Cannot load batch " + id + ": column count or length mismatch");
+    }
+    for (int c = 0; c < keys.size(); c++) {
+      checkColumn(id, keySchema, c, keys.get(c), n);
+    }
+    for (int c = 0; c < vals.size(); c++) {
+      checkColumn(id, valSchema, c, vals.get(c), n);
+    }
+    Batch b =
+        new Batch(
+            id,
+            keySchema,
+            valSchema,
+            description,
+            keys.toArray(new ColumnVector[0]),
+            vals.toArray(new ColumnVector[0]),
+            times,
+            diffs,
+            n);
+    for (int i = 0; i < n; i++) {
+      if (diffs[i] == 0) {
+        throw new IllegalArgumentException("Cannot load batch " + id + ": entry " + i + " has diff 0");
+      }
+      if (i > 0 && b.compareEntry(i - 1, b, i) >= 0) {
+        throw new IllegalArgumentException("Cannot load batch " + id + ": entries " + (i - 1) + " and " + i + " are not strictly sorted");
+      }
+    }
+    return b;
+  }
+
+  private static void checkColumn(String id, Schema schema, int c, ColumnVector v, int n) {
+    if (v.size() != n || v.type() != schema.type(c)) {
+      throw new IllegalArgumentException(
+          "Cannot load batch " + id + ": column '" + schema.column(c).name() + "' is " + v.type() + "[" + v.size()
+              + "], expected " + schema.type(c) + "[" + n + "]");
+    }
+  }
+
+  /** Sorts and consolidates {@code updates} into a batch. */
+  public static Batch fromUpdates(Schema keySchema, Schema valSchema, List<Update> updates, Description description) {
+    List<Update> sorted = new ArrayList<>(updates);
+    sorted.sort(Update.ORDER);
+    SortedBuilder b = new SortedBuilder(keySchema, valSchema, sorted.size());
+    for (Update u : sorted) {
+      b.add(u.key(), u.val(), u.time(), u.diff());
+    }
+    return b.build(description);
+  }
+
+  public String id() {
+    return id;
+  }
+
+  /** The same contents under another id (used when loading a persisted batch). */
+  public Batch withId(String newId) {
+    return new Batch(newId, keySchema, valSchema, description, keys, vals, times, diffs, size);
+  }
+
+  public Schema keySchema() {
+    return keySchema;
+  }
+
+  public Schema valSchema() {
+    return valSchema;
+  }
+
+  public Description description() {
+    return description;
+  }
+
+  public int size() {
+    return size;
+  }
+
+  public boolean isEmpty() {
+    return size == 0;
+  }
+
+  public ColumnVector keyColumn(int c) {
+    return keys[c];
+  }
+
+  public ColumnVector valColumn(int c) {
+    return vals[c];
+  }
+
+  public long time(int i) {
+    return times[i];
+  }
+
+  public long diff(int i) {
+    return diffs[i];
+  }
+
+  /** The times column (do not modify). */
+  public long[] times() {
+    return times;
+  }
+
+  /** The diffs column (do not modify). */
+  public long[] diffs() {
+    return diffs;
+  }
+
+  public Row key(int i) {
+    Object[] v = new Object[keys.length];
+    for (int c = 0; c < keys.length; c++) {
+      v[c] = keys[c].get(i);
+    }
+    return Row.wrap(v);
+  }
+
+  public Row val(int i) {
+    Object[] v = new Object[vals.length];
+    for (int c = 0; c < vals.length; c++) {
+      v[c] = vals[c].get(i);
+    }
+    return Row.wrap(v);
+  }
+
+  public Update update(int i) {
+    return new Update(key(i), val(i), times[i], diffs[i]);
+  }
+
+  /** Compares the key of entry {@code i} with {@code key}. */
+  public int compareKey(int i, Row key) {
+    for (int c = 0; c < keys.length; c++) {
+      int r = keys[c].compareTo(i, key.get(c));
+      if (r != 0) {
+        return r;
+      }
+    }
+    return 0;
+  }
+
+  /** Compares the key of entry {@code i} with the key of entry {@code j} of {@code other}. */
+  public int compareKey(int i, Batch other, int j) {
+    for (int c = 0; c < keys.length; c++) {
+      int r = keys[c].compare(i, other.keys[c], j);
+      if (r != 0) {
+        return r;
+      }
+    }
+    return 0;
+  }
+
+  /** Compares (key, val) of entry {@code i} with (key, val) of entry {@code j} of {@code other}. */
+  public int compareKeyVal(int i, Batch other, int j) {
+    int r = compareKey(i, other, j);
+    if (r != 0) {
+      return r;
+    }
+    for (int c = 0; c < vals.length; c++) {
+      r = vals[c].compare(i, other.vals[c], j);
+      if (r != 0) {
+        return r;
+      }
+    }
+    return 0;
+  }
+
+  /** Compares (key, val, time) of entry {@code i} with entry {@code j} of {@code other}. */
+  public int compareEntry(int i, Batch other, int j) {
+    int r = compareKeyVal(i, other, j);
+    return r != 0 ? r : Long.compare(times[i], other.times[j]);
+  }
+
+  /**
+   * The first index {@code >= from} whose key is {@code >= key} (or {@link #size()}), found by
+   * galloping forward from {@code from}: cheap when successive seeks move forward a little.
+   */
+  public int seekKey(Row key, int from) {
+    int lo = from;
+    if (lo >= size || compareKey(lo, key) >= 0) {
+      return lo;
+    }
+    int step = 1;
+    int hi = lo + step;
+    while (hi < size && compareKey(hi, key) < 0) {
+      lo = hi;
+      step <<= 1;
+      hi = lo + step;
+    }
+    hi = Math.min(hi, size);
+    // invariant: key(lo) < key, key(hi) >= key or hi == size
+    while (hi - lo > 1) {
+      int mid = (lo + hi) >>> 1;
+      if (compareKey(mid, key) < 0) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    return hi;
+  }
+
+  /** Approximate heap bytes held by this batch. */
+  public long heapBytes() {
+    long b = 64 + 16L + 8L * times.length + 16L + 8L * diffs.length;
+    for (ColumnVector v : keys) {
+      b += v.heapBytes();
+    }
+    for (ColumnVector v : vals) {
+      b += v.heapBytes();
+    }
+    return b;
+  }
+
+  @Override
+  public String toString() {
+    return "Batch[" + id + ", " + description + ", " + size + " updates]";
+  }
+
+  /**
+   * Builds a batch from entries appended in (key, val, time) order; an entry equal to the
+   * previous one is consolidated into it and a zero sum removed. Appending out of order is a
+   * programming error (checked).
+   */
+  public static final class SortedBuilder {
+    private final Schema keySchema;
+    private final Schema valSchema;
+    private final ColumnVector.Builder[] keys;
+    private final ColumnVector.Builder[] vals;
+    private long[] times;
+    private long[] diffs;
+    private int size;
+
+    public SortedBuilder(Schema keySchema, Schema valSchema, int capacity) {
+      this.keySchema = keySchema;
+      this.valSchema = valSchema;
+      this.keys = new ColumnVector.Builder[keySchema.size()];
+      this.vals = new ColumnVector.Builder[valSchema.size()];
+      for (int c = 0; c < keys.length; c++) {
+        keys[c] = ColumnVector.builder(keySchema.type(c), capacity);
+      }
+      for (int c = 0; c < vals.length; c++) {
+        vals[c] = ColumnVector.builder(valSchema.type(c), capacity);
+      }
+      times = new long[Math.max(4, capacity)];
+      diffs = new long[Math.max(4, capacity)];
+    }
+
+    public int size() {
+      return size;
+    }
+
+    private void grow() {
+      int cap = Math.max(8, size * 2);
+      times = java.util.Arrays.copyOf(times, cap);
+      diffs = java.util.Arrays.copyOf(diffs, cap);
+    }
+
+    private Row lastKey;
+    private Row lastVal;
+    private long lastTime;
+
+    /** Appends (key, val, time, diff) given as rows. */
+    public void add(Row key, Row val, long time, long diff) {
+      if (size > 0 && lastTime == time && lastKey.equals(key) && lastVal.equals(val)) {
+        addToLast(diff);
+        return;
+      }
+      if (diff == 0) {
+        return;
+      }
+      if (size == times.length) {
+        grow();
+      }
+      for (int c = 0; c < keys.length; c++) {
+        keys[c].add(key.get(c));
+      }
+      for (int c = 0; c < vals.length; c++) {
+        vals[c].add(val.get(c));
+      }
+      times[size] = time;
+      diffs[size] = diff;
+      size++;
+      lastKey = key;
+      lastVal = val;
+      lastTime = time;
+    }
+
+    /**
+     * Appends entry {@code i} of {@code from} with its time replaced by {@code time} and diff by
+     * {@code diff}, consolidating with the previous entry when equal.
+     */
+    public void addFrom(Batch from, int i, long time, long diff) {
+      if (size > 0 && lastFrom != null && lastTime == time && lastFrom.compareKeyVal(lastFromIndex, from, i) == 0) {
+        addToLast(diff);
+        return;
+      }
+      if (diff == 0) {
+        return;
+      }
+      if (size == times.length) {
+        grow();
+      }
+      for (int c = 0; c < keys.length; c++) {
+        keys[c].addFrom(from.keys[c], i);
+      }
+      for (int c = 0; c < vals.length; c++) {
+        vals[c].addFrom(from.vals[c], i);
+      }
+      times[size] = time;
+      diffs[size] = diff;
+      size++;
+      lastFrom = from;
+      lastFromIndex = i;
+      lastTime = time;
+      lastKey = null;
+      lastVal = null;
+    }
+
+    private Batch lastFrom;
+    private int lastFromIndex;
+
+    private void addToLast(long diff) {
+      diffs[size - 1] += diff;
+      if (diffs[size - 1] == 0) {
+        size--;
+        for (ColumnVector.Builder k : keys) {
+          k.pop();
+        }
+        for (ColumnVector.Builder v : vals) {
+          v.pop();
+        }
+        // the new last entry is strictly smaller than anything appended next: forget it
+        lastFrom = null;
+        lastKey = null;
+        lastVal = null;
+        lastTime = Long.MIN_VALUE;
+      }
+    }
+
+    public Batch build(Description description) {
+      return build(newId(), description);
+    }
+
+    public Batch build(String id, Description description) {
+      ColumnVector[] k = new ColumnVector[keys.length];
+      for (int c = 0; c < k.length; c++) {
+        k[c] = keys[c].build();
+      }
+      ColumnVector[] v = new ColumnVector[vals.length];
+      for (int c = 0; c < v.length; c++) {
+        v[c] = vals[c].build();
+      }
+      return new Batch(
+          id,
+          keySchema,
+          valSchema,
+          description,
+          k,
+          v,
+          java.util.Arrays.copyOf(times, size),
+          java.util.Arrays.copyOf(diffs, size),
+          size);
+    }
+  }
+}

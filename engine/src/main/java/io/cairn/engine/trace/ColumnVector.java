@@ -1,0 +1,354 @@
+package io.cairn.engine.trace;
+
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Type;
+import java.util.Arrays;
+import java.util.BitSet;
+
+/**
+ * One column of a {@link Batch}, stored in a primitive array (TEXT as an array of strings):
+ * BIGINT and TIMESTAMP in {@code long[]}, DOUBLE in {@code double[]}, BOOLEAN in {@code boolean[]},
+ * with SQL NULLs in a bitmap. Immutable once built.
+ */
+public abstract sealed class ColumnVector
+    permits ColumnVector.Longs, ColumnVector.Doubles, ColumnVector.Texts, ColumnVector.Booleans {
+
+  final BitSet nulls;
+  final int size;
+
+  ColumnVector(BitSet nulls, int size) {
+    this.nulls = nulls;
+    this.size = size;
+  }
+
+  public int size() {
+    return size;
+  }
+
+  public boolean isNull(int i) {
+    return nulls != null && nulls.get(i);
+  }
+
+  /** The value at {@code i} as a row value (boxed), or null. */
+  public abstract Object get(int i);
+
+  public abstract Type type();
+
+  /** Compares entry {@code i} with {@code value} (row representation), nulls first. */
+  abstract int compareTo(int i, Object value);
+
+  /** Compares entry {@code i} with entry {@code j} of {@code other} (same type), nulls first. */
+  abstract int compare(int i, ColumnVector other, int j);
+
+  /** Approximate heap bytes held by this vector. */
+  public abstract long heapBytes();
+
+  /** Creates a builder for a column of {@code type}. */
+  public static Builder builder(Type type, int capacity) {
+    return new Builder(type, capacity);
+  }
+
+  /** BIGINT / TIMESTAMP column. */
+  public static final class Longs extends ColumnVector {
+    private final long[] values;
+    private final Type type;
+
+    public Longs(Type type, long[] values, BitSet nulls, int size) {
+      super(nulls, size);
+      this.type = type;
+      this.values = values;
+    }
+
+    public long getLong(int i) {
+      return values[i];
+    }
+
+    @Override
+    public Object get(int i) {
+      return isNull(i) ? null : values[i];
+    }
+
+    @Override
+    public Type type() {
+      return type;
+    }
+
+    @Override
+    int compareTo(int i, Object value) {
+      if (isNull(i)) {
+        return value == null ? 0 : -1;
+      }
+      return value == null ? 1 : Long.compare(values[i], (Long) value);
+    }
+
+    @Override
+    int compare(int i, ColumnVector other, int j) {
+      boolean an = isNull(i);
+      boolean bn = other.isNull(j);
+      if (an || bn) {
+        return Boolean.compare(!an, !bn);
+      }
+      return Long.compare(values[i], ((Longs) other).values[j]);
+    }
+
+    @Override
+    public long heapBytes() {
+      return 16L + 8L * values.length + (nulls == null ? 0 : nulls.size() / 8);
+    }
+  }
+
+  /** DOUBLE column. */
+  public static final class Doubles extends ColumnVector {
+    private final double[] values;
+
+    public Doubles(double[] values, BitSet nulls, int size) {
+      super(nulls, size);
+      this.values = values;
+    }
+
+    public double getDouble(int i) {
+      return values[i];
+    }
+
+    @Override
+    public Object get(int i) {
+      return isNull(i) ? null : values[i];
+    }
+
+    @Override
+    public Type type() {
+      return Type.DOUBLE;
+    }
+
+    @Override
+    int compareTo(int i, Object value) {
+      if (isNull(i)) {
+        return value == null ? 0 : -1;
+      }
+      return value == null ? 1 : Double.compare(values[i], (Double) value);
+    }
+
+    @Override
+    int compare(int i, ColumnVector other, int j) {
+      boolean an = isNull(i);
+      boolean bn = other.isNull(j);
+      if (an || bn) {
+        return Boolean.compare(!an, !bn);
+      }
+      return Double.compare(values[i], ((Doubles) other).values[j]);
+    }
+
+    @Override
+    public long heapBytes() {
+      return 16L + 8L * values.length + (nulls == null ? 0 : nulls.size() / 8);
+    }
+  }
+
+  /** TEXT column; nulls are null references. */
+  public static final class Texts extends ColumnVector {
+    private final String[] values;
+
+    public Texts(String[] values, int size) {
+      super(null, size);
+      this.values = values;
+    }
+
+    @Override
+    public boolean isNull(int i) {
+      return values[i] == null;
+    }
+
+    @Override
+    public Object get(int i) {
+      return values[i];
+    }
+
+    @Override
+    public Type type() {
+      return Type.TEXT;
+    }
+
+    @Override
+    int compareTo(int i, Object value) {
+      return Row.compareValues(values[i], value);
+    }
+
+    @Override
+    int compare(int i, ColumnVector other, int j) {
+      return Row.compareValues(values[i], ((Texts) other).values[j]);
+    }
+
+    @Override
+    public long heapBytes() {
+      long b = 16L + 4L * values.length;
+      for (int i = 0; i < size; i++) {
+        if (values[i] != null) {
+          b += 40 + values[i].length();
+        }
+      }
+      return b;
+    }
+  }
+
+  /** BOOLEAN column (and the all-null NULL type). */
+  public static final class Booleans extends ColumnVector {
+    private final boolean[] values;
+    private final Type type;
+
+    public Booleans(Type type, boolean[] values, BitSet nulls, int size) {
+      super(nulls, size);
+      this.type = type;
+      this.values = values;
+    }
+
+    public boolean getBoolean(int i) {
+      return values[i];
+    }
+
+    @Override
+    public Object get(int i) {
+      return isNull(i) ? null : values[i];
+    }
+
+    @Override
+    public Type type() {
+      return type;
+    }
+
+    @Override
+    int compareTo(int i, Object value) {
+      if (isNull(i)) {
+        return value == null ? 0 : -1;
+      }
+      return value == null ? 1 : Boolean.compare(values[i], (Boolean) value);
+    }
+
+    @Override
+    int compare(int i, ColumnVector other, int j) {
+      boolean an = isNull(i);
+      boolean bn = other.isNull(j);
+      if (an || bn) {
+        return Boolean.compare(!an, !bn);
+      }
+      return Boolean.compare(values[i], ((Booleans) other).values[j]);
+    }
+
+    @Override
+    public long heapBytes() {
+      return 16L + values.length + (nulls == null ? 0 : nulls.size() / 8);
+    }
+  }
+
+  /** Appends values of one type; {@link #build()} trims the arrays to size. */
+  public static final class Builder {
+    private final Type type;
+    private long[] longs;
+    private double[] doubles;
+    private String[] texts;
+    private boolean[] booleans;
+    private BitSet nulls;
+    private int size;
+
+    Builder(Type type, int capacity) {
+      this.type = type;
+      int cap = Math.max(capacity, 4);
+      switch (type) {
+        case BIGINT, TIMESTAMP -> longs = new long[cap];
+        case DOUBLE -> doubles = new double[cap];
+        case TEXT -> texts = new String[cap];
+        case BOOLEAN, NULL -> booleans = new boolean[cap];
+      }
+    }
+
+    public int size() {
+      return size;
+    }
+
+    private void grow() {
+      int cap = Math.max(8, size * 2);
+      if (longs != null) {
+        longs = Arrays.copyOf(longs, cap);
+      } else if (doubles != null) {
+        doubles = Arrays.copyOf(doubles, cap);
+      } else if (texts != null) {
+        texts = Arrays.copyOf(texts, cap);
+      } else {
+        booleans = Arrays.copyOf(booleans, cap);
+      }
+    }
+
+    private int capacity() {
+      if (longs != null) {
+        return longs.length;
+      } else if (doubles != null) {
+        return doubles.length;
+      } else if (texts != null) {
+        return texts.length;
+      }
+      return booleans.length;
+    }
+
+    /** Appends a row value (must match the type). */
+    public void add(Object value) {
+      if (size == capacity()) {
+        grow();
+      }
+      if (value == null) {
+        if (texts == null) {
+          if (nulls == null) {
+            nulls = new BitSet();
+          }
+          nulls.set(size);
+        }
+      } else {
+        switch (type) {
+          case BIGINT, TIMESTAMP -> longs[size] = (Long) value;
+          case DOUBLE -> doubles[size] = (Double) value;
+          case TEXT -> texts[size] = (String) value;
+          case BOOLEAN -> booleans[size] = (Boolean) value;
+          case NULL -> throw new IllegalArgumentException("Cannot store " + value + " in a NULL column");
+        }
+      }
+      size++;
+    }
+
+    /** Appends entry {@code i} of {@code from} (same type) without boxing. */
+    public void addFrom(ColumnVector from, int i) {
+      if (from.isNull(i)) {
+        add(null);
+        return;
+      }
+      if (size == capacity()) {
+        grow();
+      }
+      switch (type) {
+        case BIGINT, TIMESTAMP -> longs[size] = ((Longs) from).values[i];
+        case DOUBLE -> doubles[size] = ((Doubles) from).values[i];
+        case TEXT -> texts[size] = ((Texts) from).values[i];
+        case BOOLEAN, NULL -> booleans[size] = ((Booleans) from).values[i];
+      }
+      size++;
+    }
+
+    /** Removes the last entry. */
+    public void pop() {
+      size--;
+      if (nulls != null) {
+        nulls.clear(size);
+      }
+      if (texts != null) {
+        texts[size] = null;
+      }
+    }
+
+    public ColumnVector build() {
+      BitSet n = nulls == null || nulls.isEmpty() ? null : nulls;
+      return switch (type) {
+        case BIGINT, TIMESTAMP -> new Longs(type, Arrays.copyOf(longs, size), n, size);
+        case DOUBLE -> new Doubles(Arrays.copyOf(doubles, size), n, size);
+        case TEXT -> new Texts(Arrays.copyOf(texts, size), size);
+        case BOOLEAN, NULL -> new Booleans(type, Arrays.copyOf(booleans, size), n, size);
+      };
+    }
+  }
+}

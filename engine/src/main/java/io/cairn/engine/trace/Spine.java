@@ -1,0 +1,256 @@
+package io.cairn.engine.trace;
+
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Schema;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * The trace of one arrangement shard: the updates sealed so far, as a list of immutable {@link
+ * Batch}es, oldest first.
+ *
+ * <p>Design and invariants:
+ *
+ * <ul>
+ *   <li>Sealing a tick appends one batch ({@link #insert}); empty batches are not kept, the
+ *       spine's {@link #upper()} advances regardless. Every update in the spine has time {@code <
+ *       upper()}.
+ *   <li>Physical compaction: when the two newest batches have comparable sizes (older ≤ 2 ×
+ *       newer) they are replaced by a {@link Merger}, which the spine advances with a bounded
+ *       amount of {@link #exert fuel} per tick. Batch sizes therefore shrink geometrically from
+ *       oldest to newest and a spine of n updates holds O(log n) batches. Until a merge is done,
+ *       its two inputs are what readers and {@link #batches()} see.
+ *   <li>Logical compaction: {@link #advanceSince} lets merges advance times before {@code since}
+ *       to {@code since}; the collection as of any time {@code >= since} is unchanged.
+ *   <li>Not thread-safe: a spine belongs to one worker; the engine reads it for snapshots and
+ *       queries only between ticks.
+ * </ul>
+ */
+public final class Spine {
+  private final Schema keySchema;
+  private final Schema valSchema;
+  private final List<Object> slots = new ArrayList<>(); // Batch or Merger, oldest first
+  private long upper;
+  private long since;
+
+  public Spine(Schema keySchema, Schema valSchema) {
+    this.keySchema = keySchema;
+    this.valSchema = valSchema;
+  }
+
+  public Schema keySchema() {
+    return keySchema;
+  }
+
+  public Schema valSchema() {
+    return valSchema;
+  }
+
+  /** All sealed times are {@code < upper}. */
+  public long upper() {
+    return upper;
+  }
+
+  public long since() {
+    return since;
+  }
+
+  /** Appends a sealed batch; its description must start at or after {@link #upper()}. */
+  public void insert(Batch batch) {
+    Description d = batch.description();
+    if (d.lower() < upper) {
+      throw new IllegalArgumentException(
+          "Cannot insert " + batch + ": its lower " + d.lower() + " is before the spine's upper " + upper);
+    }
+    upper = d.upper();
+    if (!batch.isEmpty()) {
+      slots.add(batch);
+      tidy();
+    }
+  }
+
+  /** Allows merges to advance times before {@code since} to {@code since}. Never moves backwards. */
+  public void advanceSince(long newSince) {
+    since = Math.max(since, Math.min(newSince, upper));
+  }
+
+  /** Performs up to {@code fuel} units of merge work, newest merges first. */
+  public void exert(long fuel) {
+    boolean finished = false;
+    for (int s = slots.size() - 1; s >= 0 && fuel > 0; s--) {
+      if (slots.get(s) instanceof Merger m) {
+        fuel = m.work(fuel);
+        if (m.isDone()) {
+          slots.set(s, m.result());
+          finished = true;
+        }
+      }
+    }
+    if (finished) {
+      removeEmpty();
+      tidy();
+    }
+  }
+
+  /** Completes every merge and merges everything into at most one batch per level. */
+  public void compact() {
+    exert(Long.MAX_VALUE);
+    while (slots.size() > 1) {
+      Batch newer = (Batch) slots.remove(slots.size() - 1);
+      Batch older = (Batch) slots.remove(slots.size() - 1);
+      Merger m = new Merger(older, newer, since);
+      m.work(Long.MAX_VALUE);
+      slots.add(m.result());
+      removeEmpty();
+    }
+  }
+
+  private void removeEmpty() {
+    slots.removeIf(o -> o instanceof Batch b && b.isEmpty());
+  }
+
+  private void tidy() {
+    while (slots.size() >= 2
+        && slots.get(slots.size() - 1) instanceof Batch newer
+        && slots.get(slots.size() - 2) instanceof Batch older
+        && older.size() <= 2L * newer.size()) {
+      slots.remove(slots.size() - 1);
+      slots.set(slots.size() - 1, new Merger(older, newer, since));
+    }
+  }
+
+  /**
+   * The immutable batches that make up the collection, oldest first (inputs of unfinished merges
+   * included). Capturing them costs O(number of batches): this is what a snapshot takes.
+   */
+  public List<Batch> batches() {
+    List<Batch> out = new ArrayList<>(slots.size() + 2);
+    for (Object o : slots) {
+      if (o instanceof Batch b) {
+        out.add(b);
+      } else {
+        Merger m = (Merger) o;
+        out.add(m.older());
+        out.add(m.newer());
+      }
+    }
+    return Collections.unmodifiableList(out);
+  }
+
+  /** Loads batches (e.g. from a snapshot) into this empty spine and sets its upper. */
+  public void load(List<Batch> batches, long newUpper) {
+    if (!slots.isEmpty() || upper != 0) {
+      throw new IllegalStateException("Cannot load batches: the spine is not empty");
+    }
+    for (Batch b : batches) {
+      if (!b.keySchema().equals(keySchema) || !b.valSchema().equals(valSchema)) {
+        throw new IllegalArgumentException("Cannot load " + b + ": its schema does not match the arrangement");
+      }
+      if (!b.isEmpty()) {
+        slots.add(b);
+      }
+    }
+    upper = newUpper;
+    since = newUpper == 0 ? 0 : newUpper - 1;
+  }
+
+  /** Number of updates held (before consolidation across batches). */
+  public long updateCount() {
+    long n = 0;
+    for (Batch b : batches()) {
+      n += b.size();
+    }
+    return n;
+  }
+
+  public int batchCount() {
+    return batches().size();
+  }
+
+  /** Approximate heap bytes held, including unfinished merge output. */
+  public long heapBytes() {
+    long n = 0;
+    for (Batch b : batches()) {
+      n += b.heapBytes();
+    }
+    return n;
+  }
+
+  /**
+   * The collection as of {@code time} ({@code >= since}): consolidated (key, val, count) with
+   * non-zero counts, sorted by (key, val). Times in the result are {@code time}.
+   */
+  public List<Update> readAt(long time) {
+    List<Update> all = new ArrayList<>();
+    for (Batch b : batches()) {
+      for (int i = 0; i < b.size(); i++) {
+        if (b.time(i) <= time) {
+          all.add(new Update(b.key(i), b.val(i), time, b.diff(i)));
+        }
+      }
+    }
+    return consolidate(all, time);
+  }
+
+  /** The whole collection sealed so far (as of {@code upper - 1}). */
+  public List<Update> contents() {
+    return readAt(Long.MAX_VALUE);
+  }
+
+  static List<Update> consolidate(List<Update> all, long time) {
+    all.sort(Update.ORDER_KEY_VAL);
+    List<Update> out = new ArrayList<>();
+    Update acc = null;
+    long sum = 0;
+    for (Update u : all) {
+      if (acc != null && acc.key().equals(u.key()) && acc.val().equals(u.val())) {
+        sum += u.diff();
+      } else {
+        if (acc != null && sum != 0) {
+          out.add(new Update(acc.key(), acc.val(), time, sum));
+        }
+        acc = u;
+        sum = u.diff();
+      }
+    }
+    if (acc != null && sum != 0) {
+      out.add(new Update(acc.key(), acc.val(), time, sum));
+    }
+    return out;
+  }
+
+  /** A reader for point lookups, fastest when keys are asked in ascending order. */
+  public Reader reader() {
+    return new Reader(batches());
+  }
+
+  /** Point lookups over a fixed list of batches. */
+  public static final class Reader {
+    private final List<Batch> batches;
+    private final int[] pos;
+    private Row lastKey;
+
+    Reader(List<Batch> batches) {
+      this.batches = batches;
+      this.pos = new int[batches.size()];
+    }
+
+    /** Adds every (val, diff) stored under {@code key} to {@code out} (not consolidated). */
+    public void values(Row key, Values out) {
+      if (lastKey != null && lastKey.compareTo(key) > 0) {
+        java.util.Arrays.fill(pos, 0);
+      }
+      lastKey = key;
+      for (int b = 0; b < pos.length; b++) {
+        Batch batch = batches.get(b);
+        int i = batch.seekKey(key, pos[b]);
+        pos[b] = i;
+        while (i < batch.size() && batch.compareKey(i, key) == 0) {
+          out.add(batch.val(i), batch.diff(i));
+          i++;
+        }
+      }
+    }
+  }
+}

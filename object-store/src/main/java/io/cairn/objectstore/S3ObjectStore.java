@@ -1,0 +1,655 @@
+package io.cairn.objectstore;
+
+import io.cairn.objectstore.S3ObjectStoreConfig.ChecksumMode;
+import io.cairn.objectstore.exceptions.AccessDeniedException;
+import io.cairn.objectstore.exceptions.BucketNotFoundException;
+import io.cairn.objectstore.exceptions.ObjectAlreadyExistsException;
+import io.cairn.objectstore.exceptions.ObjectNotFoundException;
+import io.cairn.objectstore.exceptions.ObjectStoreException;
+import io.cairn.objectstore.exceptions.StoreUnavailableException;
+import java.io.FilterInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
+import software.amazon.awssdk.core.ResponseInputStream;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.core.exception.SdkException;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import software.amazon.awssdk.core.sync.RequestBody;
+import software.amazon.awssdk.http.apache5.Apache5HttpClient;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.retries.api.BackoffStrategy;
+import software.amazon.awssdk.services.s3.S3Client;
+import software.amazon.awssdk.services.s3.model.ChecksumAlgorithm;
+import software.amazon.awssdk.services.s3.model.CompletedMultipartUpload;
+import software.amazon.awssdk.services.s3.model.CompletedPart;
+import software.amazon.awssdk.services.s3.model.CreateMultipartUploadRequest;
+import software.amazon.awssdk.services.s3.model.Delete;
+import software.amazon.awssdk.services.s3.model.DeleteObjectsResponse;
+import software.amazon.awssdk.services.s3.model.GetObjectRequest;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
+import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
+import software.amazon.awssdk.services.s3.model.ObjectIdentifier;
+import software.amazon.awssdk.services.s3.model.PutObjectRequest;
+import software.amazon.awssdk.services.s3.model.S3Error;
+import software.amazon.awssdk.services.s3.model.S3Exception;
+import software.amazon.awssdk.services.s3.model.S3Object;
+import software.amazon.awssdk.services.s3.model.ServerSideEncryption;
+import software.amazon.awssdk.services.s3.model.UploadPartRequest;
+import software.amazon.awssdk.services.s3.model.UploadPartResponse;
+
+/**
+ * An {@link ObjectStore} on S3 or an S3-compatible server, through the AWS SDK for Java v2
+ * synchronous client. The only class in cairn that talks to the SDK.
+ *
+ * <p>Design and invariants:
+ * <ul>
+ *   <li>Keys map to {@code <prefix>/<key>} in the bucket.
+ *   <li>Objects below {@link S3ObjectStoreConfig#multipartThresholdBytes()} go in one PUT whose
+ *       body is in memory (so the SDK can retry it); larger ones in a multipart upload: the caller's
+ *       thread reads parts, up to {@code multipartParallelism} parts upload at once on the store's
+ *       executor (a semaphore bounds the memory). Any failure waits for the parts in flight, then
+ *       aborts the upload, so no object becomes visible and no parts are left behind.
+ *   <li>Every PUT and part carries a Content-MD5 the server checks; with
+ *       {@link ChecksumMode#WHEN_SUPPORTED} the SDK also adds CRC32 checksums and validates
+ *       whole-object reads.
+ *   <li>{@link #putIfAbsent} is a PUT with {@code If-None-Match: *}: 412 means another writer
+ *       won; 409 (a concurrent conditional write in progress) is retried.
+ *   <li>Retries are the SDK's standard strategy (exponential backoff with full jitter, throttling
+ *       backoff, a retry-quota circuit breaker) bounded by {@code maxAttempts}; 4xx other than
+ *       throttling are never retried.
+ *   <li>Error messages name the bucket, prefix, endpoint and key; credentials never appear in
+ *       them or in logs.
+ * </ul>
+ */
+public final class S3ObjectStore implements ObjectStore {
+  private static final Logger LOG = LoggerFactory.getLogger(S3ObjectStore.class);
+  private static final int DELETE_BATCH = 1000;
+  private static final AtomicInteger POOLS = new AtomicInteger();
+
+  private final S3ObjectStoreConfig config;
+  private final S3Client s3;
+  private final String name;
+  private final String keyBase;
+  private final ExecutorService uploads;
+  private final AtomicLong attempts = new AtomicLong();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private volatile boolean bucketVerified;
+
+  public S3ObjectStore(S3ObjectStoreConfig config) {
+    this(config, List.of());
+  }
+
+  /** With extra SDK interceptors; for fault-injection tests of this module. */
+  S3ObjectStore(S3ObjectStoreConfig config, List<ExecutionInterceptor> interceptors) {
+    this.config = Objects.requireNonNull(config, "config");
+    this.name = config.describe();
+    this.keyBase = config.prefix().isEmpty() ? "" : config.prefix() + "/";
+    ClientOverrideConfiguration.Builder override = ClientOverrideConfiguration.builder()
+        .retryStrategy(AwsRetryStrategy.standardRetryStrategy().toBuilder()
+            .maxAttempts(config.maxAttempts())
+            .backoffStrategy(BackoffStrategy.exponentialDelay(config.baseRetryDelay(), config.maxRetryDelay()))
+            .throttlingBackoffStrategy(
+                BackoffStrategy.exponentialDelay(config.baseRetryDelay().multipliedBy(5), config.maxRetryDelay()))
+            .build())
+        .apiCallAttemptTimeout(config.attemptTimeout())
+        .addExecutionInterceptor(new ExecutionInterceptor() {
+          @Override
+          public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+            attempts.incrementAndGet();
+          }
+        });
+    interceptors.forEach(override::addExecutionInterceptor);
+    AwsCredentialsProvider credentials = config.credentials() == null
+        ? DefaultCredentialsProvider.builder().build()
+        : StaticCredentialsProvider.create(AwsBasicCredentials.create(
+            config.credentials().accessKeyId(), config.credentials().secretAccessKey()));
+    boolean whenSupported = config.checksumMode() == ChecksumMode.WHEN_SUPPORTED;
+    var builder = S3Client.builder()
+        .region(Region.of(config.region()))
+        .credentialsProvider(credentials)
+        .forcePathStyle(config.pathStyleAccess())
+        .requestChecksumCalculation(whenSupported
+            ? RequestChecksumCalculation.WHEN_SUPPORTED : RequestChecksumCalculation.WHEN_REQUIRED)
+        .responseChecksumValidation(whenSupported
+            ? ResponseChecksumValidation.WHEN_SUPPORTED : ResponseChecksumValidation.WHEN_REQUIRED)
+        .httpClientBuilder(Apache5HttpClient.builder()
+            .maxConnections(config.maxConnections())
+            .connectionTimeout(config.connectTimeout())
+            .socketTimeout(config.attemptTimeout()))
+        .overrideConfiguration(override.build());
+    if (config.endpoint() != null) {
+      builder.endpointOverride(config.endpoint());
+    }
+    this.s3 = builder.build();
+    int pool = POOLS.incrementAndGet();
+    AtomicInteger threads = new AtomicInteger();
+    ThreadFactory factory = r -> {
+      Thread t = new Thread(r, "cairn-s3-upload-" + pool + "-" + threads.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+    this.uploads = Executors.newFixedThreadPool(config.multipartParallelism(), factory);
+  }
+
+  public S3ObjectStoreConfig config() {
+    return config;
+  }
+
+  /** HTTP attempts sent so far (first tries and retries), for tests and metering. */
+  public long requestAttempts() {
+    return attempts.get();
+  }
+
+  private String fullKey(String key) {
+    return keyBase + ObjectKeys.validate(key);
+  }
+
+  // ---- writes
+
+  @Override
+  public void put(String key, byte[] bytes) {
+    putSingle(key, fullKey(key), bytes, false);
+  }
+
+  @Override
+  public void putIfAbsent(String key, byte[] bytes) {
+    String full = fullKey(key);
+    for (int conflict = 0; ; conflict++) {
+      try {
+        putSingle(key, full, bytes, true);
+        return;
+      } catch (ConcurrentWriteConflict e) {
+        if (conflict >= config.maxAttempts()) {
+          throw new StoreUnavailableException(
+              "Cannot create " + key + " in " + name + ": conflicting concurrent writes kept failing (409)", e.getCause());
+        }
+        sleepQuietly(config.baseRetryDelay().toMillis() * (1L << Math.min(conflict, 6)));
+      }
+    }
+  }
+
+  /** 409 ConditionalRequestConflict: retried by {@link #putIfAbsent}. */
+  private static final class ConcurrentWriteConflict extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    ConcurrentWriteConflict(Throwable cause) {
+      super(cause);
+    }
+  }
+
+  private void putSingle(String key, String full, byte[] bytes, boolean ifAbsent) {
+    PutObjectRequest.Builder req = PutObjectRequest.builder()
+        .bucket(config.bucket())
+        .key(full)
+        .contentLength((long) bytes.length)
+        .contentMD5(base64Md5(bytes, 0, bytes.length));
+    if (ifAbsent) {
+      req.ifNoneMatch("*");
+    }
+    encryption(req);
+    try {
+      s3.putObject(req.build(), RequestBody.fromBytes(bytes));
+    } catch (S3Exception e) {
+      if (ifAbsent && e.statusCode() == 412) {
+        throw new ObjectAlreadyExistsException("Cannot create " + key + " in " + name + ": object already exists");
+      }
+      if (ifAbsent && e.statusCode() == 409) {
+        throw new ConcurrentWriteConflict(e);
+      }
+      throw translate(ifAbsent ? "create" : "put", key, e);
+    } catch (SdkException e) {
+      throw translate(ifAbsent ? "create" : "put", key, e);
+    }
+  }
+
+  private void encryption(PutObjectRequest.Builder req) {
+    switch (config.serverSideEncryption()) {
+      case S3 -> req.serverSideEncryption(ServerSideEncryption.AES256);
+      case KMS -> req.serverSideEncryption(ServerSideEncryption.AWS_KMS).ssekmsKeyId(config.kmsKeyId());
+      case NONE -> { }
+    }
+  }
+
+  private void encryption(CreateMultipartUploadRequest.Builder req) {
+    switch (config.serverSideEncryption()) {
+      case S3 -> req.serverSideEncryption(ServerSideEncryption.AES256);
+      case KMS -> req.serverSideEncryption(ServerSideEncryption.AWS_KMS).ssekmsKeyId(config.kmsKeyId());
+      case NONE -> { }
+    }
+  }
+
+  @Override
+  public void put(String key, InputStream in, long length) {
+    String full = fullKey(key);
+    StoreSupport.checkLength(key, length);
+    if (length < config.multipartThresholdBytes()) {
+      putSingle(key, full, StoreSupport.readExactly(name, key, in, (int) length), false);
+    } else {
+      putMultipart(key, full, in, length);
+    }
+  }
+
+  @Override
+  public void put(String key, Path file) {
+    String full = fullKey(key);
+    long size;
+    try {
+      size = Files.size(file);
+    } catch (IOException e) {
+      throw new ObjectStoreException("Cannot put " + key + " in " + name + ": cannot read file " + file + ": " + e, e);
+    }
+    try (InputStream in = Files.newInputStream(file)) {
+      if (size < config.multipartThresholdBytes()) {
+        putSingle(key, full, StoreSupport.readExactly(name, key, in, (int) size), false);
+      } else {
+        putMultipart(key, full, in, size);
+      }
+    } catch (IOException e) {
+      throw new ObjectStoreException("Cannot put " + key + " in " + name + ": cannot read file " + file + ": " + e, e);
+    }
+  }
+
+  private void putMultipart(String key, String full, InputStream in, long length) {
+    boolean crc = config.checksumMode() == ChecksumMode.WHEN_SUPPORTED;
+    CreateMultipartUploadRequest.Builder create = CreateMultipartUploadRequest.builder()
+        .bucket(config.bucket()).key(full);
+    if (crc) {
+      create.checksumAlgorithm(ChecksumAlgorithm.CRC32);
+    }
+    encryption(create);
+    String uploadId;
+    try {
+      uploadId = s3.createMultipartUpload(create.build()).uploadId();
+    } catch (SdkException e) {
+      throw translate("put", key, e);
+    }
+    long partSize = config.partSizeBytes();
+    int partCount = (int) ((length + partSize - 1) / partSize);
+    LOG.debug("Uploading {} ({} bytes) to {} in {} parts, upload {}", key, length, name, partCount, uploadId);
+    Semaphore permits = new Semaphore(config.multipartParallelism());
+    List<Future<CompletedPart>> futures = new ArrayList<>(partCount);
+    AtomicBoolean failed = new AtomicBoolean();
+    try {
+      long offset = 0;
+      for (int partNumber = 1; partNumber <= partCount; partNumber++) {
+        permits.acquire();
+        if (failed.get()) {
+          permits.release();
+          break;
+        }
+        int n = (int) Math.min(partSize, length - offset);
+        byte[] part;
+        try {
+          part = StoreSupport.readExactly(name, key, in, n);
+        } catch (RuntimeException e) {
+          permits.release();
+          throw e;
+        }
+        offset += n;
+        int number = partNumber;
+        futures.add(uploads.submit(() -> {
+          try {
+            return uploadPart(full, uploadId, number, part, crc);
+          } catch (RuntimeException e) {
+            failed.set(true);
+            throw e;
+          } finally {
+            permits.release();
+          }
+        }));
+      }
+      List<CompletedPart> parts = new ArrayList<>(partCount);
+      for (Future<CompletedPart> f : futures) {
+        parts.add(f.get());
+      }
+      s3.completeMultipartUpload(b -> b.bucket(config.bucket()).key(full).uploadId(uploadId)
+          .multipartUpload(CompletedMultipartUpload.builder().parts(parts).build()));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      abort(key, full, uploadId, futures);
+      throw new ObjectStoreException("Cannot put " + key + " in " + name + ": interrupted", e);
+    } catch (ExecutionException e) {
+      abort(key, full, uploadId, futures);
+      Throwable cause = e.getCause();
+      if (cause instanceof SdkException sdk) {
+        throw translate("put", key, sdk);
+      }
+      throw new ObjectStoreException("Cannot put " + key + " in " + name + ": part upload failed: " + cause, cause);
+    } catch (SdkException e) {
+      abort(key, full, uploadId, futures);
+      throw translate("put", key, e);
+    } catch (RuntimeException | Error e) {
+      abort(key, full, uploadId, futures);
+      throw e;
+    }
+  }
+
+  private CompletedPart uploadPart(String full, String uploadId, int number, byte[] part, boolean crc) {
+    UploadPartRequest.Builder req = UploadPartRequest.builder()
+        .bucket(config.bucket()).key(full).uploadId(uploadId).partNumber(number)
+        .contentLength((long) part.length)
+        .contentMD5(base64Md5(part, 0, part.length));
+    if (crc) {
+      req.checksumAlgorithm(ChecksumAlgorithm.CRC32);
+    }
+    UploadPartResponse response = s3.uploadPart(req.build(), RequestBody.fromBytes(part));
+    CompletedPart.Builder done = CompletedPart.builder().partNumber(number).eTag(response.eTag());
+    if (crc && response.checksumCRC32() != null) {
+      done.checksumCRC32(response.checksumCRC32());
+    }
+    return done.build();
+  }
+
+  /** Waits for parts in flight (an abort racing them could leave parts behind), then aborts. */
+  private void abort(String key, String full, String uploadId, List<Future<CompletedPart>> futures) {
+    for (Future<CompletedPart> f : futures) {
+      try {
+        f.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      } catch (ExecutionException | RuntimeException ignored) {
+        // the failure being handled
+      }
+    }
+    try {
+      s3.abortMultipartUpload(b -> b.bucket(config.bucket()).key(full).uploadId(uploadId));
+      LOG.debug("Aborted multipart upload {} of {} in {}", uploadId, key, name);
+    } catch (SdkException e) {
+      LOG.warn("Could not abort multipart upload {} of {} in {}; parts may remain until a lifecycle rule removes them",
+          uploadId, key, name, e);
+    }
+  }
+
+  // ---- reads
+
+  @Override
+  public InputStream get(String key) {
+    String full = fullKey(key);
+    GetObjectRequest.Builder req = GetObjectRequest.builder().bucket(config.bucket()).key(full);
+    if (config.checksumMode() == ChecksumMode.WHEN_SUPPORTED) {
+      req.checksumMode(software.amazon.awssdk.services.s3.model.ChecksumMode.ENABLED);
+    }
+    try {
+      return new AbortingStream(s3.getObject(req.build()));
+    } catch (SdkException e) {
+      throw translate("read", key, e);
+    }
+  }
+
+  @Override
+  public InputStream getRange(String key, long offset, long length) {
+    StoreSupport.checkRange(key, offset, length);
+    String full = fullKey(key);
+    if (length == 0) {
+      long size = head(key).orElseThrow(() -> notFound("read", key)).size();
+      if (offset > size) {
+        throw StoreSupport.rangeBeyondEnd(name, key, offset, size);
+      }
+      return InputStream.nullInputStream();
+    }
+    long last = offset + length - 1 < 0 ? Long.MAX_VALUE : offset + length - 1;
+    try {
+      return new AbortingStream(s3.getObject(b -> b.bucket(config.bucket()).key(full)
+          .range("bytes=" + offset + "-" + last)));
+    } catch (S3Exception e) {
+      if (e.statusCode() == 416) {
+        long size = head(key).orElseThrow(() -> notFound("read", key)).size();
+        if (offset == size) {
+          return InputStream.nullInputStream();
+        }
+        throw StoreSupport.rangeBeyondEnd(name, key, offset, size);
+      }
+      throw translate("read", key, e);
+    } catch (SdkException e) {
+      throw translate("read", key, e);
+    }
+  }
+
+  @Override
+  public Optional<ObjectInfo> head(String key) {
+    String full = fullKey(key);
+    try {
+      HeadObjectResponse r = s3.headObject(b -> b.bucket(config.bucket()).key(full));
+      return Optional.of(new ObjectInfo(key, r.contentLength(), stripQuotes(r.eTag()),
+          r.lastModified() == null ? Instant.EPOCH : r.lastModified()));
+    } catch (S3Exception e) {
+      if (e.statusCode() == 404) {
+        // a HEAD 404 has no body: tell a missing key from a missing bucket once per store
+        verifyBucket("head", key);
+        return Optional.empty();
+      }
+      throw translate("head", key, e);
+    } catch (SdkException e) {
+      throw translate("head", key, e);
+    }
+  }
+
+  private void verifyBucket(String op, String key) {
+    if (bucketVerified) {
+      return;
+    }
+    try {
+      s3.headBucket(b -> b.bucket(config.bucket()));
+      bucketVerified = true;
+    } catch (S3Exception e) {
+      if (e.statusCode() == 404) {
+        throw bucketNotFound(op, key);
+      }
+      throw translate(op, key, e);
+    } catch (SdkException e) {
+      throw translate(op, key, e);
+    }
+  }
+
+  @Override
+  public List<ObjectInfo> list(String prefix) {
+    ObjectKeys.validatePrefix(prefix);
+    List<ObjectInfo> result = new ArrayList<>();
+    try {
+      for (var page : s3.listObjectsV2Paginator(b -> b.bucket(config.bucket()).prefix(keyBase + prefix))) {
+        for (S3Object o : page.contents()) {
+          if (!o.key().startsWith(keyBase)) {
+            continue;
+          }
+          result.add(new ObjectInfo(o.key().substring(keyBase.length()), o.size() == null ? 0 : o.size(),
+              stripQuotes(o.eTag()), o.lastModified() == null ? Instant.EPOCH : o.lastModified()));
+        }
+      }
+    } catch (SdkException e) {
+      throw translate("list prefix '" + prefix + "' of", null, e);
+    }
+    result.sort((a, b) -> ObjectKeys.ORDER.compare(a.key(), b.key()));
+    return result;
+  }
+
+  @Override
+  public void delete(Collection<String> keys) {
+    List<String> fullKeys = keys.stream().map(this::fullKey).toList();
+    List<String> failed = new ArrayList<>();
+    String firstError = null;
+    for (int from = 0; from < fullKeys.size(); from += DELETE_BATCH) {
+      List<ObjectIdentifier> batch = fullKeys.subList(from, Math.min(fullKeys.size(), from + DELETE_BATCH)).stream()
+          .map(k -> ObjectIdentifier.builder().key(k).build()).toList();
+      try {
+        DeleteObjectsResponse r = s3.deleteObjects(b -> b.bucket(config.bucket())
+            .delete(Delete.builder().objects(batch).quiet(true).build()));
+        for (S3Error err : r.errors()) {
+          if ("NoSuchKey".equals(err.code())) {
+            continue;
+          }
+          failed.add(err.key().substring(keyBase.length()));
+          firstError = firstError == null ? err.code() + ": " + err.message() : firstError;
+        }
+      } catch (SdkException e) {
+        throw translate("delete " + batch.size() + " keys (first " + keys.iterator().next() + ") in", null, e);
+      }
+    }
+    if (!failed.isEmpty()) {
+      throw new ObjectStoreException("Cannot delete " + failed + " in " + name + ": " + firstError);
+    }
+  }
+
+  // ---- errors
+
+  private ObjectNotFoundException notFound(String op, String key) {
+    return new ObjectNotFoundException("Cannot " + op + " " + key + " in " + name + ": no such object");
+  }
+
+  private BucketNotFoundException bucketNotFound(String op, String key) {
+    return new BucketNotFoundException("Cannot " + op + (key == null ? "" : " " + key) + " in " + name
+        + ": bucket " + config.bucket() + " does not exist");
+  }
+
+  /**
+   * Maps an SDK failure to this module's exceptions. {@code op} reads like a verb phrase; {@code
+   * key} may be null. SDK messages carry no credentials (the SDK never prints them).
+   */
+  private ObjectStoreException translate(String op, String key, SdkException e) {
+    String what = op + (key == null ? "" : " " + key) + " in " + name;
+    if (e instanceof S3Exception s3e) {
+      String code = s3e.awsErrorDetails() == null ? null : s3e.awsErrorDetails().errorCode();
+      String detail = s3e.awsErrorDetails() == null ? null : s3e.awsErrorDetails().errorMessage();
+      int status = s3e.statusCode();
+      String reason = "HTTP " + status + (code == null ? "" : " " + code) + (detail == null ? "" : " (" + detail + ")");
+      if ("NoSuchBucket".equals(code)) {
+        return bucketNotFound(op, key);
+      }
+      if ("NoSuchKey".equals(code) || (status == 404 && key != null && code == null)) {
+        return notFound(op, key);
+      }
+      if (status == 404) {
+        return new ObjectNotFoundException("Cannot " + what + ": " + reason, e);
+      }
+      if (status == 403 || status == 401 || "InvalidAccessKeyId".equals(code)
+          || "SignatureDoesNotMatch".equals(code)) {
+        return new AccessDeniedException("Cannot " + what + ": credentials rejected or access denied: " + reason
+            + (config.credentials() == null ? " (credentials from the default provider chain)"
+                : " (access key id " + config.credentials().accessKeyId() + ")"), e);
+      }
+      if (status == 503 || status >= 500 || status == 429 || "SlowDown".equals(code)) {
+        return new StoreUnavailableException("Cannot " + what + ": server kept failing after "
+            + config.maxAttempts() + " attempts: " + reason, e);
+      }
+      return new ObjectStoreException("Cannot " + what + ": " + reason, e);
+    }
+    if (e instanceof SdkClientException) {
+      return new StoreUnavailableException("Cannot " + what + ": endpoint "
+          + (config.endpoint() != null ? config.endpoint() : "of region " + config.region())
+          + " unreachable or timing out (up to " + config.maxAttempts() + " attempts): " + rootMessage(e), e);
+    }
+    return new ObjectStoreException("Cannot " + what + ": " + e.getMessage(), e);
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (" + t + ")";
+  }
+
+  private static String stripQuotes(String etag) {
+    if (etag == null) {
+      return "";
+    }
+    return etag.length() >= 2 && etag.startsWith("\"") && etag.endsWith("\"") ? etag.substring(1, etag.length() - 1) : etag;
+  }
+
+  private static String base64Md5(byte[] bytes, int off, int len) {
+    var md5 = StoreSupport.md5();
+    md5.update(bytes, off, len);
+    return Base64.getEncoder().encodeToString(md5.digest());
+  }
+
+  private static void sleepQuietly(long millis) {
+    try {
+      Thread.sleep(Math.min(millis, 5_000));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ObjectStoreException("Interrupted while retrying a conditional write", e);
+    }
+  }
+
+  @Override
+  public String describe() {
+    return name;
+  }
+
+  @Override
+  public void close() {
+    if (closed.compareAndSet(false, true)) {
+      uploads.shutdownNow();
+      try {
+        uploads.awaitTermination(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      s3.close();
+    }
+  }
+
+  /** Aborts the HTTP connection if closed before the end, instead of draining a large body. */
+  private static final class AbortingStream extends FilterInputStream {
+    private final ResponseInputStream<GetObjectResponse> response;
+    private boolean eof;
+
+    AbortingStream(ResponseInputStream<GetObjectResponse> response) {
+      super(response);
+      this.response = response;
+    }
+
+    @Override
+    public int read() throws IOException {
+      int b = super.read();
+      eof |= b < 0;
+      return b;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      int n = super.read(b, off, len);
+      eof |= n < 0;
+      return n;
+    }
+
+    @Override
+    public void close() throws IOException {
+      if (!eof) {
+        response.abort();
+      }
+      super.close();
+    }
+  }
+}
