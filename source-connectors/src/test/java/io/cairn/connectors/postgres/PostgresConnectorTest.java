@@ -22,7 +22,7 @@ class PostgresConnectorTest {
     o.put("host", "127.0.0.1");
     o.put("database", "shop");
     o.put("user", "cairn");
-    o.put("password", "PG_PASSWORD");
+    o.put("password", "secret:PG_PASSWORD");
     o.put("table", "public.orders");
     return o;
   }
@@ -45,6 +45,7 @@ class PostgresConnectorTest {
     assertThat(c.slot()).isEqualTo("cairn_orders");
     assertThat(c.publication()).isEqualTo("cairn_orders");
     assertThat(c.slotLost()).isEqualTo(PostgresSourceConfig.SlotLostPolicy.FAIL);
+    assertThat(c.passwordRef()).isEqualTo("PG_PASSWORD");
   }
 
   @Test
@@ -60,6 +61,10 @@ class PostgresConnectorTest {
     q.put("password", "hunter2!");
     assertThatThrownBy(() -> new PostgresConnector().validate(def(q)))
         .hasMessageContaining("option 'password' must be a secret reference").hasMessageNotContaining("hunter2");
+    Map<String, String> bare = options();
+    bare.put("password", "PG_PASSWORD");
+    assertThatThrownBy(() -> new PostgresConnector().validate(def(bare))).hasMessageContaining("option 'password'")
+        .hasMessageNotContaining("PG_PASSWORD");
     Map<String, String> r = options();
     r.put("tabel", "x");
     assertThatThrownBy(() -> new PostgresConnector().validate(def(r))).hasMessageContaining("option 'tabel' unknown option");
