@@ -56,12 +56,19 @@ import org.slf4j.LoggerFactory;
  *   <li>Replay. {@link #replay} applies entries without appending, with the same planning code, so
  *       replaying a catalog into a fresh engine re-creates every dataflow with the same id and plan
  *       (including the drops a CASCADE made: they are re-derived from the same state).
- *   <li>Why drop is safe. Create and drop are both applied between ticks (the engine lock) and in
- *       log order on all workers: no worker ever runs an operator of a half-built or half-dropped
- *       dataflow, and no dataflow is dropped while another reads its arrangement — the engine
- *       refuses that, and DROP ... CASCADE drops the readers first (newest first) in the same
- *       between-ticks section. Dropping releases the dataflow's arrangements; an arrangement shared
- *       with a reader survives because the drop is refused until no reader remains.
+ *   <li>Why drop is safe (the question raised about timely's drop_dataflow: on what basis?). Create
+ *       and drop are both applied between ticks — under the engine lock that every tick holds from
+ *       start to end — and in catalog order, on all workers at once: a tick either runs before the
+ *       command, on the old set of dataflows, or after it, on the new set. So no worker meets a
+ *       half-built or half-dropped dataflow, and a drop can never run mid-construction: both are
+ *       single commands of the same sequencer. Dataflows share nothing but arrangements read
+ *       through their collections, and a drop is refused while another dataflow reads the
+ *       dropped one (the reference count is the engine's readers list); DROP ... CASCADE drops
+ *       the readers first, newest first, in the same between-ticks section. Given that, dropping
+ *       a dataflow is indistinguishable, for every other dataflow, from that dataflow having
+ *       failed at this point of the log — and failures are already contained per dataflow (next
+ *       point). Dropping stops its operators and releases its arrangements (the memory returns);
+ *       an arrangement shared with a reader survives because the drop waits for the last reader.
  *   <li>Failure domains. A runtime error in one dataflow's operator (e.g. division by zero) marks
  *       that dataflow FAILED with the error (see {@code SHOW VIEWS}); the engine keeps running the
  *       others.
