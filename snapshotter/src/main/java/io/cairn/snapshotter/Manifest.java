@@ -1,0 +1,139 @@
+package io.cairn.snapshotter;
+
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.source.SourceOffsets;
+import io.cairn.engine.trace.Description;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * The commit point of a snapshot (format version {@value #FORMAT_VERSION}): the engine's state as
+ * of closed tick {@code tick}, as a list of batch files per arrangement shard, and every source's
+ * {@code offsets(tick)}. Serialized by {@link ManifestCodec} as JSON with a SHA-256 checksum of
+ * its own bytes; written create-if-absent under {@code snapshots/<tick, 20 digits>-<id>.manifest.json}.
+ *
+ * @param formatVersion {@value #FORMAT_VERSION}
+ * @param snapshotId a random UUID, also in the manifest's key
+ * @param tick the last closed tick T the state is as of
+ * @param createdAt wall-clock time of the capture, ISO-8601 UTC
+ * @param catalogPosition the catalog entry count applied when the state was captured
+ * @param shards the number of workers (shards) the state was captured with
+ * @param offsets per source, {@code offsets(T)}
+ * @param arrangements one entry per (arrangement, shard)
+ */
+public record Manifest(
+    int formatVersion,
+    String snapshotId,
+    long tick,
+    String createdAt,
+    long catalogPosition,
+    int shards,
+    Map<String, Map<String, String>> offsets,
+    List<ArrangementEntry> arrangements) {
+  public static final int FORMAT_VERSION = 1;
+
+  public Manifest {
+    Objects.requireNonNull(snapshotId, "snapshotId");
+    Objects.requireNonNull(createdAt, "createdAt");
+    if (formatVersion != FORMAT_VERSION) {
+      throw new IllegalArgumentException("Cannot read manifest: format version " + formatVersion + " is not supported (expected " + FORMAT_VERSION + ")");
+    }
+    if (tick < 0 || shards < 1) {
+      throw new IllegalArgumentException("Cannot create manifest: tick " + tick + " < 0 or shards " + shards + " < 1");
+    }
+    Instant.parse(createdAt);
+    Map<String, Map<String, String>> o = new TreeMap<>();
+    Objects.requireNonNull(offsets, "offsets").forEach((k, v) -> o.put(k, Collections.unmodifiableMap(new TreeMap<>(v))));
+    offsets = Collections.unmodifiableMap(o);
+    arrangements = List.copyOf(arrangements);
+  }
+
+  public Instant createdAtInstant() {
+    return Instant.parse(createdAt);
+  }
+
+  /** The offsets as the engine's type. */
+  public Map<String, SourceOffsets> sourceOffsets() {
+    Map<String, SourceOffsets> out = new TreeMap<>();
+    offsets.forEach((k, v) -> out.put(k, new SourceOffsets(v)));
+    return out;
+  }
+
+  /** Every batch file (non-empty batch) of this snapshot. */
+  public List<BatchFile> files() {
+    List<BatchFile> out = new ArrayList<>();
+    for (ArrangementEntry a : arrangements) {
+      for (BatchFile f : a.batches()) {
+        if (f.path() != null) {
+          out.add(f);
+        }
+      }
+    }
+    return out;
+  }
+
+  public long rows() {
+    return arrangements.stream().flatMap(a -> a.batches().stream()).mapToLong(BatchFile::rows).sum();
+  }
+
+  public long bytes() {
+    return files().stream().mapToLong(BatchFile::bytes).sum();
+  }
+
+  /**
+   * The batches of one arrangement shard.
+   *
+   * @param upper the spine's upper frontier at capture
+   * @param keySchema the key schema as text ({@link Schema#parse})
+   * @param valSchema the value schema as text
+   * @param schemaFingerprint fingerprint of both, also in every batch file's footer
+   * @param batches oldest first, as the spine holds them
+   */
+  public record ArrangementEntry(
+      String name, int shard, long upper, String keySchema, String valSchema, String schemaFingerprint, List<BatchFile> batches) {
+    public ArrangementEntry {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(keySchema, "keySchema");
+      Objects.requireNonNull(valSchema, "valSchema");
+      batches = List.copyOf(batches);
+    }
+
+    public Schema parsedKeySchema() {
+      return Schema.parse(keySchema);
+    }
+
+    public Schema parsedValSchema() {
+      return Schema.parse(valSchema);
+    }
+  }
+
+  /**
+   * One batch. An empty batch has no file: {@code path} and {@code checksum} are null and rows
+   * and bytes 0.
+   *
+   * @param id the batch id, kept when loaded so a later snapshot can reference the file again
+   * @param path the file's key relative to the snapshot prefix
+   * @param checksum {@code crc32c:<8 hex digits>} of the file's bytes
+   * @param lower the batch description's lower
+   */
+  public record BatchFile(String id, String path, long rows, long bytes, String checksum, long lower, long upper, long since) {
+    public BatchFile {
+      Objects.requireNonNull(id, "id");
+      if (rows < 0 || bytes < 0) {
+        throw new IllegalArgumentException("Cannot describe batch file " + id + ": negative rows or bytes");
+      }
+      if ((path == null) != (checksum == null)) {
+        throw new IllegalArgumentException("Cannot describe batch file " + id + ": path and checksum must be both set or both null");
+      }
+    }
+
+    public Description description() {
+      return new Description(lower, upper, since);
+    }
+  }
+}

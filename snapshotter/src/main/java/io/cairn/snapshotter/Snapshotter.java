@@ -1,0 +1,576 @@
+package io.cairn.snapshotter;
+
+import io.cairn.engine.runtime.ArrangementState;
+import io.cairn.engine.runtime.Engine;
+import io.cairn.engine.runtime.EngineState;
+import io.cairn.engine.trace.Batch;
+import io.cairn.objectstore.ObjectInfo;
+import io.cairn.objectstore.ObjectStore;
+import io.cairn.snapshotter.Manifest.ArrangementEntry;
+import io.cairn.snapshotter.Manifest.BatchFile;
+import io.cairn.snapshotter.exceptions.CorruptSnapshotException;
+import io.cairn.snapshotter.exceptions.SnapshotFailedException;
+import io.cairn.snapshotter.exceptions.SnapshotInProgressException;
+import io.cairn.snapshotter.format.ParquetBatchFiles;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import java.util.zip.CRC32C;
+import java.util.zip.CheckedOutputStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes snapshots: the batch files of an {@link EngineState} that no earlier snapshot uploaded,
+ * then the manifest, create-if-absent — the commit point.
+ *
+ * <p>Design and invariants:
+ *
+ * <ul>
+ *   <li>Capture is the caller's ({@link Engine#capture()}, O(number of batches), between two
+ *       ticks); batches are immutable, so the upload reads them while the engine keeps running.
+ *   <li>No two snapshots at once: a second request while one runs throws {@link
+ *       SnapshotInProgressException}.
+ *   <li>Bounded parallelism and memory: at most {@code parallelism} batch files are being encoded
+ *       and uploaded at a time; a batch larger than the spill threshold is encoded to a temporary
+ *       file, not to memory.
+ *   <li>Incremental: a batch whose id is in the last committed manifest (this process's, or the
+ *       newest readable one found in the store at the first snapshot, or one given to {@link
+ *       #seed}) is referenced, not uploaded again. Batch ids are unique, so a file's key never
+ *       names different contents.
+ *   <li>Atomicity: no manifest, no snapshot. If a batch upload fails, the files this attempt
+ *       uploaded are deleted (the failure is known) and no manifest is written. If the manifest
+ *       write fails, the manifest is looked up; if it is not there the snapshot failed, and its
+ *       files are left for garbage collection (the outcome of the write may be unknown).
+ *   <li>Pins: while a snapshot runs, the keys of every file it uploads or references are in
+ *       {@link #pinnedKeys()}, until after the manifest committed; an in-process {@link
+ *       GarbageCollector} never deletes a pinned key.
+ * </ul>
+ */
+public final class Snapshotter implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Snapshotter.class);
+
+  /** Progress of the running snapshot. */
+  public record Progress(String snapshotId, long tick, int filesToUpload, int filesUploaded, long bytesUploaded, Instant started) {}
+
+  private final ObjectStore store;
+  private final SnapshotPaths paths;
+  private final int parallelism;
+  private final Executor executor;
+  private final ExecutorService ownedExecutor;
+  private final ExecutorService coordinator;
+  private final Clock clock;
+  private final long spillThreshold;
+  private final Path tempDir;
+  private final AtomicBoolean running = new AtomicBoolean();
+  private final Set<String> pinned = ConcurrentHashMap.newKeySet();
+  private final List<Consumer<SnapshotResult>> listeners = new CopyOnWriteArrayList<>();
+  private final AtomicReference<Progress> progress = new AtomicReference<>();
+  private volatile Map<String, BatchFile> committed; // batch id -> file, of the last committed manifest
+  private volatile SnapshotResult last;
+
+  private Snapshotter(Builder b) {
+    this.store = b.store;
+    this.paths = new SnapshotPaths(b.prefix);
+    this.parallelism = b.parallelism;
+    this.clock = b.clock;
+    this.spillThreshold = b.spillThreshold;
+    this.tempDir = b.tempDir;
+    if (b.executor != null) {
+      this.executor = b.executor;
+      this.ownedExecutor = null;
+    } else {
+      AtomicInteger n = new AtomicInteger();
+      this.ownedExecutor = Executors.newFixedThreadPool(parallelism, r -> {
+        Thread t = new Thread(r, "snapshot-upload-" + n.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+      });
+      this.executor = ownedExecutor;
+    }
+    this.coordinator = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "snapshot-coordinator");
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  public static Builder builder(ObjectStore store) {
+    return new Builder(store);
+  }
+
+  /** Builds a {@link Snapshotter}. */
+  public static final class Builder {
+    private final ObjectStore store;
+    private String prefix = "";
+    private int parallelism = 4;
+    private Executor executor;
+    private Clock clock = Clock.systemUTC();
+    private long spillThreshold = 64L << 20;
+    private Path tempDir;
+
+    private Builder(ObjectStore store) {
+      this.store = Objects.requireNonNull(store, "store");
+    }
+
+    /** Takes prefix, parallelism and spill threshold from {@code config}. */
+    public Builder config(SnapshotterConfig config) {
+      return prefix(config.prefix()).parallelism(config.uploadParallelism()).spillThresholdBytes(config.spillThresholdBytes());
+    }
+
+    public Builder prefix(String p) {
+      this.prefix = Objects.requireNonNull(p, "prefix");
+      return this;
+    }
+
+    public Builder parallelism(int n) {
+      if (n < 1 || n > 256) {
+        throw new IllegalArgumentException("Cannot build snapshotter: parallelism must be in [1, 256], got " + n);
+      }
+      this.parallelism = n;
+      return this;
+    }
+
+    /** The executor running uploads (default: an owned pool of {@code parallelism} daemon threads). */
+    public Builder executor(Executor e) {
+      this.executor = Objects.requireNonNull(e, "executor");
+      return this;
+    }
+
+    public Builder clock(Clock c) {
+      this.clock = Objects.requireNonNull(c, "clock");
+      return this;
+    }
+
+    public Builder spillThresholdBytes(long n) {
+      if (n < 0) {
+        throw new IllegalArgumentException("Cannot build snapshotter: spill threshold must be >= 0, got " + n);
+      }
+      this.spillThreshold = n;
+      return this;
+    }
+
+    /** Where large batches are encoded before upload (default: the JVM's temporary directory). */
+    public Builder tempDirectory(Path dir) {
+      this.tempDir = Objects.requireNonNull(dir, "dir");
+      return this;
+    }
+
+    public Snapshotter build() {
+      return new Snapshotter(this);
+    }
+  }
+
+  // ---------------------------------------------------------------- API
+
+  /** Captures {@code engine} between two ticks, then uploads in the background. */
+  public CompletableFuture<SnapshotResult> snapshotAsync(Engine engine, LongSupplier catalogPosition) {
+    begin();
+    try {
+      long t0 = System.nanoTime();
+      record Cut(EngineState state, long position) {}
+      Cut cut = engine.betweenTicks(() -> new Cut(engine.capture(), catalogPosition.getAsLong()));
+      Duration pause = Duration.ofNanos(System.nanoTime() - t0);
+      return startAsync(cut.state(), cut.position(), pause);
+    } catch (RuntimeException e) {
+      running.set(false);
+      throw e;
+    }
+  }
+
+  /** Uploads a captured state in the background; the future fails with a {@link SnapshotFailedException}. */
+  public CompletableFuture<SnapshotResult> snapshotAsync(EngineState state, long catalogPosition, Duration capturePause) {
+    begin();
+    return startAsync(state, catalogPosition, capturePause);
+  }
+
+  /** Uploads and commits a captured state; returns when the manifest committed. */
+  public SnapshotResult snapshot(EngineState state, long catalogPosition) {
+    return snapshot(state, catalogPosition, Duration.ZERO);
+  }
+
+  /** Uploads and commits a captured state whose capture took {@code capturePause}. */
+  public SnapshotResult snapshot(EngineState state, long catalogPosition, Duration capturePause) {
+    begin();
+    try {
+      return run(state, catalogPosition, capturePause);
+    } finally {
+      running.set(false);
+    }
+  }
+
+  /** Whether a snapshot is running. */
+  public boolean isRunning() {
+    return running.get();
+  }
+
+  /** Progress of the running snapshot, if any. */
+  public Optional<Progress> progress() {
+    return Optional.ofNullable(progress.get());
+  }
+
+  /** The last snapshot this instance committed. */
+  public Optional<SnapshotResult> lastResult() {
+    return Optional.ofNullable(last);
+  }
+
+  /** Keys (full) that a running snapshot uploads or references: garbage collection must keep them. */
+  public Set<String> pinnedKeys() {
+    return Set.copyOf(pinned);
+  }
+
+  /** Called with every committed snapshot's figures (on the snapshotting thread). */
+  public void addListener(Consumer<SnapshotResult> listener) {
+    listeners.add(Objects.requireNonNull(listener, "listener"));
+  }
+
+  /** Makes the files of {@code m} (e.g. the snapshot just recovered from) reusable by the next snapshot. */
+  public void seed(Manifest m) {
+    committed = index(m);
+  }
+
+  public String prefix() {
+    return paths.prefix();
+  }
+
+  // ---------------------------------------------------------------- mechanism
+
+  private void begin() {
+    if (!running.compareAndSet(false, true)) {
+      Progress p = progress.get();
+      throw new SnapshotInProgressException(
+          "Cannot start a snapshot: snapshot " + (p == null ? "?" : p.snapshotId() + " of tick " + p.tick()) + " is still running");
+    }
+  }
+
+  private CompletableFuture<SnapshotResult> startAsync(EngineState state, long position, Duration pause) {
+    try {
+      return CompletableFuture.supplyAsync(() -> {
+        try {
+          return run(state, position, pause);
+        } finally {
+          running.set(false);
+        }
+      }, coordinator);
+    } catch (RejectedExecutionException e) {
+      running.set(false);
+      throw new SnapshotFailedException("Cannot start a snapshot: the snapshotter is closed", e, false);
+    }
+  }
+
+  private static final class Upload {
+    final String arrangement;
+    final int shard;
+    final Batch batch;
+    final String path;
+    volatile BatchFile file;
+
+    Upload(String arrangement, int shard, Batch batch) {
+      this.arrangement = arrangement;
+      this.shard = shard;
+      this.batch = batch;
+      this.path = SnapshotPaths.batchPath(arrangement, batch.id());
+    }
+  }
+
+  private SnapshotResult run(EngineState state, long catalogPosition, Duration capturePause) {
+    Objects.requireNonNull(state, "state");
+    Instant createdAt = clock.instant();
+    long t0 = System.nanoTime();
+    String id = UUID.randomUUID().toString();
+    Map<String, BatchFile> known = knownFiles();
+    List<Upload> uploads = new ArrayList<>();
+    List<List<Object>> slots = new ArrayList<>(); // per arrangement state: BatchFile or Upload
+    int reused = 0;
+    for (ArrangementState a : state.arrangements()) {
+      List<Object> s = new ArrayList<>();
+      for (Batch b : a.batches()) {
+        BatchFile k = known.get(b.id());
+        if (b.isEmpty()) {
+          s.add(new BatchFile(b.id(), null, 0, 0, null, b.description().lower(), b.description().upper(), b.description().since()));
+        } else if (k != null && k.rows() == b.size() && k.path().equals(SnapshotPaths.batchPath(a.arrangement(), b.id()))) {
+          s.add(k);
+          reused++;
+          pinned.add(paths.key(k.path()));
+        } else {
+          Upload u = new Upload(a.arrangement(), a.shard(), b);
+          uploads.add(u);
+          s.add(u);
+          pinned.add(paths.key(u.path));
+        }
+      }
+      slots.add(s);
+    }
+    Set<String> myPins = Set.copyOf(pinned);
+    progress.set(new Progress(id, state.tick(), uploads.size(), 0, 0, createdAt));
+    LOG.info("Snapshot {} of tick {}: {} rows, {} batch files to upload, {} reused", id, state.tick(), state.rows(), uploads.size(), reused);
+    try {
+      try {
+        uploadAll(uploads);
+      } catch (RuntimeException | Error e) {
+        List<String> written = new ArrayList<>();
+        for (Upload u : uploads) {
+          if (u.file != null) {
+            written.add(paths.key(u.path));
+          }
+        }
+        deleteQuietly(written);
+        LOG.warn("Snapshot {} of tick {} failed while uploading batch files: {}", id, state.tick(), e.getMessage());
+        throw new SnapshotFailedException(
+            "Cannot snapshot tick " + state.tick() + ": uploading batch files failed: " + e.getMessage(), e, false);
+      }
+      List<ArrangementEntry> entries = new ArrayList<>();
+      long bytesNew = 0;
+      int files = 0;
+      long bytesTotal = 0;
+      for (int i = 0; i < slots.size(); i++) {
+        ArrangementState a = state.arrangements().get(i);
+        List<BatchFile> bf = new ArrayList<>();
+        for (Object o : slots.get(i)) {
+          BatchFile f = o instanceof Upload u ? u.file : (BatchFile) o;
+          if (o instanceof Upload) {
+            bytesNew += f.bytes();
+          }
+          if (f.path() != null) {
+            files++;
+            bytesTotal += f.bytes();
+          }
+          bf.add(f);
+        }
+        entries.add(new ArrangementEntry(a.arrangement(), a.shard(), a.upper(), a.keySchema().toString(), a.valSchema().toString(),
+            ParquetBatchFiles.fingerprint(a.keySchema(), a.valSchema()), bf));
+      }
+      Map<String, Map<String, String>> offsets = new HashMap<>();
+      state.offsets().forEach((k, v) -> offsets.put(k, v.values()));
+      Manifest m = new Manifest(Manifest.FORMAT_VERSION, id, state.tick(), createdAt.toString(), catalogPosition, state.shards(), offsets, entries);
+      byte[] bytes = ManifestCodec.encode(m);
+      String key = paths.manifestKey(state.tick(), id);
+      commit(key, bytes, state.tick());
+      committed = index(m);
+      Duration upload = Duration.ofNanos(System.nanoTime() - t0);
+      SnapshotResult r = new SnapshotResult(id, key, state.tick(), createdAt, catalogPosition, state.rows(), files, uploads.size(),
+          reused, bytesNew + bytes.length, bytesTotal, capturePause, upload, state.offsets());
+      last = r;
+      LOG.info("Committed snapshot {} of tick {}: {} rows, {} files ({} new, {} reused), {} bytes uploaded, capture pause {} ms, upload {} ms",
+          id, r.tick(), r.rows(), r.files(), r.filesNew(), r.filesReused(), r.bytesUploaded(),
+          String.format(Locale.ROOT, "%.3f", capturePause.toNanos() / 1e6), upload.toMillis());
+      for (Consumer<SnapshotResult> l : listeners) {
+        try {
+          l.accept(r);
+        } catch (RuntimeException e) {
+          LOG.warn("Snapshot listener failed: {}", e.getMessage());
+        }
+      }
+      return r;
+    } finally {
+      pinned.removeAll(myPins);
+      progress.set(null);
+    }
+  }
+
+  private void commit(String key, byte[] bytes, long tick) {
+    try {
+      store.putIfAbsent(key, bytes);
+      return;
+    } catch (RuntimeException e) {
+      Boolean there = null;
+      try {
+        Optional<ObjectInfo> info = store.head(key);
+        there = info.isPresent() && info.get().size() == bytes.length && Arrays.equals(store.readAllBytes(key), bytes);
+      } catch (RuntimeException lookup) {
+        e.addSuppressed(lookup);
+      }
+      if (Boolean.TRUE.equals(there)) {
+        LOG.info("Manifest {} is in place although its write reported {}", key, e.getMessage());
+        return;
+      }
+      boolean unknown = there == null;
+      if (unknown) {
+        LOG.error("Snapshot of tick {}: the outcome of writing manifest {} is unknown: {}", tick, key, e.getMessage());
+      } else {
+        LOG.warn("Snapshot of tick {} failed: writing manifest {} failed: {}", tick, key, e.getMessage());
+      }
+      throw new SnapshotFailedException("Cannot commit snapshot of tick " + tick + ": writing manifest " + key + " failed: " + e.getMessage(), e, unknown);
+    }
+  }
+
+  private void uploadAll(List<Upload> uploads) {
+    if (uploads.isEmpty()) {
+      return;
+    }
+    ConcurrentLinkedQueue<Upload> queue = new ConcurrentLinkedQueue<>(uploads);
+    int workers = Math.min(parallelism, uploads.size());
+    CountDownLatch done = new CountDownLatch(workers);
+    AtomicReference<Throwable> failure = new AtomicReference<>();
+    AtomicLong bytes = new AtomicLong();
+    AtomicInteger count = new AtomicInteger();
+    for (int w = 0; w < workers; w++) {
+      Runnable worker = () -> {
+        try {
+          Upload u;
+          while (failure.get() == null && (u = queue.poll()) != null) {
+            u.file = uploadOne(u);
+            long b = bytes.addAndGet(u.file.bytes());
+            int c = count.incrementAndGet();
+            progress.updateAndGet(p -> p == null ? null : new Progress(p.snapshotId(), p.tick(), p.filesToUpload(), c, b, p.started()));
+          }
+        } catch (Throwable t) {
+          failure.compareAndSet(null, t);
+        } finally {
+          done.countDown();
+        }
+      };
+      try {
+        executor.execute(worker);
+      } catch (RejectedExecutionException e) {
+        failure.compareAndSet(null, e);
+        done.countDown();
+      }
+    }
+    try {
+      done.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      failure.compareAndSet(null, e);
+      queue.clear();
+    }
+    Throwable t = failure.get();
+    if (t instanceof RuntimeException re) {
+      throw re;
+    }
+    if (t instanceof Error err) {
+      throw err;
+    }
+    if (t != null) {
+      throw new SnapshotFailedException("Cannot upload batch files: " + t, t, false);
+    }
+  }
+
+  private BatchFile uploadOne(Upload u) {
+    Batch b = u.batch;
+    String key = paths.key(u.path);
+    CRC32C crc = new CRC32C();
+    long size;
+    if (b.heapBytes() > spillThreshold) {
+      Path tmp = null;
+      try {
+        tmp = tempDir == null ? Files.createTempFile("cairn-batch-", ".parquet") : Files.createTempFile(tempDir, "cairn-batch-", ".parquet");
+        try (OutputStream os = new CheckedOutputStream(new BufferedOutputStream(Files.newOutputStream(tmp), 1 << 16), crc)) {
+          ParquetBatchFiles.write(u.arrangement, u.shard, b, os);
+        }
+        size = Files.size(tmp);
+        store.put(key, tmp);
+      } catch (IOException e) {
+        throw new UncheckedIOException("Cannot encode batch " + b.id() + " to a temporary file: " + e.getMessage(), e);
+      } finally {
+        if (tmp != null) {
+          try {
+            Files.deleteIfExists(tmp);
+          } catch (IOException e) {
+            LOG.warn("Cannot delete temporary file {}: {}", tmp, e.getMessage());
+          }
+        }
+      }
+    } else {
+      byte[] bytes = ParquetBatchFiles.toBytes(u.arrangement, u.shard, b);
+      crc.update(bytes);
+      size = bytes.length;
+      store.put(key, bytes);
+    }
+    return new BatchFile(b.id(), u.path, b.size(), size, checksum(crc), b.description().lower(), b.description().upper(),
+        b.description().since());
+  }
+
+  static String checksum(CRC32C crc) {
+    return String.format(Locale.ROOT, "crc32c:%08x", crc.getValue());
+  }
+
+  private void deleteQuietly(List<String> keys) {
+    if (keys.isEmpty()) {
+      return;
+    }
+    try {
+      store.delete(keys);
+    } catch (RuntimeException e) {
+      LOG.warn("Cannot delete {} batch files of a failed snapshot (garbage collection will): {}", keys.size(), e.getMessage());
+    }
+  }
+
+  private static Map<String, BatchFile> index(Manifest m) {
+    Map<String, BatchFile> out = new HashMap<>();
+    for (BatchFile f : m.files()) {
+      out.put(f.id(), f);
+    }
+    return Map.copyOf(out);
+  }
+
+  /** The reusable files: the last committed manifest's, seeded from the store on first use. */
+  private Map<String, BatchFile> knownFiles() {
+    Map<String, BatchFile> k = committed;
+    if (k != null) {
+      return k;
+    }
+    SnapshotReader reader = new SnapshotReader(store, paths.prefix(), Runnable::run, 1);
+    Map<String, BatchFile> seeded = Map.of();
+    try {
+      for (ManifestInfo info : reader.list()) {
+        try {
+          Manifest m = reader.read(info);
+          List<String> problems = reader.verify(m, SnapshotReader.Verification.PRESENCE);
+          if (problems.isEmpty()) {
+            seeded = index(m);
+            LOG.info("Incremental snapshots start from manifest {} ({} files)", info.key(), seeded.size());
+            break;
+          }
+        } catch (CorruptSnapshotException e) {
+          LOG.warn("Not reusing files of {}: {}", info.key(), e.getMessage());
+        }
+      }
+    } catch (RuntimeException e) {
+      LOG.warn("Cannot list earlier snapshots, uploading every batch: {}", e.getMessage());
+      return Map.of();
+    }
+    committed = seeded;
+    return seeded;
+  }
+
+  /** Stops the background threads (a running upload is interrupted). */
+  @Override
+  public void close() {
+    coordinator.shutdownNow();
+    if (ownedExecutor != null) {
+      ownedExecutor.shutdownNow();
+    }
+  }
+}

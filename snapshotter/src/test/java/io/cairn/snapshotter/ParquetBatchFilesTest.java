@@ -1,0 +1,140 @@
+package io.cairn.snapshotter;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cairn.engine.row.Column;
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.row.Type;
+import io.cairn.engine.trace.Batch;
+import io.cairn.engine.trace.Description;
+import io.cairn.engine.trace.Update;
+import io.cairn.snapshotter.exceptions.CorruptSnapshotException;
+import io.cairn.snapshotter.format.ParquetBatchFiles;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ParquetBatchFilesTest {
+  static final Schema KEY = Schema.of(Column.of("id", Type.BIGINT), Column.of("name", Type.TEXT));
+  static final Schema VAL = Schema.of(Column.of("id", Type.BIGINT), Column.of("price", Type.DOUBLE), Column.of("ok", Type.BOOLEAN),
+      Column.of("at", Type.TIMESTAMP), Column.of("nothing", Type.NULL));
+  static final Description DESC = new Description(3, 9, 3);
+
+  @TempDir Path dir;
+
+  static Batch sample() {
+    List<Update> u = new ArrayList<>();
+    u.add(new Update(Row.of(1L, "a"), Row.of(1L, 2.5, true, 1_700_000_000_000_000L, null), 3, 1));
+    u.add(new Update(Row.of(2L, "b\u00e9\u4e2d"), Row.of(2L, null, false, null, null), 4, -2));
+    u.add(new Update(Row.of(null, null), Row.of(null, -0.0, null, 0L, null), 8, 5));
+    u.add(new Update(Row.of(3L, ""), Row.of(3L, Double.NaN, true, -1L, null), 5, 1));
+    return Batch.fromUpdates(KEY, VAL, u, DESC);
+  }
+
+  @Test
+  void roundTripKeepsIdDescriptionAndEveryValue() {
+    Batch b = sample();
+    byte[] bytes = ParquetBatchFiles.toBytes("d000002.0.join-left", 1, b);
+    Batch back = ParquetBatchFiles.read("t", bytes, b.id(), KEY, VAL, DESC, b.size());
+    assertThat(back.id()).isEqualTo(b.id());
+    assertThat(back.description()).isEqualTo(DESC);
+    List<Update> a = new ArrayList<>();
+    List<Update> e = new ArrayList<>();
+    for (int i = 0; i < b.size(); i++) {
+      a.add(back.update(i));
+      e.add(b.update(i));
+    }
+    assertThat(a).isEqualTo(e);
+  }
+
+  @Test
+  void duckDbReadsTheFileWithItsColumnsTypesAndFooter() throws Exception {
+    Batch b = sample();
+    Path f = dir.resolve("b.parquet");
+    Files.write(f, ParquetBatchFiles.toBytes("arr", 0, b));
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+      List<String> cols = new ArrayList<>();
+      try (ResultSet rs = st.executeQuery("DESCRIBE SELECT * FROM read_parquet('" + f + "')")) {
+        while (rs.next()) {
+          cols.add(rs.getString(1) + " " + rs.getString(2));
+        }
+      }
+      assertThat(cols).containsExactly("id BIGINT", "name VARCHAR", "val_id BIGINT", "price DOUBLE", "ok BOOLEAN",
+          "at TIMESTAMP WITH TIME ZONE", "nothing BOOLEAN", "_time BIGINT", "_diff BIGINT");
+      try (ResultSet rs = st.executeQuery(
+          "SELECT count(*), sum(_diff), count(name), max(price) FILTER (WHERE NOT isnan(price)), string_agg(name, ',' ORDER BY name) FROM read_parquet('" + f + "')")) {
+        rs.next();
+        assertThat(rs.getLong(1)).isEqualTo(4);
+        assertThat(rs.getLong(2)).isEqualTo(5);
+        assertThat(rs.getLong(3)).isEqualTo(3);
+        assertThat(rs.getDouble(4)).isEqualTo(2.5);
+        assertThat(rs.getString(5)).isEqualTo(",a,b\u00e9\u4e2d");
+      }
+      try (ResultSet rs = st.executeQuery("SELECT epoch_us(\"at\") FROM read_parquet('" + f + "') WHERE id = 1")) {
+        rs.next();
+        assertThat(rs.getLong(1)).isEqualTo(1_700_000_000_000_000L);
+      }
+      try (ResultSet rs = st.executeQuery("SELECT decode(value) FROM parquet_kv_metadata('" + f + "') WHERE decode(key) = 'cairn.batch-id'")) {
+        rs.next();
+        assertThat(rs.getString(1)).isEqualTo(b.id());
+      }
+      try (ResultSet rs = st.executeQuery("SELECT compression FROM parquet_metadata('" + f + "') LIMIT 1")) {
+        rs.next();
+        assertThat(rs.getString(1)).isEqualTo("ZSTD");
+      }
+    }
+  }
+
+  @Test
+  void aFooterThatDisagreesWithTheManifestIsRejected() {
+    Batch b = sample();
+    byte[] bytes = ParquetBatchFiles.toBytes("arr", 0, b);
+    assertThatThrownBy(() -> ParquetBatchFiles.read("t", bytes, "other-id", KEY, VAL, DESC, b.size()))
+        .isInstanceOf(CorruptSnapshotException.class).hasMessageContaining("cairn.batch-id");
+    assertThatThrownBy(() -> ParquetBatchFiles.read("t", bytes, b.id(), KEY, VAL, new Description(3, 10, 3), b.size()))
+        .isInstanceOf(CorruptSnapshotException.class).hasMessageContaining("cairn.upper");
+    assertThatThrownBy(() -> ParquetBatchFiles.read("t", bytes, b.id(), KEY, VAL, DESC, b.size() + 1))
+        .isInstanceOf(CorruptSnapshotException.class).hasMessageContaining("rows");
+    assertThatThrownBy(() -> ParquetBatchFiles.read("t", new byte[] {1, 2, 3}, b.id(), KEY, VAL, DESC, b.size()))
+        .isInstanceOf(CorruptSnapshotException.class).hasMessageContaining("Cannot read batch file t");
+  }
+
+  @Provide
+  Arbitrary<List<Update>> updates() {
+    Arbitrary<Long> keys = Arbitraries.longs().between(-50, 50).injectNull(0.1);
+    Arbitrary<String> texts = Arbitraries.strings().ofMaxLength(6).injectNull(0.2);
+    Arbitrary<Double> doubles = Arbitraries.doubles().injectNull(0.2);
+    Arbitrary<Update> u = Combinators.combine(keys, texts, doubles, Arbitraries.longs().between(0, 20), Arbitraries.longs().between(-3, 3))
+        .as((k, t, d, time, diff) -> new Update(Row.of(k), Row.of(t, d), time, diff));
+    return u.list().ofMaxSize(200);
+  }
+
+  @Property(tries = 60)
+  void anyBatchRoundTrips(@ForAll("updates") List<Update> updates) {
+    Schema key = Schema.of(Column.of("k", Type.BIGINT));
+    Schema val = Schema.of(Column.of("t", Type.TEXT), Column.of("d", Type.DOUBLE));
+    Batch b = Batch.fromUpdates(key, val, updates, new Description(0, 21, 0));
+    Batch back = ParquetBatchFiles.read("p", ParquetBatchFiles.toBytes("a", 0, b), b.id(), key, val, b.description(), b.size());
+    assertThat(back.size()).isEqualTo(b.size());
+    for (int i = 0; i < b.size(); i++) {
+      assertThat(back.update(i)).isEqualTo(b.update(i));
+    }
+    assertThat(Map.of("id", back.id())).isEqualTo(Map.of("id", b.id()));
+  }
+}
