@@ -11,7 +11,6 @@ import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.row.Type;
 import io.cairn.engine.runtime.Engine;
-import io.cairn.engine.source.Envelope;
 import io.cairn.engine.source.SourceConnector;
 import io.cairn.engine.source.SourceDefinition;
 import java.time.Clock;
@@ -85,7 +84,7 @@ public final class SqlSession {
   private final Engine engine;
   private final CatalogLog catalog;
   private final Clock clock;
-  private final Map<String, Statement.CreateSource> sources = new HashMap<>();
+  private final Map<String, SourceDefinition> sources = new HashMap<>(); // validated, for SHOW SOURCES
   private long position = CatalogLog.FIRST_POSITION;
 
   public SqlSession(Engine engine, CatalogLog catalog, Clock clock) {
@@ -242,8 +241,9 @@ public final class SqlSession {
     }
     SourceDefinition def =
         new SourceDefinition(cs.name(), cs.connector(), cs.options(), cs.schema(), cs.primaryKey(), cs.envelope());
+    SourceDefinition valid;
     try {
-      connector.get().validate(def);
+      valid = connector.get().validate(def);
     } catch (IllegalArgumentException ex) {
       throw new SqlException(ex.getMessage(), 0, 0, ex);
     }
@@ -254,7 +254,7 @@ public final class SqlSession {
         String m = ex.getMessage();
         throw new SqlException(m.startsWith("Cannot") ? m : "Cannot create source '" + cs.name() + "': " + m, 0, 0, ex);
       }
-      sources.put(cs.name(), cs);
+      sources.put(cs.name(), valid);
     };
     Runnable undo = () -> {
       engine.drop(cs.name());
@@ -387,9 +387,9 @@ public final class SqlSession {
     if (s.kind() == Statement.ObjectKind.SOURCE) {
       for (Dataflow d : engine.dataflows()) {
         if (d.kind() == Dataflow.Kind.SOURCE) {
-          Statement.CreateSource cs = sources.get(d.name());
-          rows.add(Arrays.asList(d.name(), d.id(), cs == null ? null : cs.connector(),
-              cs == null || cs.envelope() == null ? Envelope.NONE.name() : cs.envelope().name(), d.state().name(), d.error()));
+          SourceDefinition def = sources.get(d.name());
+          rows.add(Arrays.asList(d.name(), d.id(), def == null ? null : def.connector(),
+              def == null ? null : def.envelope().name(), d.state().name(), d.error()));
         }
       }
       return new Result(List.of("name", "id", "connector", "envelope", "state", "error"), rows, "SHOW SOURCES");
