@@ -65,7 +65,7 @@ class CreateSourceSyntaxTest {
     assertThat(d.name()).isEqualTo("orders");
     assertThat(d.connector()).isEqualTo("kafka");
     assertThat(d.options()).isEqualTo(Map.of("brokers", "127.0.0.1:9092", "topic", "orders",
-        "properties.security.protocol", "PLAINTEXT", "password", "secret:KAFKA_PASSWORD", "poll-ms", "50", "start", "-1",
+        "properties.security.protocol", "PLAINTEXT", "password", "SECRET 'KAFKA_PASSWORD'", "poll-ms", "50", "start", "-1",
         "format", "json"));
     assertThat(Secrets.referenceName(d.options().get("password"))).contains("KAFKA_PASSWORD");
     assertThat(d.schema()).isEqualTo(Schema.parse("id BIGINT, customer BIGINT, amount DOUBLE, note TEXT"));
@@ -80,7 +80,7 @@ class CreateSourceSyntaxTest {
             + "password = SECRET 'PGPASSWORD', table = 'public.customers') ENVELOPE DEBEZIUM "
             + "(id BIGINT PRIMARY KEY, name TEXT NOT NULL, vip BOOLEAN, since TIMESTAMP)");
     assertThat(d.connector()).isEqualTo("postgres");
-    assertThat(d.options()).containsEntry("table", "public.customers").containsEntry("password", "secret:PGPASSWORD")
+    assertThat(d.options()).containsEntry("table", "public.customers").containsEntry("password", "SECRET 'PGPASSWORD'")
         .containsEntry("port", "5432");
     assertThat(d.schema()).isEqualTo(Schema.parse("id BIGINT, name TEXT, vip BOOLEAN, since TIMESTAMP"));
     assertThat(d.primaryKey()).containsExactly("id");
