@@ -72,7 +72,8 @@ import org.slf4j.LoggerFactory;
  *       that dataflow FAILED with the error (see {@code SHOW VIEWS}); the engine keeps running the
  *       others.
  *   <li>Secrets. {@code SECRET 'NAME'} stays a reference in the SQL text (the catalog) and in the
- *       source's options (the value {@code SECRET 'NAME'}, see {@link io.cairn.engine.source.Secrets}); the connector resolves it when the source opens.
+ *       source's options (the value {@code SECRET 'NAME'}, see {@link
+ *       io.cairn.engine.source.Secrets}); the connector resolves it when the source opens.
  * </ul>
  *
  * <p>Thread-safe: statements of one session run one at a time.
