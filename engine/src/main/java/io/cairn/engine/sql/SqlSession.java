@@ -159,6 +159,9 @@ public final class SqlSession {
    * to the engine; queries, SHOW and EXPLAIN are answered from the engine.
    *
    * @throws SqlException naming the problem and its position; the statement changed nothing
+   * @throws RuntimeException from the catalog's store when an append fails: the engine is left
+   *     unchanged, but the entry may have been written — the next statement or {@link #replayAll}
+   *     applies it if so
    */
   public synchronized Result execute(String sql) {
     Objects.requireNonNull(sql, "sql");
