@@ -10,7 +10,7 @@ import java.util.Set;
 /**
  * The options of a {@code postgres} source, validated eagerly (without connecting). Keys are
  * kebab-case; every error names the source and the key. {@code password} is a secret reference
- * ({@code secret:NAME}, see {@link Secrets}), resolved only when the source is opened.
+ * ({@code SECRET 'NAME'}, see {@link Secrets}), resolved only when the source is opened.
  *
  * <table>
  *   <tr><th>key</th><th>default</th><th>meaning</th></tr>
@@ -18,7 +18,7 @@ import java.util.Set;
  *   <tr><td>port</td><td>5432</td><td>server port</td></tr>
  *   <tr><td>database</td><td>required</td><td>database name</td></tr>
  *   <tr><td>user</td><td>required</td><td>role with REPLICATION (or superuser)</td></tr>
- *   <tr><td>password</td><td>required</td><td>secret reference: {@code SECRET 'ENV_VAR'} in SQL, {@code secret:ENV_VAR} in options</td></tr>
+ *   <tr><td>password</td><td>required</td><td>secret reference: {@code SECRET 'ENV_VAR'} in SQL and in options</td></tr>
  *   <tr><td>table</td><td>required</td><td>{@code schema.table} (or {@code table}: schema {@code public})</td></tr>
  *   <tr><td>slot</td><td>{@code cairn_<source>}</td><td>logical replication slot (pgoutput)</td></tr>
  *   <tr><td>publication</td><td>{@code cairn_<source>}</td><td>publication; created for the table when absent on first start</td></tr>
@@ -85,7 +85,7 @@ record PostgresSourceConfig(
     String passwordRef = Secrets.referenceName(def.requireOption("password"))
         .filter(n -> n.matches("[A-Za-z_][A-Za-z0-9_]*"))
         .orElseThrow(() -> bad(src, "password",
-            "must be a secret reference (SECRET 'ENV_VAR_NAME' in SQL, '" + Secrets.REFERENCE_PREFIX + "NAME' in options), not a value"));
+            "must be a secret reference (SECRET 'ENV_VAR_NAME'), not a value"));
     String table = def.requireOption("table");
     String[] parts = table.split("\\.", -1);
     String schemaName;

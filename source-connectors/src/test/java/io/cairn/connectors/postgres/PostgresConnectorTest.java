@@ -1,5 +1,7 @@
 package io.cairn.connectors.postgres;
 
+import io.cairn.engine.source.Secrets;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -22,7 +24,7 @@ class PostgresConnectorTest {
     o.put("host", "127.0.0.1");
     o.put("database", "shop");
     o.put("user", "cairn");
-    o.put("password", "secret:PG_PASSWORD");
+    o.put("password", Secrets.reference("PG_PASSWORD"));
     o.put("table", "public.orders");
     return o;
   }

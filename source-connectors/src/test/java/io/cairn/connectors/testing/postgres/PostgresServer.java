@@ -48,7 +48,7 @@ import java.util.stream.Stream;
  * and then {@code PostgresServer pg = PostgresServer.shared(); String db = pg.createUniqueDatabase("x");
  * Connection c = pg.connect(db);} — a {@code postgres} source reaches it with options {@code host =
  * pg.host()}, {@code port = pg.port()}, {@code database = db}, {@code user = pg.user()}, {@code
- * password = secret:NAME} where the test's {@code Secrets} resolve {@code NAME} to {@link #password()}.
+ * password = SECRET 'NAME'} where the test's {@code Secrets} resolve {@code NAME} to {@link #password()}.
  */
 public final class PostgresServer implements AutoCloseable {
   public static final String USER = "cairn";
