@@ -95,7 +95,9 @@ public final class Spine {
 
   /** Completes every merge and merges everything into at most one batch per level. */
   public void compact() {
-    exert(Long.MAX_VALUE);
+    while (slots.stream().anyMatch(o -> o instanceof Merger)) {
+      exert(Long.MAX_VALUE); // a completed merge may start another one
+    }
     while (slots.size() > 1) {
       Batch newer = (Batch) slots.remove(slots.size() - 1);
       Batch older = (Batch) slots.remove(slots.size() - 1);

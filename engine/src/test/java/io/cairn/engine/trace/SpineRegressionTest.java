@@ -45,4 +45,21 @@ class SpineRegressionTest {
     assertThat(spine.contents()).hasSize(4096);
     assertThat((double) worst).isLessThanOrEqualTo(2 * log2(4096) + 4);
   }
+
+  /**
+   * {@link Spine#compact()} must finish merges that completed merges start: it used to cast a
+   * freshly started {@code Merger} to {@code Batch} (ClassCastException) or return with a merge still pending.
+   */
+  @Test
+  void compactCompletesMergesStartedByCompletedMerges() {
+    Spine spine = new Spine(K, V);
+    spine.insert(batch(0, 5, 0));
+    spine.insert(batch(1, 2, 100));
+    spine.insert(batch(2, 2, 200)); // merges with the previous one; the result (4) is comparable to 5: a merge a completed merge starts
+    spine.advanceSince(2);
+    spine.compact();
+    assertThat(spine.batchCount()).isEqualTo(1);
+    assertThat(spine.contents()).hasSize(9);
+    assertThat(spine.batches().get(0).description()).isEqualTo(new Description(0, 3, 2));
+  }
 }
