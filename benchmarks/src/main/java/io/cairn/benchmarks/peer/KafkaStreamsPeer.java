@@ -3,7 +3,9 @@ package io.cairn.benchmarks.peer;
 import io.cairn.benchmarks.peer.PeerSerdes.Order;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.math.BigDecimal;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -105,6 +107,7 @@ public final class KafkaStreamsPeer implements AutoCloseable {
   static final String BY_CUSTOMER = "peer-by-customer";
   static final String AGG_STORE = "peer-customer-agg";
   private static final Duration POLL = Duration.ofMillis(20);
+  private static final String PEER_ADMIN_SUFFIX = "-peer-admin";
 
   private final PeerConfig config;
   private final Path stateParent;
@@ -131,7 +134,7 @@ public final class KafkaStreamsPeer implements AutoCloseable {
     }
     Map<String, Object> props = new HashMap<>();
     props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
-    props.put(AdminClientConfig.CLIENT_ID_CONFIG, config.applicationId() + "-peer-admin");
+    props.put(AdminClientConfig.CLIENT_ID_CONFIG, config.applicationId() + PEER_ADMIN_SUFFIX);
     return new KafkaStreamsPeer(config, dir, owns, Admin.create(props));
   }
 
@@ -166,7 +169,7 @@ public final class KafkaStreamsPeer implements AutoCloseable {
     Map<String, Long> main = inst.consumerTotals("-consumer");
     ThroughputMeasurement m = new ThroughputMeasurement(inputRecords, inst.startupMillis(), elapsed,
         elapsed == 0 ? inputRecords * 1000.0 : inputRecords * 1000.0 / elapsed,
-        main.get("records"), main.get("bytes"));
+        main.get("records"), main.get("bytes"), cpuMillisOfApplicationThreads());
     LOG.info("Kafka Streams peer processed {} records in {} ms ({} records/s)", inputRecords, elapsed, Math.round(m.recordsPerSecond()));
     return m;
   }
@@ -200,7 +203,8 @@ public final class KafkaStreamsPeer implements AutoCloseable {
     Map<String, Long> restore = inst.consumerTotals("-restore-consumer");
     Map<String, Long> main = inst.consumerTotals("-consumer");
     RestoreMeasurement m = new RestoreMeasurement(wipeLocalState, elapsed, inst.restoredRecords.get(),
-        restore.get("records"), restore.get("bytes"), main.get("records"), main.get("bytes"), changelogs);
+        restore.get("records"), restore.get("bytes"), main.get("records"), main.get("bytes"), changelogs,
+        cpuMillisOfApplicationThreads());
     LOG.info("Kafka Streams peer restored {} records ({} bytes fetched) in {} ms, wipe={}", m.restoredRecords(),
         m.restoreConsumerBytes(), elapsed, wipeLocalState);
     return m;
@@ -495,6 +499,27 @@ public final class KafkaStreamsPeer implements AutoCloseable {
     } catch (TimeoutException e) {
       throw new IllegalStateException("Cannot " + what + " at " + config.bootstrapServers() + ": no answer within " + config.timeout(), e);
     }
+  }
+
+  /**
+   * CPU time of the live threads whose name contains the application id: Kafka Streams names its
+   * threads and its clients' network threads after the client id, which starts with it. The
+   * peer's own admin client (which polls offsets) is left out.
+   */
+  private long cpuMillisOfApplicationThreads() {
+    ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+    if (!mx.isThreadCpuTimeSupported() || !mx.isThreadCpuTimeEnabled()) {
+      return -1;
+    }
+    long nanos = 0;
+    for (ThreadInfo info : mx.getThreadInfo(mx.getAllThreadIds())) {
+      String name = info == null ? "" : info.getThreadName();
+      if (name.contains(config.applicationId()) && !name.endsWith(PEER_ADMIN_SUFFIX)) {
+        long t = mx.getThreadCpuTime(info.getThreadId());
+        nanos += Math.max(0, t);
+      }
+    }
+    return TimeUnit.NANOSECONDS.toMillis(nanos);
   }
 
   private Path appStateDir() {

@@ -21,6 +21,8 @@ import java.util.Objects;
  *     (input or repartition records not yet committed at the kill)
  * @param mainConsumerBytes bytes fetched by the main consumers of the new instance until ready
  * @param changelogsAtKill the changelog topics when the old instance had stopped
+ * @param cpuMillis CPU time of the new instance's threads until ready (see
+ *     {@link ThroughputMeasurement#cpuMillis()})
  */
 public record RestoreMeasurement(
     boolean wipedLocalState,
@@ -30,7 +32,8 @@ public record RestoreMeasurement(
     long restoreConsumerBytes,
     long mainConsumerRecords,
     long mainConsumerBytes,
-    List<ChangelogTopic> changelogsAtKill) {
+    List<ChangelogTopic> changelogsAtKill,
+    long cpuMillis) {
 
   public RestoreMeasurement {
     changelogsAtKill = List.copyOf(Objects.requireNonNull(changelogsAtKill, "changelogsAtKill"));

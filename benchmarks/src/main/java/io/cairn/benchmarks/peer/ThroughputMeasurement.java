@@ -10,6 +10,9 @@ package io.cairn.benchmarks.peer;
  * @param recordsPerSecond {@code inputRecords / elapsedMillis}
  * @param consumerRecords records fetched by the main consumers (input plus repartition topic)
  * @param consumerBytes bytes fetched by the main consumers ({@code bytes-consumed-total})
+ * @param cpuMillis CPU time of the application's threads (stream threads, state updaters, client
+ *     network threads; not the broker's) until caught up: less sensitive to a busy machine than
+ *     elapsed time, -1 if the JVM does not measure thread CPU time
  */
 public record ThroughputMeasurement(
     long inputRecords,
@@ -17,5 +20,6 @@ public record ThroughputMeasurement(
     long elapsedMillis,
     double recordsPerSecond,
     long consumerRecords,
-    long consumerBytes) {
+    long consumerBytes,
+    long cpuMillis) {
 }

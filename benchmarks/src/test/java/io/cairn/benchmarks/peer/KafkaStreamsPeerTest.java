@@ -24,7 +24,7 @@ class KafkaStreamsPeerTest {
   void rocksDbAggregateSurvivesKillWithLostLocalStateAndRestoresFromChangelogs() throws Exception {
     KafkaBroker broker = KafkaBroker.shared();
     String topic = broker.createTopic(KafkaBroker.uniqueTopic("peer-orders"), 2);
-    UpsertWorkload workload = new UpsertWorkload(7, 10_000, 2_000, 40, 0.1);
+    UpsertWorkload workload = new UpsertWorkload(7, 5_000, 1_000, 30, 0.1);
     workload.produceTo(broker, topic, 2);
     Map<String, CustomerAggregate> oracle = naiveOracle(broker, topic);
     assertThat(UpsertWorkload.sameResult(oracle, workload.oracle())).as("workload oracle agrees with the topic").isTrue();
@@ -33,9 +33,9 @@ class KafkaStreamsPeerTest {
         .withStreamThreads(2).withTimeout(Duration.ofSeconds(40));
     try (KafkaStreamsPeer peer = KafkaStreamsPeer.create(config)) {
       ThroughputMeasurement t = peer.processFromBeginning();
-      assertThat(t.inputRecords()).isEqualTo(10_000);
+      assertThat(t.inputRecords()).isEqualTo(5_000);
       assertThat(t.recordsPerSecond()).isPositive();
-      assertThat(t.consumerRecords()).isGreaterThanOrEqualTo(10_000);
+      assertThat(t.consumerRecords()).isGreaterThanOrEqualTo(5_000);
       assertThat(UpsertWorkload.normalized(peer.aggregate())).isEqualTo(UpsertWorkload.normalized(oracle));
 
       RestoreMeasurement r = peer.killAndRestore(true);
@@ -74,7 +74,7 @@ class KafkaStreamsPeerTest {
   void inMemoryStoresRestoreFullyEvenWhenLocalStateIsKept() {
     KafkaBroker broker = KafkaBroker.shared();
     String topic = broker.createTopic(KafkaBroker.uniqueTopic("peer-orders-mem"), 1);
-    UpsertWorkload workload = new UpsertWorkload(11, 3_000, 500, 10, 0.1);
+    UpsertWorkload workload = new UpsertWorkload(11, 2_000, 400, 10, 0.1);
     workload.produceTo(broker, topic, 1);
     Map<String, CustomerAggregate> oracle = naiveOracle(broker, topic);
 
