@@ -20,7 +20,9 @@ import java.util.Objects;
  * @param commitInterval {@code commit.interval.ms}. Also the granularity at which the peer sees
  *     that the input has been processed (it watches the group's committed offsets)
  * @param optimizeTopology {@code topology.optimization=all}: the source table then uses the input
- *     topic as its changelog instead of a {@code -changelog} topic of its own
+ *     topic as its changelog instead of a {@code -changelog} topic of its own (a restore then reads
+ *     the input topic; {@link RestoreMeasurement#changelogsAtKill()} lists only {@code -changelog}
+ *     topics, and this mode is not covered by a test)
  * @param timeout the longest any single wait (processing, restore, shutdown) may take
  * @param internalTopicConfigs topic configs for the internal topics Kafka Streams creates
  *     (changelogs and repartition topic), e.g. {@code segment.bytes} and
