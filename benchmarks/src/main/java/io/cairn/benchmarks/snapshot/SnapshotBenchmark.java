@@ -59,6 +59,8 @@ public final class SnapshotBenchmark {
     int parallelism = args.length > 3 ? Integer.parseInt(args[3]) : 4;
     Path dir = args.length > 4 ? Path.of(args[4]) : Files.createTempDirectory("cairn-snapshot-bench");
     long changed = records / 100 + records / 1000; // ≈ 1% of the keys present
+    System.out.printf(Locale.ROOT, "machine: %d processors, load average %.1f at start%n", Runtime.getRuntime().availableProcessors(),
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     System.out.printf(Locale.ROOT, "keys %d, records %d (+%d for the 1%% change), workers %d, upload parallelism %d, store %s%n",
         keys, records, changed, workers, parallelism, dir);
     ObjectStore store = LocalObjectStore.createDirectories(dir.resolve("store"));
