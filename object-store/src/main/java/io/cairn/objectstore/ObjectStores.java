@@ -31,6 +31,9 @@ public final class ObjectStores {
   }
 
   public static ObjectStore open(String uri, Map<String, String> properties) {
+    if (uri != null && uri.equalsIgnoreCase("memory:")) {
+      return new InMemoryObjectStore();
+    }
     try {
       return open(new URI(uri), properties);
     } catch (java.net.URISyntaxException e) {

@@ -25,8 +25,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Options: {@code keys} (key space, default 1000), {@code categories} (default 10), {@code
  * seed} (default 42), {@code delete-percent} (default 10), {@code limit} (total records, default
- * unbounded), {@code rate} (records per second, default 0 = as fast as read). With envelope NONE
- * the generator is append-only (inserts only, no primary key).
+ * unbounded), {@code rate} (records per second, default 0 = as fast as read), {@code append}
+ * (default false: the table is keyed by {@code id} and records upsert/delete; true: an append-only
+ * stream of the generated rows, deletes skipped, no primary key).
  */
 public final class LoadGeneratorConnector implements SourceConnector {
   public static final String NAME = "load-generator";
@@ -45,8 +46,9 @@ public final class LoadGeneratorConnector implements SourceConnector {
       throw new IllegalArgumentException(
           "Cannot create source '" + d.name() + "': the load generator's schema is fixed (" + SCHEMA + ")");
     }
-    List<String> pk = d.envelope() == Envelope.NONE ? List.of() : List.of("id");
-    return new SourceDefinition(d.name(), d.connector(), d.options(), SCHEMA, pk, d.envelope() == Envelope.NONE ? Envelope.NONE : Envelope.UPSERT);
+    boolean append = Boolean.parseBoolean(d.option("append", "false"));
+    List<String> pk = append ? List.of() : List.of("id");
+    return new SourceDefinition(d.name(), d.connector(), d.options(), SCHEMA, pk, append ? Envelope.NONE : Envelope.UPSERT);
   }
 
   @Override

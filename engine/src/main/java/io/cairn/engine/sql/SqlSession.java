@@ -1,0 +1,522 @@
+package io.cairn.engine.sql;
+
+import io.cairn.engine.catalog.CatalogConflictException;
+import io.cairn.engine.catalog.CatalogEntry;
+import io.cairn.engine.catalog.CatalogLog;
+import io.cairn.engine.dataflow.Dataflow;
+import io.cairn.engine.expr.Expr;
+import io.cairn.engine.plan.Plan;
+import io.cairn.engine.row.Column;
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.row.Type;
+import io.cairn.engine.runtime.Engine;
+import io.cairn.engine.source.Envelope;
+import io.cairn.engine.source.SourceConnector;
+import io.cairn.engine.source.SourceDefinition;
+import java.time.Clock;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import net.sf.jsqlparser.expression.LongValue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The SQL front end of one node: executes statements against an {@link Engine}, with every DDL
+ * statement sequenced through the {@link CatalogLog}.
+ *
+ * <p>Design and invariants:
+ *
+ * <ul>
+ *   <li>One order. The catalog is the only sequencer: a statement changes the engine only as the
+ *       entry at some position N, and every node applies entries in position order. The dataflow a
+ *       CREATE entry makes has id N — there is no other counter — so its arrangement names (derived
+ *       from the id) are the same on every node and after every restart, which is what lets a
+ *       snapshot's batches be found again.
+ *   <li>Executing DDL. (1) Parse; a syntax error changes nothing. (2) Catch up: apply the entries
+ *       other writers appended since this session's {@link #position()}. (3) Inside {@link
+ *       Engine#betweenTicks}: plan and validate against the engine as of position N; for CREATE,
+ *       build the dataflow (so a failure — unknown column, connector refusing its options,
+ *       unresolvable secret — leaves nothing behind) and then append the entry at N; for DROP,
+ *       append and then drop. (4) If another writer took N ({@link CatalogConflictException}), undo
+ *       the CREATE, and go back to (2): the statement is re-planned against the new state. An
+ *       append whose outcome is unknown (the store failed) is undone locally and rethrown; if the
+ *       entry was in fact written, the next catch-up applies it, as for any other writer's entry.
+ *   <li>Replay. {@link #replay} applies entries without appending, with the same planning code, so
+ *       replaying a catalog into a fresh engine re-creates every dataflow with the same id and plan
+ *       (including the drops a CASCADE made: they are re-derived from the same state).
+ *   <li>Why drop is safe. Create and drop are both applied between ticks (the engine lock) and in
+ *       log order on all workers: no worker ever runs an operator of a half-built or half-dropped
+ *       dataflow, and no dataflow is dropped while another reads its arrangement — the engine
+ *       refuses that, and DROP ... CASCADE drops the readers first (newest first) in the same
+ *       between-ticks section. Dropping releases the dataflow's arrangements; an arrangement shared
+ *       with a reader survives because the drop is refused until no reader remains.
+ *   <li>Failure domains. A runtime error in one dataflow's operator (e.g. division by zero) marks
+ *       that dataflow FAILED with the error (see {@code SHOW VIEWS}); the engine keeps running the
+ *       others.
+ *   <li>Secrets. {@code SECRET 'NAME'} stays a reference in the SQL text (the catalog) and in the
+ *       source's options ({@code secret:NAME}); the connector resolves it when the source opens.
+ * </ul>
+ *
+ * <p>Thread-safe: statements of one session run one at a time.
+ */
+public final class SqlSession {
+  private static final Logger LOG = LoggerFactory.getLogger(SqlSession.class);
+  private static final int MAX_ATTEMPTS = 1000;
+
+  private final Engine engine;
+  private final CatalogLog catalog;
+  private final Clock clock;
+  private final Map<String, Statement.CreateSource> sources = new HashMap<>();
+  private long position = CatalogLog.FIRST_POSITION;
+
+  public SqlSession(Engine engine, CatalogLog catalog, Clock clock) {
+    this.engine = Objects.requireNonNull(engine, "engine");
+    this.catalog = Objects.requireNonNull(catalog, "catalog");
+    this.clock = Objects.requireNonNull(clock, "clock");
+  }
+
+  /** The next catalog position: every entry below it has been applied to the engine. */
+  public synchronized long position() {
+    return position;
+  }
+
+  public Engine engine() {
+    return engine;
+  }
+
+  public CatalogLog catalog() {
+    return catalog;
+  }
+
+  /**
+   * Applies the catalog entries at positions [{@link #position()}, {@code toExclusive}) to the
+   * engine without appending, in order, each between ticks. Returns the new position. Throws
+   * {@link SqlException} naming the entry when one cannot be applied (e.g. its connector is not
+   * available or a secret is not set); the entries before it stay applied.
+   */
+  public synchronized long replay(long toExclusive) {
+    if (toExclusive <= position) {
+      return position;
+    }
+    for (CatalogEntry e : catalog.read(position)) {
+      if (e.position() >= toExclusive) {
+        break;
+      }
+      apply(e);
+    }
+    return position;
+  }
+
+  /** Applies every entry appended since {@link #position()} (also other writers'). */
+  public synchronized long replayAll() {
+    return replay(Long.MAX_VALUE);
+  }
+
+  private void apply(CatalogEntry e) {
+    if (e.position() != position) {
+      throw new IllegalStateException("Cannot replay catalog entry " + e.position() + ": expected position " + position);
+    }
+    if (e.schemaVersion() > CatalogEntry.SCHEMA_VERSION) {
+      throw new SqlException("Cannot replay catalog entry " + e.position() + ": schema version " + e.schemaVersion()
+          + " is newer than this build's " + CatalogEntry.SCHEMA_VERSION);
+    }
+    try {
+      Statement st = Parser.parse(e.sql());
+      engine.betweenTicks(() -> {
+        Prepared p = prepare(st, e.position());
+        p.beforeAppend.run();
+        p.afterAppend.run();
+        return null;
+      });
+    } catch (SqlException ex) {
+      throw new SqlException("Cannot replay catalog entry " + e.position() + " of " + catalog.describe() + ": " + ex.getMessage(), 0, 0, ex);
+    }
+    position = e.position() + 1;
+    LOG.debug("Applied catalog entry {}: {}", e.position(), e.sql());
+  }
+
+  /**
+   * Executes one statement (a trailing ';' is allowed). DDL is appended to the catalog and applied
+   * to the engine; queries, SHOW and EXPLAIN are answered from the engine.
+   *
+   * @throws SqlException naming the problem and its position; the statement changed nothing
+   */
+  public synchronized Result execute(String sql) {
+    Objects.requireNonNull(sql, "sql");
+    String text = Parser.normalize(sql);
+    Statement st = Parser.parse(text);
+    if (!st.ddl()) {
+      return query(st);
+    }
+    for (int attempt = 1; ; attempt++) {
+      replayAll();
+      long p = position;
+      try {
+        return engine.betweenTicks(() -> {
+          Prepared prepared = prepare(st, p);
+          if (prepared.noop) {
+            return Result.message(prepared.message);
+          }
+          prepared.beforeAppend.run();
+          try {
+            catalog.append(CatalogEntry.of(p, text, clock.instant()));
+          } catch (RuntimeException ex) {
+            prepared.undo.run();
+            throw ex;
+          }
+          prepared.afterAppend.run();
+          position = p + 1;
+          LOG.info("Catalog entry {}: {}", p, text);
+          return Result.message(prepared.message);
+        });
+      } catch (CatalogConflictException lost) {
+        if (attempt >= MAX_ATTEMPTS) {
+          throw new SqlException("Cannot execute statement: lost the race for a catalog position " + attempt + " times");
+        }
+        LOG.debug("Lost catalog position {} to another writer; re-reading", p);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ DDL
+
+  /** A validated DDL statement: engine changes before and after the append, and the undo of the first. */
+  private record Prepared(boolean noop, String message, Runnable beforeAppend, Runnable afterAppend, Runnable undo) {
+    static Prepared noop(String message) {
+      Runnable nothing = () -> {};
+      return new Prepared(true, message, nothing, nothing, nothing);
+    }
+  }
+
+  private Prepared prepare(Statement st, long id) {
+    if (st instanceof Statement.CreateSource cs) {
+      return createSource(cs, id);
+    }
+    if (st instanceof Statement.CreateView cv) {
+      return createView(cv, id);
+    }
+    return drop((Statement.Drop) st);
+  }
+
+  private Optional<String> existing(String name, Lexer.Token pos, String what, boolean ifNotExists) {
+    Optional<Dataflow> d = engine.dataflow(name);
+    if (d.isEmpty()) {
+      return Optional.empty();
+    }
+    String kind = d.get().kind() == Dataflow.Kind.SOURCE ? "source" : "view";
+    if (ifNotExists) {
+      return Optional.of("CREATE " + what.toUpperCase(java.util.Locale.ROOT) + " (skipped: " + kind + " '" + name + "' exists)");
+    }
+    throw new SqlException("Cannot create " + what + " '" + name + "': duplicate name: a " + kind + " named '" + name + "' already exists",
+        pos.line(), pos.column());
+  }
+
+  private Prepared createSource(Statement.CreateSource cs, long id) {
+    Optional<String> skip = existing(cs.name(), cs.namePos(), "source", cs.ifNotExists());
+    if (skip.isPresent()) {
+      return Prepared.noop(skip.get());
+    }
+    Optional<SourceConnector> connector = engine.connector(cs.connector());
+    if (connector.isEmpty()) {
+      throw new SqlException("Cannot create source '" + cs.name() + "': connector '" + cs.connector()
+          + "' is not available (its module is not on the class path)");
+    }
+    SourceDefinition def =
+        new SourceDefinition(cs.name(), cs.connector(), cs.options(), cs.schema(), cs.primaryKey(), cs.envelope());
+    try {
+      connector.get().validate(def);
+    } catch (IllegalArgumentException ex) {
+      throw new SqlException(ex.getMessage(), 0, 0, ex);
+    }
+    Runnable create = () -> {
+      try {
+        engine.createSource(id, def);
+      } catch (IllegalArgumentException | IllegalStateException ex) {
+        String m = ex.getMessage();
+        throw new SqlException(m.startsWith("Cannot") ? m : "Cannot create source '" + cs.name() + "': " + m, 0, 0, ex);
+      }
+      sources.put(cs.name(), cs);
+    };
+    Runnable undo = () -> {
+      engine.drop(cs.name());
+      sources.remove(cs.name());
+    };
+    return new Prepared(false, "CREATE SOURCE", create, () -> {}, undo);
+  }
+
+  private Prepared createView(Statement.CreateView cv, long id) {
+    Optional<String> skip = existing(cv.name(), cv.namePos(), "view", cv.ifNotExists());
+    if (skip.isPresent()) {
+      return Prepared.noop(skip.get());
+    }
+    Planner.Planned planned = new Planner("Cannot plan view '" + cv.name() + "'", cv.select(), this::schemaOf).plan(false);
+    Runnable create = () -> {
+      try {
+        engine.createView(id, cv.name(), planned.plan(), planned.keyCols());
+      } catch (IllegalArgumentException | IllegalStateException ex) {
+        throw new SqlException("Cannot create view '" + cv.name() + "': " + ex.getMessage(), 0, 0, ex);
+      }
+    };
+    return new Prepared(false, "CREATE MATERIALIZED VIEW", create, () -> {}, () -> engine.drop(cv.name()));
+  }
+
+  private Prepared drop(Statement.Drop d) {
+    String what = d.kind().lower();
+    Optional<Dataflow> target = engine.dataflow(d.name());
+    Dataflow.Kind want = d.kind() == Statement.ObjectKind.SOURCE ? Dataflow.Kind.SOURCE : Dataflow.Kind.VIEW;
+    if (target.isEmpty()) {
+      if (d.ifExists()) {
+        return Prepared.noop("DROP " + what.toUpperCase(java.util.Locale.ROOT) + " (skipped: no " + what + " '" + d.name() + "')");
+      }
+      throw new SqlException("Cannot drop " + what + " '" + d.name() + "': unknown " + what + " '" + d.name() + "'",
+          d.namePos().line(), d.namePos().column());
+    }
+    if (target.get().kind() != want) {
+      String other = want == Dataflow.Kind.SOURCE ? "view" : "source";
+      throw new SqlException("Cannot drop " + what + " '" + d.name() + "': '" + d.name() + "' is a " + other
+          + " (use DROP " + other.toUpperCase(java.util.Locale.ROOT) + ")", d.namePos().line(), d.namePos().column());
+    }
+    List<String> dependents = dependents(d.name());
+    if (!dependents.isEmpty() && !d.cascade()) {
+      throw new SqlException("Cannot drop " + what + " '" + d.name() + "': dependents exist: " + dependents
+          + " read it (drop them first, or use DROP " + what.toUpperCase(java.util.Locale.ROOT) + " " + d.name() + " CASCADE)",
+          d.namePos().line(), d.namePos().column());
+    }
+    List<String> order = new ArrayList<>(dependents);
+    order.add(d.name());
+    Runnable dropAll = () -> {
+      for (String n : order) {
+        engine.drop(n);
+        sources.remove(n);
+      }
+    };
+    String message = "DROP " + what.toUpperCase(java.util.Locale.ROOT) + (dependents.isEmpty() ? "" : " (also dropped " + dependents + ")");
+    return new Prepared(false, message, () -> {}, dropAll, () -> {});
+  }
+
+  /** Every dataflow reading {@code name}, directly or not, newest (highest id) first. */
+  private List<String> dependents(String name) {
+    Set<String> seen = new LinkedHashSet<>();
+    Deque<String> todo = new ArrayDeque<>(List.of(name));
+    while (!todo.isEmpty()) {
+      for (String r : engine.readersOf(todo.pop())) {
+        if (seen.add(r)) {
+          todo.add(r);
+        }
+      }
+    }
+    List<String> out = new ArrayList<>(seen);
+    out.sort(Comparator.comparingLong((String n) -> engine.dataflow(n).map(Dataflow::id).orElse(Long.MAX_VALUE)).reversed());
+    return out;
+  }
+
+  private Schema schemaOf(String name) {
+    return engine.dataflow(name).map(Dataflow::schema).orElse(null);
+  }
+
+  // ------------------------------------------------------------------ queries
+
+  private Result query(Statement st) {
+    if (st instanceof Statement.Show s) {
+      return show(s);
+    }
+    if (st instanceof Statement.ExplainView ev) {
+      Dataflow d = engine.dataflow(ev.name()).filter(x -> x.kind() == Dataflow.Kind.VIEW).orElseThrow(
+          () -> new SqlException("Cannot explain view '" + ev.name() + "': unknown view '" + ev.name() + "'",
+              ev.namePos().line(), ev.namePos().column()));
+      List<String> lines = new ArrayList<>();
+      lines.add("View " + d.name() + " (dataflow " + d.id() + ", " + d.state() + "), arranged by " + keyNames(d));
+      lines.addAll(Plan.explain(d.plan()).lines().toList());
+      return lines(lines);
+    }
+    if (st instanceof Statement.ExplainSelect es) {
+      String what = es.viewName() == null ? "Cannot plan query" : "Cannot plan view '" + es.viewName() + "'";
+      Planner.Planned p = new Planner(what, es.select(), this::schemaOf).plan(es.viewName() == null);
+      List<String> lines = new ArrayList<>();
+      if (es.viewName() != null) {
+        lines.add("View " + es.viewName() + " (not created), arranged by "
+            + (p.keyCols() == null ? "(the whole row)" : names(p.plan().schema(), p.keyCols())));
+      }
+      lines.addAll(Plan.explain(p.plan()).lines().toList());
+      return lines(lines);
+    }
+    return select((Statement.Select) st);
+  }
+
+  private static Result lines(List<String> lines) {
+    List<List<Object>> rows = new ArrayList<>();
+    for (String l : lines) {
+      rows.add(List.of(l));
+    }
+    return new Result(List.of("plan"), rows, "EXPLAIN");
+  }
+
+  private static String keyNames(Dataflow d) {
+    return names(d.schema(), d.layout().keyCols());
+  }
+
+  private static String names(Schema s, int[] cols) {
+    List<String> n = new ArrayList<>();
+    for (int c : cols) {
+      n.add(s.column(c).name());
+    }
+    return "(" + String.join(", ", n) + ")";
+  }
+
+  private Result show(Statement.Show s) {
+    List<List<Object>> rows = new ArrayList<>();
+    if (s.kind() == Statement.ObjectKind.SOURCE) {
+      for (Dataflow d : engine.dataflows()) {
+        if (d.kind() == Dataflow.Kind.SOURCE) {
+          Statement.CreateSource cs = sources.get(d.name());
+          rows.add(Arrays.asList(d.name(), d.id(), cs == null ? null : cs.connector(),
+              cs == null || cs.envelope() == null ? Envelope.NONE.name() : cs.envelope().name(), d.state().name(), d.error()));
+        }
+      }
+      return new Result(List.of("name", "id", "connector", "envelope", "state", "error"), rows, "SHOW SOURCES");
+    }
+    for (Dataflow d : engine.dataflows()) {
+      if (d.kind() == Dataflow.Kind.VIEW) {
+        rows.add(Arrays.asList(d.name(), d.id(), d.state().name(), d.error(), (long) d.arrangements().size()));
+      }
+    }
+    return new Result(List.of("name", "id", "state", "error", "arrangements"), rows, "SHOW VIEWS");
+  }
+
+  /**
+   * A one-shot SELECT over one source or view, answered from its arrangement as of the last
+   * closed tick: a key lookup when WHERE pins every key column with {@code =}, else a scan.
+   */
+  private Result select(Statement.Select s) {
+    Planner.Planned planned = new Planner("Cannot plan query", s.select(), this::schemaOf).plan(true);
+    Plan plan = planned.plan();
+    boolean distinct = false;
+    if (plan instanceof Plan.Distinct dd) {
+      distinct = true;
+      plan = dd.input();
+    }
+    List<Expr> project = null;
+    if (plan instanceof Plan.Map m) {
+      project = m.exprs();
+      plan = m.input();
+    }
+    List<Expr> filters = new ArrayList<>();
+    while (plan instanceof Plan.Filter f) {
+      filters.add(f.predicate());
+      plan = f.input();
+    }
+    if (!(plan instanceof Plan.Get get)) {
+      throw new SqlException("Cannot plan query: unsupported in a one-shot SELECT: joins and aggregates "
+          + "(create a materialized view and select from it)");
+    }
+    Dataflow d = engine.dataflow(get.name()).orElseThrow(() -> new SqlException("Cannot plan query: unknown table '" + get.name() + "'"));
+    Row key = lookupKey(d, filters);
+    List<Row> in = key != null ? engine.lookup(get.name(), key) : engine.peek(get.name());
+    List<Row> out = new ArrayList<>();
+    Set<Row> seen = distinct ? new TreeSet<>() : null;
+    for (Row r : in) {
+      boolean keep = true;
+      for (Expr f : filters) {
+        keep &= Boolean.TRUE.equals(evalRuntime(f, r));
+      }
+      if (!keep) {
+        continue;
+      }
+      Row o = r;
+      if (project != null) {
+        Object[] v = new Object[project.size()];
+        for (int i = 0; i < v.length; i++) {
+          v[i] = evalRuntime(project.get(i), r);
+        }
+        o = Row.wrap(v);
+      }
+      if (seen == null || seen.add(o)) {
+        out.add(o);
+      }
+    }
+    out.sort(null);
+    if (planned.select().getLimit() != null) {
+      if (!(planned.select().getLimit().getRowCount() instanceof LongValue lv) || lv.getValue() < 0) {
+        throw new SqlException("Cannot plan query: LIMIT takes a non-negative integer");
+      }
+      out = out.subList(0, (int) Math.min(out.size(), lv.getValue()));
+    }
+    Schema schema = planned.plan().schema();
+    List<String> cols = schema.columns().stream().map(Column::name).toList();
+    List<List<Object>> rows = new ArrayList<>();
+    for (Row r : out) {
+      rows.add(Arrays.asList(r.toArray()));
+    }
+    return new Result(cols, rows, "SELECT " + rows.size() + (key != null ? " (key lookup)" : ""));
+  }
+
+  private static Object evalRuntime(Expr e, Row r) {
+    try {
+      return e.eval(r);
+    } catch (ArithmeticException ex) {
+      throw new SqlException("Cannot evaluate query: " + ex.getMessage(), 0, 0, ex);
+    }
+  }
+
+  /** The arrangement key when the filters pin every key column to a literal, else null. */
+  private static Row lookupKey(Dataflow d, List<Expr> filters) {
+    int[] keyCols = d.layout().keyCols();
+    Object[] key = new Object[keyCols.length];
+    boolean[] pinned = new boolean[keyCols.length];
+    List<Expr> conj = new ArrayList<>();
+    for (Expr f : filters) {
+      flatten(f, conj);
+    }
+    for (Expr c : conj) {
+      if (!(c instanceof Expr.Cmp cmp) || cmp.op() != Expr.CmpOp.EQ) {
+        continue;
+      }
+      Expr.Col col = cmp.left() instanceof Expr.Col x ? x : cmp.right() instanceof Expr.Col y ? y : null;
+      Expr.Lit lit = cmp.left() instanceof Expr.Lit x ? x : cmp.right() instanceof Expr.Lit y ? y : null;
+      if (col == null || lit == null || lit.value() == null) {
+        continue;
+      }
+      for (int k = 0; k < keyCols.length; k++) {
+        if (keyCols[k] == col.index()) {
+          Type t = d.schema().type(keyCols[k]);
+          Object v = lit.value();
+          if (t == Type.DOUBLE && v instanceof Long l) {
+            v = l.doubleValue();
+          }
+          if (!t.accepts(v)) {
+            return null;
+          }
+          key[k] = v;
+          pinned[k] = true;
+        }
+      }
+    }
+    for (boolean p : pinned) {
+      if (!p) {
+        return null;
+      }
+    }
+    return Row.wrap(key);
+  }
+
+  private static void flatten(Expr e, List<Expr> out) {
+    if (e instanceof Expr.And a) {
+      flatten(a.left(), out);
+      flatten(a.right(), out);
+    } else {
+      out.add(e);
+    }
+  }
+}

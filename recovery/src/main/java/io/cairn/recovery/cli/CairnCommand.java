@@ -1,0 +1,207 @@
+package io.cairn.recovery.cli;
+
+import io.cairn.recovery.config.CairnConfig;
+import io.cairn.recovery.config.ConfigException;
+import io.cairn.recovery.config.ConfigLoader;
+import io.cairn.recovery.node.Node;
+import io.cairn.recovery.node.RecoveryReport;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ServiceLoader;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** The {@code cairn} command line. */
+@Command(
+    name = "cairn",
+    mixinStandardHelpOptions = true,
+    version = "cairn 0.1.0",
+    description = "An incremental dataflow engine whose state survives restarts.",
+    subcommands = {
+      CairnCommand.Run.class,
+      CairnCommand.Recover.class,
+      CairnCommand.Snapshot.class,
+      CairnCommand.Snapshots.class,
+      CairnCommand.Sql.class,
+      CairnCommand.Status.class
+    })
+public final class CairnCommand implements Runnable {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(System.out);
+  }
+
+  public static void main(String[] args) {
+    System.exit(execute(args));
+  }
+
+  /** Runs the command line and returns the exit code (0 ok, 1 failure, 2 usage or configuration error). */
+  public static int execute(String... args) {
+    CommandLine cl = new CommandLine(new CairnCommand());
+    for (CairnSubcommand extra : ServiceLoader.load(CairnSubcommand.class)) {
+      cl.addSubcommand(extra.name(), extra.command());
+    }
+    cl.setExecutionExceptionHandler(
+        (e, cmd, parsed) -> {
+          if (e instanceof ConfigException) {
+            cmd.getErr().println("cairn: " + e.getMessage());
+            return 2;
+          }
+          cmd.getErr().println("cairn: " + e.getMessage());
+          return 1;
+        });
+    return cl.execute(args);
+  }
+
+  /** Options shared by the commands that read the configuration. */
+  static class ConfigOption {
+    @Option(names = {"-c", "--config"}, description = "Configuration file (YAML). Default: embedded laptop setup.")
+    Path config;
+
+    CairnConfig load() {
+      Path p = config;
+      if (p == null && java.nio.file.Files.isRegularFile(Path.of("cairn.yaml"))) {
+        p = Path.of("cairn.yaml");
+      }
+      return ConfigLoader.load(p, System.getenv());
+    }
+  }
+
+  @Command(name = "run", description = "Start (recover) and serve: ingest, snapshot on schedule, answer SQL over HTTP.")
+  static final class Run implements Callable<Integer> {
+    @CommandLine.Mixin ConfigOption config = new ConfigOption();
+
+    @Override
+    public Integer call() throws Exception {
+      CairnConfig cfg = config.load();
+      Node node = Node.recover(cfg, Node.Options.defaults().withProgress(true));
+      System.out.print(node.report().toText());
+      Runtime.getRuntime().addShutdownHook(new Thread(node::close, "cairn-shutdown"));
+      node.serve();
+      node.awaitTermination();
+      return 0;
+    }
+  }
+
+  @Command(name = "recover", description = "Restart-and-recover: load the newest valid snapshot, replay sources, print the report.")
+  static final class Recover implements Callable<Integer> {
+    @CommandLine.Mixin ConfigOption config = new ConfigOption();
+
+    @Option(names = "--until-caught-up", description = "Exit once every source has caught up (else keep serving).")
+    boolean untilCaughtUp;
+
+    @Option(names = "--json", description = "Print the report as JSON.")
+    boolean json;
+
+    @Option(names = "--timeout", description = "Give up catching up after this long (e.g. 10m). Default: none.")
+    String timeout;
+
+    @Override
+    public Integer call() throws Exception {
+      CairnConfig cfg = config.load();
+      Duration limit = timeout == null ? null : ConfigLoader.parseDuration("--timeout", timeout);
+      Node node = Node.recover(cfg, Node.Options.defaults().withProgress(!json).withCatchUpTimeout(limit));
+      RecoveryReport r = node.report();
+      System.out.println(json ? r.toJson() : r.toText());
+      if (untilCaughtUp) {
+        node.close();
+        return r.caughtUp() ? 0 : 1;
+      }
+      Runtime.getRuntime().addShutdownHook(new Thread(node::close, "cairn-shutdown"));
+      node.serve();
+      node.awaitTermination();
+      return 0;
+    }
+  }
+
+  @Command(name = "snapshot", description = "Take a snapshot now on the running node.")
+  static final class Snapshot implements Callable<Integer> {
+    @CommandLine.Mixin ConfigOption config = new ConfigOption();
+
+    @Override
+    public Integer call() throws Exception {
+      System.out.println(http(config.load(), "POST", "/snapshot", ""));
+      return 0;
+    }
+  }
+
+  @Command(name = "snapshots", description = "Inspect the snapshot store: list, verify, gc.")
+  static final class Snapshots implements Callable<Integer> {
+    @CommandLine.Mixin ConfigOption config = new ConfigOption();
+
+    @Parameters(index = "0", description = "list | verify | gc")
+    String action;
+
+    @Override
+    public Integer call() throws Exception {
+      CairnConfig cfg = config.load();
+      try (Node.Offline offline = Node.offline(cfg)) {
+        switch (action) {
+          case "list" -> System.out.print(offline.list());
+          case "verify" -> {
+            String out = offline.verify();
+            System.out.print(out);
+            return out.contains("INVALID") ? 1 : 0;
+          }
+          case "gc" -> System.out.print(offline.gc());
+          default -> throw new IllegalArgumentException("Unknown action '" + action + "': use list, verify or gc");
+        }
+      }
+      return 0;
+    }
+  }
+
+  @Command(name = "sql", description = "Run SQL statements against the running node.")
+  static final class Sql implements Callable<Integer> {
+    @CommandLine.Mixin ConfigOption config = new ConfigOption();
+
+    @Parameters(index = "0", description = "The statement(s), e.g. \"SELECT * FROM revenue_by_category\"")
+    String sql;
+
+    @Override
+    public Integer call() throws Exception {
+      System.out.print(http(config.load(), "POST", "/sql", sql));
+      return 0;
+    }
+  }
+
+  @Command(name = "status", description = "Status of the running node.")
+  static final class Status implements Callable<Integer> {
+    @CommandLine.Mixin ConfigOption config = new ConfigOption();
+
+    @Override
+    public Integer call() throws Exception {
+      System.out.println(http(config.load(), "GET", "/status", null));
+      return 0;
+    }
+  }
+
+  static String http(CairnConfig cfg, String method, String path, String body) throws IOException, InterruptedException {
+    if (cfg.httpPort() == 0) {
+      throw new IllegalArgumentException("Cannot reach the node: http.port is 0 (HTTP disabled)");
+    }
+    URI uri = URI.create("http://" + cfg.httpHost() + ":" + cfg.httpPort() + path);
+    HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(Duration.ofMinutes(10));
+    b = body == null ? b.GET() : b.method(method, HttpRequest.BodyPublishers.ofString(body));
+    HttpResponse<String> r;
+    try {
+      r = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build().send(b.build(), HttpResponse.BodyHandlers.ofString());
+    } catch (java.net.ConnectException e) {
+      throw new IllegalStateException("Cannot reach the node at " + uri + ": is `cairn run` running?");
+    }
+    if (r.statusCode() != 200) {
+      throw new IllegalArgumentException(r.body().strip());
+    }
+    return r.body();
+  }
+}

@@ -1,0 +1,60 @@
+package io.cairn.recovery.config;
+
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The node's configuration, read from {@code cairn.yaml} plus {@code CAIRN_*} environment
+ * overrides by {@link ConfigLoader}. Every key has a default, so an empty configuration runs the
+ * embedded laptop setup: a local object store in {@code ./cairn-data}, a load-generator source
+ * with an example view, daily snapshots.
+ *
+ * @param storeUri object store for snapshots and the catalog ({@code file:///path},
+ *     {@code s3://bucket/prefix?endpoint=...}); key {@code store.uri}
+ * @param storeProperties extra store settings (e.g. {@code s3.region}); keys {@code store.properties.*}
+ * @param workers worker threads; key {@code engine.workers}
+ * @param tickMaxRecords key {@code engine.tick.max-records}
+ * @param tickMaxDuration key {@code engine.tick.max-duration}
+ * @param snapshotCron Quartz cron; key {@code snapshots.cron} (default daily at 00:00)
+ * @param snapshotZone key {@code snapshots.zone}
+ * @param keepLast key {@code snapshots.retention.keep-last}
+ * @param keepDailyDays key {@code snapshots.retention.keep-daily-days}
+ * @param gcGrace key {@code snapshots.retention.gc-grace}
+ * @param httpHost key {@code http.host} (127.0.0.1)
+ * @param httpPort key {@code http.port} (0 = disabled)
+ * @param catchUpRateLimit records/s cap per source while catching up after recovery, 0 = none;
+ *     key {@code recovery.catch-up-rate-limit}
+ * @param init SQL statements run when the catalog is empty; key {@code init}
+ */
+public record CairnConfig(
+    String storeUri,
+    Map<String, String> storeProperties,
+    int workers,
+    int tickMaxRecords,
+    Duration tickMaxDuration,
+    String snapshotCron,
+    ZoneId snapshotZone,
+    int keepLast,
+    int keepDailyDays,
+    Duration gcGrace,
+    String httpHost,
+    int httpPort,
+    double catchUpRateLimit,
+    List<String> init) {
+
+  /** The example the embedded default creates on an empty catalog. */
+  public static final List<String> DEFAULT_INIT =
+      List.of(
+          "CREATE SOURCE orders FROM LOAD GENERATOR (keys = 100000, categories = 20, rate = 1000)",
+          "CREATE MATERIALIZED VIEW revenue_by_category AS SELECT category, COUNT(*) AS orders, SUM(amount) AS revenue,"
+              + " MIN(amount) AS smallest, MAX(amount) AS largest FROM orders GROUP BY category");
+
+  public CairnConfig {
+    Objects.requireNonNull(storeUri, "storeUri");
+    storeProperties = Map.copyOf(storeProperties);
+    init = List.copyOf(init);
+  }
+}

@@ -1,0 +1,216 @@
+package io.cairn.recovery.config;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Reads {@link CairnConfig}: YAML (nested maps) flattened to dotted keys, then environment
+ * overrides ({@code CAIRN_HTTP_PORT} overrides {@code http.port}; dots and dashes become
+ * underscores), then validation. Unknown keys and bad values are errors naming the key.
+ */
+public final class ConfigLoader {
+  private static final Map<String, String> DEFAULTS = new LinkedHashMap<>();
+
+  static {
+    DEFAULTS.put("store.uri", "file:./cairn-data");
+    DEFAULTS.put("engine.workers", "2");
+    DEFAULTS.put("engine.tick.max-records", "100000");
+    DEFAULTS.put("engine.tick.max-duration", "200ms");
+    DEFAULTS.put("snapshots.cron", "0 0 0 * * ?");
+    DEFAULTS.put("snapshots.zone", "UTC");
+    DEFAULTS.put("snapshots.retention.keep-last", "7");
+    DEFAULTS.put("snapshots.retention.keep-daily-days", "30");
+    DEFAULTS.put("snapshots.retention.gc-grace", "1h");
+    DEFAULTS.put("http.host", "127.0.0.1");
+    DEFAULTS.put("http.port", "7077");
+    DEFAULTS.put("recovery.catch-up-rate-limit", "0");
+  }
+
+  private ConfigLoader() {}
+
+  /** Loads {@code file} (may be null: defaults only) with overrides from {@code env}. */
+  public static CairnConfig load(Path file, Map<String, String> env) {
+    Map<String, String> flat = new TreeMap<>(DEFAULTS);
+    List<String> init = null;
+    if (file != null) {
+      if (!Files.isRegularFile(file)) {
+        throw new ConfigException("Cannot read configuration: file " + file + " does not exist");
+      }
+      Object root;
+      try {
+        root = new ObjectMapper(new YAMLFactory()).readValue(file.toFile(), Object.class);
+      } catch (IOException e) {
+        throw new ConfigException("Cannot read configuration " + file + ": " + e.getMessage());
+      }
+      if (root != null && !(root instanceof Map)) {
+        throw new ConfigException("Cannot read configuration " + file + ": the top level must be a mapping");
+      }
+      if (root != null) {
+        Map<?, ?> m = new LinkedHashMap<>((Map<?, ?>) root);
+        Object i = m.remove("init");
+        if (i != null) {
+          if (!(i instanceof List<?> l)) {
+            throw new ConfigException("Bad configuration key 'init': expected a list of SQL statements");
+          }
+          init = new ArrayList<>();
+          for (Object o : l) {
+            init.add(String.valueOf(o));
+          }
+        }
+        flatten("", m, flat);
+      }
+    }
+    for (Map.Entry<String, String> e : env.entrySet()) {
+      if (!e.getKey().startsWith("CAIRN_")) {
+        continue;
+      }
+      String envKey = e.getKey().substring(6);
+      boolean matched = false;
+      for (String key : new ArrayList<>(flat.keySet())) {
+        if (envName(key).equals(envKey)) {
+          flat.put(key, e.getValue());
+          matched = true;
+        }
+      }
+      if (!matched) {
+        for (String key : new ArrayList<>(flat.keySet())) {
+          if (key.startsWith("store.properties.") && envName(key).equals(envKey)) {
+            flat.put(key, e.getValue());
+          }
+        }
+      }
+    }
+    return build(flat, init);
+  }
+
+  static String envName(String key) {
+    return key.toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
+  }
+
+  private static void flatten(String prefix, Map<?, ?> m, Map<String, String> out) {
+    for (Map.Entry<?, ?> e : m.entrySet()) {
+      String key = prefix + e.getKey();
+      if (e.getValue() instanceof Map<?, ?> sub) {
+        flatten(key + ".", sub, out);
+      } else if (e.getValue() instanceof List<?>) {
+        throw new ConfigException("Bad configuration key '" + key + "': a list is not allowed here");
+      } else {
+        out.put(key, e.getValue() == null ? "" : String.valueOf(e.getValue()));
+      }
+    }
+  }
+
+  private static CairnConfig build(Map<String, String> flat, List<String> init) {
+    Map<String, String> storeProps = new TreeMap<>();
+    for (String key : flat.keySet()) {
+      if (key.startsWith("store.properties.")) {
+        storeProps.put(key.substring("store.properties.".length()), flat.get(key));
+      } else if (!DEFAULTS.containsKey(key)) {
+        throw new ConfigException("Unknown configuration key '" + key + "' (known: " + DEFAULTS.keySet() + ", store.properties.*, init)");
+      }
+    }
+    String uri = normalizeStoreUri(flat.get("store.uri").trim());
+    int workers = integer(flat, "engine.workers", 1, 256);
+    int maxRecords = integer(flat, "engine.tick.max-records", 1, Integer.MAX_VALUE);
+    Duration maxDuration = duration(flat, "engine.tick.max-duration");
+    String cron = flat.get("snapshots.cron").trim();
+    if (cron.split("\\s+").length < 6) {
+      throw new ConfigException("Bad configuration key 'snapshots.cron': '" + cron + "' is not a Quartz cron expression (6 or 7 fields, e.g. '0 0 0 * * ?')");
+    }
+    ZoneId zone;
+    try {
+      zone = ZoneId.of(flat.get("snapshots.zone").trim());
+    } catch (RuntimeException e) {
+      throw new ConfigException("Bad configuration key 'snapshots.zone': unknown time zone '" + flat.get("snapshots.zone") + "'");
+    }
+    int keepLast = integer(flat, "snapshots.retention.keep-last", 1, 100_000);
+    int keepDaily = integer(flat, "snapshots.retention.keep-daily-days", 0, 100_000);
+    Duration grace = duration(flat, "snapshots.retention.gc-grace");
+    String host = flat.get("http.host").trim();
+    int port = integer(flat, "http.port", 0, 65535);
+    double rate;
+    try {
+      rate = Double.parseDouble(flat.get("recovery.catch-up-rate-limit").trim());
+    } catch (NumberFormatException e) {
+      throw new ConfigException("Bad configuration key 'recovery.catch-up-rate-limit': '" + flat.get("recovery.catch-up-rate-limit") + "' is not a number");
+    }
+    if (rate < 0) {
+      throw new ConfigException("Bad configuration key 'recovery.catch-up-rate-limit': must be >= 0");
+    }
+    return new CairnConfig(
+        uri, storeProps, workers, maxRecords, maxDuration, cron, zone, keepLast, keepDaily, grace, host, port, rate,
+        init == null ? CairnConfig.DEFAULT_INIT : init);
+  }
+
+  /**
+   * A relative local path ({@code file:./cairn-data}, {@code file:data} or a bare path) becomes
+   * {@code file:///absolute/path?create=true}, resolved against the working directory.
+   */
+  static String normalizeStoreUri(String uri) {
+    if (uri.isEmpty()) {
+      throw new ConfigException("Bad configuration key 'store.uri': it is empty");
+    }
+    if (uri.startsWith("file://") || uri.startsWith("s3://") || uri.startsWith("memory:")) {
+      return uri;
+    }
+    String path = uri.startsWith("file:") ? uri.substring(5) : uri;
+    if (path.contains("://")) {
+      throw new ConfigException("Bad configuration key 'store.uri': '" + uri + "' is not file://, s3:// or memory:");
+    }
+    return Path.of(path).toAbsolutePath().normalize().toUri().toString().replaceFirst("^file:/+", "file:///") + "?create=true";
+  }
+
+  private static int integer(Map<String, String> flat, String key, int min, int max) {
+    String v = flat.get(key).trim();
+    long n;
+    try {
+      n = Long.parseLong(v);
+    } catch (NumberFormatException e) {
+      throw new ConfigException("Bad configuration key '" + key + "': '" + v + "' is not an integer");
+    }
+    if (n < min || n > max) {
+      throw new ConfigException("Bad configuration key '" + key + "': " + n + " is outside [" + min + ", " + max + "]");
+    }
+    return (int) n;
+  }
+
+  private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
+
+  /** Parses "200ms", "5s", "10m", "1h", "2d" or an ISO-8601 duration. */
+  public static Duration parseDuration(String key, String text) {
+    String v = text.trim().toLowerCase(Locale.ROOT);
+    Matcher m = DURATION.matcher(v);
+    if (m.matches()) {
+      long n = Long.parseLong(m.group(1));
+      return switch (m.group(2)) {
+        case "ms" -> Duration.ofMillis(n);
+        case "s" -> Duration.ofSeconds(n);
+        case "m" -> Duration.ofMinutes(n);
+        case "h" -> Duration.ofHours(n);
+        default -> Duration.ofDays(n);
+      };
+    }
+    try {
+      return Duration.parse(text.trim().toUpperCase(Locale.ROOT));
+    } catch (RuntimeException e) {
+      throw new ConfigException("Bad configuration key '" + key + "': '" + text + "' is not a duration (e.g. 200ms, 5s, 1h)");
+    }
+  }
+
+  private static Duration duration(Map<String, String> flat, String key) {
+    return parseDuration(key, flat.get(key));
+  }
+}

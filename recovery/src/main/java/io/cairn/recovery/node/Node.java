@@ -1,0 +1,467 @@
+package io.cairn.recovery.node;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.cairn.engine.catalog.CatalogLog;
+import io.cairn.engine.dataflow.Dataflow;
+import io.cairn.engine.runtime.Engine;
+import io.cairn.engine.runtime.EngineState;
+import io.cairn.engine.runtime.TickPolicy;
+import io.cairn.engine.source.Source;
+import io.cairn.engine.source.SourceOffsets;
+import io.cairn.engine.sql.SqlSession;
+import io.cairn.objectstore.ObjectStore;
+import io.cairn.objectstore.ObjectStores;
+import io.cairn.recovery.config.CairnConfig;
+import io.cairn.recovery.http.HttpEndpoint;
+import io.cairn.recovery.http.NodeApi;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A cairn node: one engine, its catalog and snapshots on one object store.
+ *
+ * <p>Lifecycle ({@link State}): every start is a recovery — {@link #recover} reads the catalog,
+ * takes the newest snapshot that verifies (falling back past corrupt ones, or replaying every
+ * source from its beginning when there is none, said loudly), re-creates the dataflows in catalog
+ * order up to the snapshot's catalog position, loads the snapshot's batches, applies the rest of
+ * the catalog, resumes each source at {@code offsets(T)} and ticks until every source has caught
+ * up; {@link #serve} then runs ticks in the background, takes snapshots on the schedule and
+ * answers HTTP. {@link #close} stops everything; a node killed instead loses nothing that a
+ * committed snapshot plus the sources' retained data cannot give back.
+ */
+public final class Node implements AutoCloseable, NodeApi {
+  private static final Logger LOG = LoggerFactory.getLogger(Node.class);
+
+  public enum State {
+    RECOVERING,
+    CAUGHT_UP,
+    SERVING,
+    CLOSED
+  }
+
+  /** How {@link #recover} behaves. */
+  public record Options(boolean progress, Duration catchUpTimeout, Clock clock) {
+    public static Options defaults() {
+      return new Options(false, null, Clock.systemUTC());
+    }
+
+    public Options withProgress(boolean p) {
+      return new Options(p, catchUpTimeout, clock);
+    }
+
+    public Options withCatchUpTimeout(Duration d) {
+      return new Options(progress, d, clock);
+    }
+
+    public Options withClock(Clock c) {
+      return new Options(progress, catchUpTimeout, c);
+    }
+  }
+
+  private static final java.util.regex.Pattern INIT_NAME =
+      java.util.regex.Pattern.compile("(?i)^\\s*CREATE\\s+(SOURCE|MATERIALIZED\\s+VIEW)\\s+([A-Za-z_][A-Za-z0-9_]*)");
+  private final CairnConfig config;
+  private final Options options;
+  private final ObjectStore store;
+  private final SnapshotStore snapshots;
+  private final Engine engine;
+  private final SqlSession session;
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final AtomicReference<State> state = new AtomicReference<>(State.RECOVERING);
+  private final CountDownLatch terminated = new CountDownLatch(1);
+  private final Object snapshotLock = new Object();
+  private volatile RecoveryReport report;
+  private volatile Map<String, Object> lastSnapshot = Map.of();
+  private HttpEndpoint http;
+  private AutoCloseable schedule;
+
+  private Node(CairnConfig config, Options options) {
+    this.config = config;
+    this.options = options;
+    ObjectStore raw = ObjectStores.open(config.storeUri(), config.storeProperties());
+    this.store = CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw;
+    this.snapshots = SnapshotStore.open(store, config, options.clock());
+    this.engine =
+        Engine.builder()
+            .workers(config.workers())
+            .tickPolicy(new TickPolicy(config.tickMaxRecords(), config.tickMaxDuration()))
+            .clock(options.clock())
+            .build();
+    CatalogLog log = snapshots.catalog();
+    this.session = new SqlSession(engine, log, options.clock());
+  }
+
+  /** Starts a node: recovery from the newest valid snapshot, then catch-up. */
+  public static Node recover(CairnConfig config, Options options) {
+    Node node = new Node(config, options);
+    try {
+      node.runRecovery();
+      return node;
+    } catch (RuntimeException e) {
+      node.close();
+      throw e;
+    }
+  }
+
+  private void runRecovery() {
+    long t0 = System.nanoTime();
+    SnapshotStore.Recovered rec = snapshots.loadLatest();
+    List<RecoveryReport.Fallback> fallbacks = new ArrayList<>();
+    rec.rejected().forEach((id, why) -> {
+      LOG.warn("Snapshot {} does not verify, falling back: {}", id, why);
+      fallbacks.add(new RecoveryReport.Fallback(id, why));
+    });
+    long rowsLoaded = 0;
+    Map<String, SourceOffsets> resumeFrom = Map.of();
+    if (rec.found()) {
+      session.replay(rec.manifest().catalogPosition());
+      EngineState st = rec.state();
+      engine.restore(st);
+      rowsLoaded = st.rows();
+      resumeFrom = st.offsets();
+      LOG.info("Recovered snapshot {} as of tick {}: {} rows in {} ms", rec.info().key(), st.tick(), rowsLoaded, rec.loadMillis());
+    } else {
+      LOG.warn("NO SNAPSHOT FOUND in {}: FULL REPLAY — every source is read again from its beginning", store.describe());
+    }
+    session.replayAll();
+    for (String stmt : config.init()) {
+      java.util.regex.Matcher m = INIT_NAME.matcher(stmt);
+      if (m.find() && engine.dataflow(m.group(2).toLowerCase(Locale.ROOT)).isPresent()) {
+        continue; // already in the catalog
+      }
+      LOG.info("Running init statement: {}", stmt);
+      session.execute(stmt);
+    }
+    Map<String, Map<String, Long>> before = meters();
+    if (config.catchUpRateLimit() > 0) {
+      for (String s : engine.sourceNames()) {
+        engine.source(s).ifPresent(src -> src.setReadRateLimit(config.catchUpRateLimit()));
+      }
+    }
+    long c0 = System.nanoTime();
+    boolean caughtUp = catchUp();
+    long catchUpMillis = (System.nanoTime() - c0) / 1_000_000;
+    if (config.catchUpRateLimit() > 0) {
+      for (String s : engine.sourceNames()) {
+        engine.source(s).ifPresent(src -> src.setReadRateLimit(0));
+      }
+    }
+    Map<String, Map<String, Long>> after = meters();
+    List<RecoveryReport.SourceReport> sources = new ArrayList<>();
+    for (String s : engine.sourceNames()) {
+      Map<String, Long> delta = new LinkedHashMap<>();
+      Map<String, Long> b = before.getOrDefault(s, Map.of());
+      after.getOrDefault(s, Map.of()).forEach((k, v) -> delta.put(k, v - b.getOrDefault(k, 0L)));
+      SourceOffsets from = resumeFrom.getOrDefault(s, SourceOffsets.EMPTY);
+      sources.add(new RecoveryReport.SourceReport(s, from.values(), delta.getOrDefault("records", 0L), delta));
+    }
+    long age = rec.found() ? Math.max(0, (options.clock().millis() - rec.info().lastModified().toEpochMilli()) / 1000) : 0;
+    report =
+        new RecoveryReport(
+            rec.found() ? rec.manifest().snapshotId() : null,
+            rec.found() ? rec.manifest().tick() : 0,
+            age,
+            rec.found() ? rec.manifest().catalogPosition() : 0,
+            !rec.found(),
+            fallbacks,
+            rowsLoaded,
+            rec.bytes(),
+            rec.loadMillis(),
+            catchUpMillis,
+            caughtUp,
+            (System.nanoTime() - t0) / 1_000_000,
+            sources);
+    state.set(State.CAUGHT_UP);
+    registerMetrics();
+  }
+
+  private boolean catchUp() {
+    long deadline = options.catchUpTimeout() == null ? Long.MAX_VALUE : System.nanoTime() + options.catchUpTimeout().toNanos();
+    long lastPrint = 0;
+    while (true) {
+      engine.tick();
+      CrashPoints.hit("recovery.tick");
+      if (engine.caughtUp()) {
+        if (options.progress()) {
+          System.err.print("\rcatching up: done" + " ".repeat(60) + "\n");
+        }
+        return true;
+      }
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      if (options.progress() && System.nanoTime() - lastPrint > 500_000_000L) {
+        lastPrint = System.nanoTime();
+        System.err.print("\rcatching up: tick " + engine.lastClosedTick() + ", " + engine.metrics().recordsIngested() + " records read ");
+      }
+    }
+  }
+
+  private Map<String, Map<String, Long>> meters() {
+    Map<String, Map<String, Long>> out = new HashMap<>();
+    for (String s : engine.sourceNames()) {
+      engine.source(s).ifPresent(src -> out.put(s, src.meter().read()));
+    }
+    return out;
+  }
+
+  private void registerMetrics() {
+    Gauge.builder("cairn_ticks", engine, e -> e.metrics().ticks()).register(registry);
+    Gauge.builder("cairn_last_closed_tick", engine, e -> e.metrics().lastClosedTick()).register(registry);
+    Gauge.builder("cairn_records_ingested", engine, e -> e.metrics().recordsIngested()).register(registry);
+    Gauge.builder("cairn_tick_seconds", engine, e -> e.metrics().lastTickNanos() / 1e9).register(registry);
+    Gauge.builder("cairn_arrangement_bytes", engine, e -> e.metrics().arrangementBytes()).register(registry);
+    Gauge.builder("cairn_recovery_seconds", this, n -> n.report.totalMillis() / 1000.0).register(registry);
+    Gauge.builder("cairn_recovery_rows_loaded", this, n -> n.report.rowsLoaded()).register(registry);
+    Gauge.builder("cairn_snapshot_rows", this, n -> number(n.lastSnapshot.get("rows"))).register(registry);
+    Gauge.builder("cairn_snapshot_bytes_uploaded", this, n -> number(n.lastSnapshot.get("bytesUploaded"))).register(registry);
+    Gauge.builder("cairn_snapshot_tick", this, n -> number(n.lastSnapshot.get("tick"))).register(registry);
+    for (String s : engine.sourceNames()) {
+      Gauge.builder("cairn_source_records", engine, e -> e.source(s).map(src -> (double) src.meter().read().getOrDefault("records", 0L)).orElse(0.0))
+          .tag("source", s)
+          .register(registry);
+      Gauge.builder("cairn_source_caught_up", engine, e -> e.source(s).map(src -> src.caughtUp() ? 1.0 : 0.0).orElse(0.0))
+          .tag("source", s)
+          .register(registry);
+    }
+  }
+
+  private static double number(Object o) {
+    return o instanceof Number n ? n.doubleValue() : 0;
+  }
+
+  /** Starts serving: ticks in the background, snapshots on the schedule, the HTTP endpoint. */
+  public void serve() {
+    engine.start();
+    schedule = snapshots.schedule(config, this::scheduledSnapshot);
+    if (config.httpPort() > 0) {
+      http = new HttpEndpoint(config.httpHost(), config.httpPort(), this);
+    }
+    state.set(State.SERVING);
+    LOG.info("cairn is serving: {} sources, {} views; snapshots '{}' ({}); store {}",
+        engine.sourceNames().size(), engine.dataflows().size() - engine.sourceNames().size(), config.snapshotCron(),
+        config.snapshotZone(), store.describe());
+  }
+
+  private void scheduledSnapshot() {
+    try {
+      snapshotNow();
+    } catch (RuntimeException e) {
+      LOG.error("Scheduled snapshot failed; the previous snapshot stays the latest: {}", e.getMessage(), e);
+    }
+  }
+
+  /** Blocks until {@link #close()}. */
+  public void awaitTermination() throws InterruptedException {
+    terminated.await();
+  }
+
+  /**
+   * Takes a snapshot now: captures the engine between two ticks (the pause), uploads in the
+   * calling thread while the engine keeps ticking, commits, then lets the sources release what
+   * the snapshot no longer needs, and applies retention. Returns the figures.
+   */
+  public Map<String, Object> snapshotNow() {
+    synchronized (snapshotLock) {
+      long p0 = System.nanoTime();
+      Object[] cut = engine.betweenTicks(() -> new Object[] {engine.capture(), session.position()});
+      long pauseNanos = System.nanoTime() - p0;
+      EngineState st = (EngineState) cut[0];
+      long position = (Long) cut[1];
+      Map<String, Object> figures = snapshots.write(st, position, pauseNanos);
+      engine.onSnapshotCommitted(st.offsets());
+      lastSnapshot = figures;
+      try {
+        snapshots.applyRetention();
+      } catch (RuntimeException e) {
+        LOG.warn("Retention after snapshot failed (will retry next time): {}", e.getMessage());
+      }
+      return figures;
+    }
+  }
+
+  public Engine engine() {
+    return engine;
+  }
+
+  public SqlSession session() {
+    return session;
+  }
+
+  public RecoveryReport report() {
+    return report;
+  }
+
+  public State state() {
+    return state.get();
+  }
+
+  /** The HTTP port actually bound (when serving with a port). */
+  public int httpPort() {
+    return http == null ? -1 : http.port();
+  }
+
+  // ------------------------------------------------------------------ NodeApi
+
+  @Override
+  public String sql(String statements) {
+    StringBuilder sb = new StringBuilder();
+    for (String stmt : splitStatements(statements)) {
+      sb.append(session.execute(stmt).render());
+    }
+    return sb.toString();
+  }
+
+  /** Splits on semicolons outside single-quoted strings. */
+  static List<String> splitStatements(String text) {
+    List<String> out = new ArrayList<>();
+    StringBuilder cur = new StringBuilder();
+    boolean quoted = false;
+    for (char c : text.toCharArray()) {
+      if (c == '\'') {
+        quoted = !quoted;
+      }
+      if (c == ';' && !quoted) {
+        if (!cur.toString().isBlank()) {
+          out.add(cur.toString().trim());
+        }
+        cur.setLength(0);
+      } else {
+        cur.append(c);
+      }
+    }
+    if (!cur.toString().isBlank()) {
+      out.add(cur.toString().trim());
+    }
+    return out;
+  }
+
+  @Override
+  public String statusJson() {
+    Map<String, Object> s = new LinkedHashMap<>();
+    s.put("state", state.get().name());
+    s.put("lastClosedTick", engine.lastClosedTick());
+    s.put("catalogPosition", session.position());
+    Map<String, Object> srcs = new LinkedHashMap<>();
+    Map<String, SourceOffsets> offsets = engine.offsets();
+    for (String name : engine.sourceNames()) {
+      Map<String, Object> one = new LinkedHashMap<>();
+      Source src = engine.source(name).orElse(null);
+      one.put("offsets", offsets.getOrDefault(name, SourceOffsets.EMPTY).values());
+      one.put("caughtUp", src != null && src.caughtUp());
+      one.put("load", src == null ? Map.of() : src.meter().read());
+      srcs.put(name, one);
+    }
+    s.put("sources", srcs);
+    Map<String, Object> views = new LinkedHashMap<>();
+    for (Dataflow d : engine.dataflows()) {
+      views.put(d.name(), Map.of("id", d.id(), "kind", d.kind().name(), "state", d.state().name(),
+          "error", d.error() == null ? "" : d.error()));
+    }
+    s.put("dataflows", views);
+    s.put("lastSnapshot", lastSnapshot);
+    return json(s);
+  }
+
+  @Override
+  public String snapshotJson() {
+    return json(snapshotNow());
+  }
+
+  @Override
+  public String prometheus() {
+    return registry.scrape();
+  }
+
+  @Override
+  public String recoveryReportJson() {
+    return report.toJson();
+  }
+
+  static String json(Object o) {
+    try {
+      return new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(o);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (state.getAndSet(State.CLOSED) == State.CLOSED) {
+      return;
+    }
+    try {
+      if (schedule != null) {
+        schedule.close();
+      }
+    } catch (Exception e) {
+      LOG.warn("Stopping the snapshot schedule failed: {}", e.getMessage());
+    }
+    if (http != null) {
+      http.close();
+    }
+    engine.close();
+    snapshots.close();
+    try {
+      store.close();
+    } catch (RuntimeException e) {
+      LOG.warn("Closing the store failed: {}", e.getMessage());
+    }
+    terminated.countDown();
+  }
+
+  // ------------------------------------------------------------------ offline commands
+
+  /** Store-only operations for {@code cairn snapshots list|verify|gc}. */
+  public static Offline offline(CairnConfig config) {
+    return new Offline(config);
+  }
+
+  /** Snapshot store inspection without a running engine. */
+  public static final class Offline implements AutoCloseable {
+    private final ObjectStore store;
+    private final SnapshotStore snapshots;
+
+    Offline(CairnConfig config) {
+      this.store = ObjectStores.open(config.storeUri(), config.storeProperties());
+      this.snapshots = SnapshotStore.open(store, config, Clock.systemUTC());
+    }
+
+    public String list() {
+      return snapshots.listText();
+    }
+
+    public String verify() {
+      return snapshots.verifyText();
+    }
+
+    public String gc() {
+      return snapshots.gcText();
+    }
+
+    @Override
+    public void close() {
+      snapshots.close();
+      store.close();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return String.format(Locale.ROOT, "Node[%s, %s]", state.get(), store.describe());
+  }
+}

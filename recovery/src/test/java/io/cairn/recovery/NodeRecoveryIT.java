@@ -1,0 +1,142 @@
+package io.cairn.recovery;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cairn.engine.loadgen.LoadGeneratorConnector;
+import io.cairn.engine.row.Row;
+import io.cairn.recovery.config.CairnConfig;
+import io.cairn.recovery.config.ConfigLoader;
+import io.cairn.recovery.node.Node;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Node recovery on a local store: full replay without a snapshot, resume from a snapshot, fallback on corruption. */
+class NodeRecoveryIT {
+  static final long LIMIT = 60_000;
+
+  static CairnConfig config(Path dir) throws IOException {
+    Path f = dir.resolve("cairn.yaml");
+    Files.writeString(f, String.join("\n",
+        "store:",
+        "  uri: \"file://" + dir.resolve("store") + "?create=true\"",
+        "engine:",
+        "  workers: 2",
+        "  tick:",
+        "    max-records: 4000",
+        "http:",
+        "  port: 0",
+        "init:",
+        "  - \"CREATE SOURCE gen FROM LOAD GENERATOR (keys = 800, categories = 5, seed = 3, limit = " + LIMIT + ")\"",
+        "  - \"CREATE MATERIALIZED VIEW by_category AS SELECT category, COUNT(*) AS n, SUM(amount) AS total FROM gen GROUP BY category\"",
+        ""));
+    return ConfigLoader.load(f, Map.of());
+  }
+
+  static List<Row> oracle() {
+    var s = new LoadGeneratorConnector.Settings(800, 5, 3, 10, LIMIT, 0);
+    Map<Long, Row> t = new HashMap<>();
+    for (long i = 0; i < LIMIT; i++) {
+      var r = LoadGeneratorConnector.recordAt(s, i);
+      if (r.row() == null) {
+        t.remove(r.id());
+      } else {
+        t.put(r.id(), r.row());
+      }
+    }
+    Map<Long, long[]> g = new TreeMap<>();
+    t.values().forEach(r -> {
+      long[] a = g.computeIfAbsent(r.getLong(1), k -> new long[2]);
+      a[0]++;
+      a[1] += r.getLong(2);
+    });
+    List<Row> out = new ArrayList<>();
+    g.forEach((c, a) -> out.add(Row.of(c, a[0], a[1])));
+    return out;
+  }
+
+  @Test
+  void noSnapshotMeansFullReplayAndTheReportSaysSo(@TempDir Path dir) throws IOException {
+    CairnConfig cfg = config(dir);
+    try (Node node = Node.recover(cfg, Node.Options.defaults())) {
+      assertThat(node.report().fullReplay()).isTrue();
+      assertThat(node.report().toText()).contains("full replay");
+      assertThat(node.report().sources().get(0).recordsReplayed()).isEqualTo(LIMIT);
+      assertThat(node.engine().peek("by_category")).containsExactlyElementsOf(oracle());
+    }
+    // second start, still no snapshot: full replay again, same result
+    try (Node node = Node.recover(cfg, Node.Options.defaults())) {
+      assertThat(node.report().fullReplay()).isTrue();
+      assertThat(node.engine().peek("by_category")).containsExactlyElementsOf(oracle());
+    }
+  }
+
+  @Test
+  void recoversFromTheSnapshotAndReplaysNothingWhenCaughtUp(@TempDir Path dir) throws IOException {
+    CairnConfig cfg = config(dir);
+    try (Node node = Node.recover(cfg, Node.Options.defaults())) {
+      Map<String, Object> figures = node.snapshotNow();
+      assertThat(figures.get("rows")).isNotEqualTo(0L);
+    }
+    try (Node node = Node.recover(cfg, Node.Options.defaults())) {
+      assertThat(node.report().fullReplay()).isFalse();
+      assertThat(node.report().rowsLoaded()).isPositive();
+      assertThat(node.report().sources().get(0).recordsReplayed()).isZero();
+      assertThat(node.engine().peek("by_category")).containsExactlyElementsOf(oracle());
+    }
+  }
+
+  @Test
+  void corruptNewestSnapshotFallsBackToThePreviousOneAndSaysWhy(@TempDir Path dir) throws IOException {
+    CairnConfig cfg = config(dir);
+    try (Node node = Node.recover(cfg, Node.Options.defaults())) {
+      node.snapshotNow();
+      node.engine().tick();
+      node.sql("CREATE MATERIALIZED VIEW big AS SELECT id, amount FROM gen WHERE amount > 900");
+      node.engine().tick();
+      node.snapshotNow();
+    }
+    Path manifests = dir.resolve("store").resolve("snapshots");
+    Path newest;
+    try (Stream<Path> s = Files.list(manifests)) {
+      newest = s.sorted().reduce((a, b) -> b).orElseThrow();
+    }
+    byte[] bytes = Files.readAllBytes(newest);
+    bytes[bytes.length / 2] ^= 0x20;
+    Files.write(newest, bytes);
+    try (Node node = Node.recover(cfg, Node.Options.defaults())) {
+      assertThat(node.report().fallbacks()).hasSize(1);
+      assertThat(node.report().fallbacks().get(0).snapshot()).contains(newest.getFileName().toString());
+      assertThat(node.report().fullReplay()).isFalse();
+      assertThat(node.engine().peek("by_category")).containsExactlyElementsOf(oracle());
+      // the view created after the older snapshot is rebuilt from the catalog
+      assertThat(node.engine().peek("big")).isNotEmpty().allMatch(r -> r.getLong(1) > 900);
+    }
+  }
+
+  @Test
+  void missingBatchFileFallsBackToFullReplayWhenNoOtherSnapshot(@TempDir Path dir) throws IOException {
+    CairnConfig cfg = config(dir);
+    try (Node node = Node.recover(cfg, Node.Options.defaults())) {
+      node.snapshotNow();
+    }
+    Path batches = dir.resolve("store").resolve("batches");
+    try (Stream<Path> s = Files.walk(batches)) {
+      Path victim = s.filter(Files::isRegularFile).findFirst().orElseThrow();
+      Files.delete(victim);
+    }
+    try (Node node = Node.recover(cfg, Node.Options.defaults())) {
+      assertThat(node.report().fallbacks()).hasSize(1);
+      assertThat(node.report().fullReplay()).isTrue();
+      assertThat(node.engine().peek("by_category")).containsExactlyElementsOf(oracle());
+    }
+  }
+}

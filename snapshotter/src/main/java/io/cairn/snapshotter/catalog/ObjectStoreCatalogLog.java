@@ -1,0 +1,140 @@
+package io.cairn.snapshotter.catalog;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.cairn.engine.catalog.CatalogConflictException;
+import io.cairn.engine.catalog.CatalogEntry;
+import io.cairn.engine.catalog.CatalogLog;
+import io.cairn.objectstore.ObjectStore;
+import io.cairn.objectstore.exceptions.ObjectAlreadyExistsException;
+import io.cairn.objectstore.exceptions.ObjectNotFoundException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * The catalog on an {@link ObjectStore}: entry N is the object {@code catalog/<N, 20 digits>.json},
+ * written with {@link ObjectStore#putIfAbsent}.
+ *
+ * <p>Design and invariants:
+ *
+ * <ul>
+ *   <li>Total order without a coordinator: the store's create-if-absent is linearizable (S3
+ *       {@code If-None-Match: *}, a hard link locally), so of the writers racing for position N
+ *       exactly one creates the object and the others get {@link CatalogConflictException}. Every
+ *       object is written once and never replaced, so every reader sees the same entry at N.
+ *   <li>Reads probe positions {@code from, from+1, ...} with GETs until one is absent, rather than
+ *       listing: a GET after a completed PUT sees it (read-after-write), while a listing may lag.
+ *       A writer appends at N only after reading N-1, so there are no gaps.
+ *   <li>Format (JSON): {@code {"schemaVersion":1,"position":N,"wallClock":"<ISO-8601>","sql":"..."}}.
+ *       An entry of a newer schema version than {@link CatalogEntry#SCHEMA_VERSION} is refused
+ *       with an error naming it; the SQL text holds secret references only, never values.
+ * </ul>
+ */
+public final class ObjectStoreCatalogLog implements CatalogLog {
+  /** The key prefix of catalog entries. */
+  public static final String PREFIX = "catalog/";
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private final ObjectStore store;
+
+  /** A catalog in {@code store} (which already carries the deployment's prefix). Does not own the store. */
+  public ObjectStoreCatalogLog(ObjectStore store) {
+    this.store = Objects.requireNonNull(store, "store");
+  }
+
+  /** The key of entry {@code position}. */
+  public static String key(long position) {
+    return String.format(Locale.ROOT, "%s%020d.json", PREFIX, position);
+  }
+
+  @Override
+  public void append(CatalogEntry entry) {
+    long p = entry.position();
+    if (p > FIRST_POSITION && store.head(key(p - 1)).isEmpty()) {
+      throw new IllegalArgumentException(
+          "Cannot append catalog entry " + p + " to " + describe() + ": entry " + (p - 1) + " does not exist (no gaps)");
+    }
+    try {
+      store.putIfAbsent(key(p), encode(entry));
+    } catch (ObjectAlreadyExistsException e) {
+      throw new CatalogConflictException(p, describe());
+    }
+  }
+
+  @Override
+  public List<CatalogEntry> read(long from) {
+    if (from < FIRST_POSITION) {
+      throw new IllegalArgumentException("Cannot read catalog from " + from + ": positions start at " + FIRST_POSITION);
+    }
+    List<CatalogEntry> out = new ArrayList<>();
+    for (long p = from; ; p++) {
+      byte[] bytes;
+      try {
+        bytes = store.readAllBytes(key(p));
+      } catch (ObjectNotFoundException e) {
+        return out;
+      }
+      out.add(decode(p, bytes));
+    }
+  }
+
+  @Override
+  public String describe() {
+    return store.describe() + " " + PREFIX;
+  }
+
+  static byte[] encode(CatalogEntry e) {
+    ObjectNode n = JSON.createObjectNode();
+    n.put("schemaVersion", e.schemaVersion());
+    n.put("position", e.position());
+    n.put("wallClock", e.wallClock().toString());
+    n.put("sql", e.sql());
+    try {
+      return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(n);
+    } catch (IOException ex) {
+      throw new UncheckedIOException("Cannot encode catalog entry " + e.position() + ": " + ex.getMessage(), ex);
+    }
+  }
+
+  CatalogEntry decode(long position, byte[] bytes) {
+    String where = key(position) + " in " + store.describe();
+    JsonNode n;
+    try {
+      n = JSON.readTree(bytes);
+    } catch (IOException ex) {
+      throw new IllegalStateException("Cannot read catalog entry " + where + ": not JSON (" + ex.getMessage() + ")", ex);
+    }
+    if (n == null || !n.isObject()) {
+      throw new IllegalStateException("Cannot read catalog entry " + where + ": not a JSON object");
+    }
+    int version = n.path("schemaVersion").asInt(-1);
+    if (version < 1) {
+      throw new IllegalStateException("Cannot read catalog entry " + where + ": missing or bad 'schemaVersion'");
+    }
+    if (version > CatalogEntry.SCHEMA_VERSION) {
+      throw new IllegalStateException("Cannot read catalog entry " + where + ": schema version " + version
+          + " is newer than this build's " + CatalogEntry.SCHEMA_VERSION + "; upgrade cairn");
+    }
+    long stored = n.path("position").asLong(-1);
+    if (stored != position) {
+      throw new IllegalStateException("Cannot read catalog entry " + where + ": it says position " + stored);
+    }
+    JsonNode sql = n.get("sql");
+    JsonNode time = n.get("wallClock");
+    if (sql == null || !sql.isTextual() || time == null || !time.isTextual()) {
+      throw new IllegalStateException("Cannot read catalog entry " + where + ": missing 'sql' or 'wallClock'");
+    }
+    try {
+      return new CatalogEntry(position, sql.asText(), version, Instant.parse(time.asText()));
+    } catch (DateTimeParseException ex) {
+      throw new IllegalStateException("Cannot read catalog entry " + where + ": bad 'wallClock' " + time.asText(), ex);
+    }
+  }
+}

@@ -1,0 +1,474 @@
+package io.cairn.connectors.kafka;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.TextNode;
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.row.Type;
+import io.cairn.engine.source.Envelope;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeParseException;
+import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * Turns a Kafka record's JSON key and value into a {@link Change} for one envelope.
+ *
+ * <p>Values: a JSON object whose fields are matched to the schema's columns by name (exact, then
+ * case-insensitive); absent fields and JSON null are SQL NULL, extra fields are ignored. A Kafka
+ * Connect {@code {"schema":…,"payload":…}} wrapper is removed first. Types: BIGINT takes integral
+ * numbers; DOUBLE any number (and "NaN", "Infinity", "-Infinity"); BOOLEAN true/false; TEXT a
+ * string, or the JSON text of any other value; TIMESTAMP an ISO-8601 string (UTC when it has no
+ * offset) or a number of microseconds since the epoch — when a Connect schema names the field as
+ * {@code io.debezium.time.Timestamp} / {@code org.apache.kafka.connect.data.Timestamp} (millis) or
+ * {@code io.debezium.time.NanoTimestamp} (nanos) the number is scaled accordingly, and
+ * {@code io.debezium.time.Date} / {@code org.apache.kafka.connect.data.Date} (days) becomes midnight
+ * UTC. A Connect {@code Decimal} (base64 unscaled bytes, the Debezium default for NUMERIC) is
+ * decoded for BIGINT and DOUBLE columns when the schema wrapper gives its scale.
+ *
+ * <p>Keys (UPSERT, DEBEZIUM): the primary key columns are taken from the record key when it is a
+ * JSON object holding them (or, for a single-column key, a JSON scalar or non-JSON UTF-8 text),
+ * otherwise from the value. When both give the key they must agree.
+ *
+ * <p>Not thread-safe (one per source).
+ */
+final class JsonRecordDecoder {
+  /** What one record means: an append of {@code row}, or an upsert of {@code key} to {@code row} (null = delete). */
+  record Change(boolean append, Row key, Row row) {
+    static final Change NONE = new Change(false, null, null);
+
+    static Change append(Row row) {
+      return new Change(true, null, Objects.requireNonNull(row));
+    }
+
+    static Change upsert(Row key, Row rowOrNull) {
+      return new Change(false, Objects.requireNonNull(key), rowOrNull);
+    }
+
+    boolean isNone() {
+      return !append && key == null;
+    }
+  }
+
+  /** How a Connect schema says a field is encoded (MICROS is the default: no hint). */
+  private record Hint(Kind kind, int scale) {
+    enum Kind {
+      MICROS,
+      MILLIS,
+      NANOS,
+      DAYS,
+      DECIMAL
+    }
+
+    static final Hint MICROS = new Hint(Kind.MICROS, 0);
+    static final Hint MILLIS = new Hint(Kind.MILLIS, 0);
+    static final Hint NANOS = new Hint(Kind.NANOS, 0);
+    static final Hint DAYS = new Hint(Kind.DAYS, 0);
+  }
+
+  private static final ObjectMapper MAPPER =
+      new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+  private final Schema schema;
+  private final Envelope envelope;
+  private final int[] pkIndex;
+  private final List<String> primaryKey;
+  private final int keyFieldIndex;
+
+  JsonRecordDecoder(Schema schema, List<String> primaryKey, Envelope envelope, Optional<String> keyField) {
+    this.schema = schema;
+    this.envelope = envelope;
+    this.primaryKey = List.copyOf(primaryKey);
+    this.pkIndex = primaryKey.stream().mapToInt(schema::indexOf).toArray();
+    this.keyFieldIndex = keyField.map(schema::indexOf).orElse(-1);
+  }
+
+  /** Decodes one record; throws {@link BadRecordException} saying what is wrong. */
+  Change decode(byte[] keyBytes, byte[] valueBytes) {
+    JsonNode key = keyBytes == null ? null : parseKey(keyBytes);
+    return switch (envelope) {
+      case NONE -> decodeAppend(key, valueBytes);
+      case UPSERT -> decodeUpsert(key, valueBytes);
+      case DEBEZIUM -> decodeDebezium(key, valueBytes);
+    };
+  }
+
+  private Change decodeAppend(JsonNode key, byte[] valueBytes) {
+    if (valueBytes == null) {
+      throw new BadRecordException("the value is null, which an append-only source (ENVELOPE NONE) cannot apply");
+    }
+    Unwrapped v = unwrap(parse(valueBytes, "value"));
+    return Change.append(toRow(v.payload, v.schema, key, "value"));
+  }
+
+  private Change decodeUpsert(JsonNode key, byte[] valueBytes) {
+    Row k = keyFromRecordKey(key);
+    if (valueBytes == null) {
+      if (k == null) {
+        throw new BadRecordException("a tombstone (null value) needs a record key holding the primary key " + primaryKey);
+      }
+      return Change.upsert(k, null);
+    }
+    Unwrapped v = unwrap(parse(valueBytes, "value"));
+    return withKey(k, toRow(v.payload, v.schema, key, "value"));
+  }
+
+  private Change decodeDebezium(JsonNode key, byte[] valueBytes) {
+    Row k = keyFromRecordKey(key);
+    if (valueBytes == null) {
+      // The tombstone Debezium writes after a delete (kept by log compaction): delete by key.
+      if (k == null) {
+        throw new BadRecordException("a tombstone (null value) needs a record key holding the primary key " + primaryKey);
+      }
+      return Change.upsert(k, null);
+    }
+    Unwrapped v = unwrap(parse(valueBytes, "value"));
+    if (!v.payload.isObject()) {
+      throw new BadRecordException("the value is a JSON " + kind(v.payload) + ", not a Debezium change event object");
+    }
+    JsonNode opNode = v.payload.get("op");
+    if (opNode == null || !opNode.isTextual()) {
+      throw new BadRecordException("the value is not a Debezium change event: it has no text field 'op'");
+    }
+    String op = opNode.asText();
+    switch (op) {
+      case "c", "r", "u" -> {
+        JsonNode after = v.payload.get("after");
+        if (after == null || !after.isObject()) {
+          throw new BadRecordException("Debezium event with op '" + op + "' has no 'after' object");
+        }
+        return withKey(k, toRow(after, fieldSchema(v.schema, "after"), key, "after"));
+      }
+      case "d" -> {
+        if (k != null) {
+          return Change.upsert(k, null);
+        }
+        JsonNode before = v.payload.get("before");
+        if (before == null || !before.isObject()) {
+          throw new BadRecordException("Debezium delete has neither a record key nor a 'before' object holding the primary key " + primaryKey);
+        }
+        Row b = toRow(before, fieldSchema(v.schema, "before"), key, "before");
+        return Change.upsert(requireKey(b.select(pkIndex), "'before'"), null);
+      }
+      case "m" -> {
+        return Change.NONE; // logical decoding message: not a row change
+      }
+      case "t" -> throw new BadRecordException("Debezium truncate event (op 't') cannot be applied by primary key");
+      default -> throw new BadRecordException("Debezium event has unknown op '" + op + "' (expected c, r, u, d)");
+    }
+  }
+
+  private Change withKey(Row recordKey, Row row) {
+    Row fromValue = row.select(pkIndex);
+    if (recordKey == null) {
+      return Change.upsert(requireKey(fromValue, "the record key or the value"), row);
+    }
+    Object[] values = row.toArray();
+    for (int i = 0; i < pkIndex.length; i++) {
+      Object kv = recordKey.get(i);
+      Object vv = values[pkIndex[i]];
+      if (vv == null) {
+        values[pkIndex[i]] = kv;
+      } else if (Row.compareValues(kv, vv) != 0) {
+        throw new BadRecordException(
+            "the record key and the value disagree on primary key column '" + primaryKey.get(i) + "'");
+      }
+    }
+    return Change.upsert(recordKey, Row.wrap(values));
+  }
+
+  private Row requireKey(Row key, String where) {
+    for (int i = 0; i < key.size(); i++) {
+      if (key.isNull(i)) {
+        throw new BadRecordException(
+            "missing key: primary key column '" + primaryKey.get(i) + "' is absent or null in " + where);
+      }
+    }
+    return key;
+  }
+
+  /** The primary key from the record key, or null when the record key does not hold it. */
+  private Row keyFromRecordKey(JsonNode key) {
+    if (key == null || key.isNull()) {
+      return null;
+    }
+    JsonNode k = unwrap(key).payload;
+    if (k.isObject()) {
+      Object[] out = new Object[pkIndex.length];
+      Map<String, JsonNode> lower = null;
+      for (int i = 0; i < pkIndex.length; i++) {
+        String name = schema.column(pkIndex[i]).name();
+        JsonNode f = k.get(name);
+        if (f == null) {
+          if (lower == null) {
+            lower = lowerCaseFields(k);
+          }
+          f = lower.get(name);
+        }
+        if (f == null || f.isNull()) {
+          return null;
+        }
+        out[i] = convert(f, schema.type(pkIndex[i]), Hint.MICROS, name, "key");
+      }
+      return Row.wrap(out);
+    }
+    if (pkIndex.length == 1 && !k.isContainerNode()) {
+      return Row.of(convert(k, schema.type(pkIndex[0]), Hint.MICROS, schema.column(pkIndex[0]).name(), "key"));
+    }
+    return null;
+  }
+
+  private Row toRow(JsonNode obj, JsonNode connectSchema, JsonNode key, String what) {
+    if (!obj.isObject()) {
+      throw new BadRecordException("the " + what + " is a JSON " + kind(obj) + ", not an object");
+    }
+    Map<String, Hint> hints = hints(connectSchema);
+    Object[] values = new Object[schema.size()];
+    Map<String, JsonNode> lower = null;
+    for (int i = 0; i < values.length; i++) {
+      String name = schema.column(i).name();
+      JsonNode f = obj.get(name);
+      if (f == null) {
+        if (lower == null) {
+          lower = lowerCaseFields(obj);
+        }
+        f = lower.get(name);
+      }
+      if (f != null) {
+        values[i] = convert(f, schema.type(i), hints.getOrDefault(name, Hint.MICROS), name, what);
+      }
+    }
+    if (keyFieldIndex >= 0 && key != null && !key.isNull()) {
+      JsonNode k = unwrap(key).payload;
+      values[keyFieldIndex] = convert(k, schema.type(keyFieldIndex), Hint.MICROS, schema.column(keyFieldIndex).name(), "key");
+    }
+    return Row.wrap(values);
+  }
+
+  private static Object convert(JsonNode f, Type type, Hint hint, String column, String where) {
+    if (hint.kind() == Hint.Kind.DECIMAL && f.isTextual() && type.isNumeric()) {
+      f = decodeDecimal(f.textValue(), hint.scale(), column, where);
+    }
+    if (f.isNull() || type == Type.NULL) {
+      return null;
+    }
+    switch (type) {
+      case BIGINT -> {
+        if (f.isIntegralNumber() && f.canConvertToLong()) {
+          return f.longValue();
+        }
+        if (f.isNumber() && f.canConvertToExactIntegral() && f.canConvertToLong()) {
+          return f.longValue();
+        }
+        throw wrongType(column, type, f, where);
+      }
+      case DOUBLE -> {
+        if (f.isNumber()) {
+          return f.doubleValue();
+        }
+        if (f.isTextual()) {
+          switch (f.textValue()) {
+            case "NaN":
+              return Double.NaN;
+            case "Infinity":
+              return Double.POSITIVE_INFINITY;
+            case "-Infinity":
+              return Double.NEGATIVE_INFINITY;
+            default:
+              break;
+          }
+        }
+        throw wrongType(column, type, f, where);
+      }
+      case BOOLEAN -> {
+        if (f.isBoolean()) {
+          return f.booleanValue();
+        }
+        throw wrongType(column, type, f, where);
+      }
+      case TEXT -> {
+        return f.isTextual() ? f.textValue() : f.toString();
+      }
+      case TIMESTAMP -> {
+        if (f.isIntegralNumber() && f.canConvertToLong()) {
+          long n = f.longValue();
+          return switch (hint.kind()) {
+            case MILLIS -> Math.multiplyExact(n, 1000L);
+            case NANOS -> Math.floorDiv(n, 1000L);
+            case DAYS -> Math.multiplyExact(n, 86_400_000_000L);
+            default -> n;
+          };
+        }
+        if (f.isTextual()) {
+          return parseTimestamp(f.textValue(), column, where);
+        }
+        throw wrongType(column, type, f, where);
+      }
+      default -> throw new IllegalStateException("unreachable: " + type);
+    }
+  }
+
+  private static long parseTimestamp(String text, String column, String where) {
+    try {
+      OffsetDateTime t;
+      try {
+        t = OffsetDateTime.parse(text);
+      } catch (DateTimeParseException e) {
+        t = LocalDateTime.parse(text.replace(' ', 'T')).atOffset(ZoneOffset.UTC);
+      }
+      return ChronoUnit.MICROS.between(java.time.Instant.EPOCH, t.toInstant());
+    } catch (DateTimeParseException | ArithmeticException e) {
+      throw new BadRecordException(
+          "column '" + column + "' is TIMESTAMP but the " + where + " holds a string that is not an ISO-8601 date-time");
+    }
+  }
+
+  private static BadRecordException wrongType(String column, Type type, JsonNode f, String where) {
+    return new BadRecordException("column '" + column + "' is " + type + " but the " + where + " holds a JSON " + kind(f));
+  }
+
+  private static String kind(JsonNode n) {
+    if (n.isIntegralNumber()) {
+      return "integer";
+    }
+    if (n.isNumber()) {
+      return "fractional number";
+    }
+    if (n.isTextual()) {
+      return "string";
+    }
+    if (n.isBoolean()) {
+      return "boolean";
+    }
+    if (n.isArray()) {
+      return "array";
+    }
+    if (n.isObject()) {
+      return "object";
+    }
+    return n.getNodeType().name().toLowerCase(java.util.Locale.ROOT);
+  }
+
+  private static Map<String, JsonNode> lowerCaseFields(JsonNode obj) {
+    Map<String, JsonNode> m = new HashMap<>();
+    Iterator<Map.Entry<String, JsonNode>> it = obj.fields();
+    while (it.hasNext()) {
+      Map.Entry<String, JsonNode> e = it.next();
+      m.putIfAbsent(e.getKey().toLowerCase(java.util.Locale.ROOT), e.getValue());
+    }
+    return m;
+  }
+
+  private record Unwrapped(JsonNode payload, JsonNode schema) {}
+
+  /** Removes a Kafka Connect JsonConverter {@code {"schema":…,"payload":…}} wrapper, if present. */
+  private static Unwrapped unwrap(JsonNode n) {
+    if (n.isObject() && n.size() == 2 && n.has("schema") && n.has("payload")) {
+      JsonNode s = n.get("schema");
+      if (s.isObject() || s.isNull()) {
+        return new Unwrapped(n.get("payload"), s.isObject() ? s : null);
+      }
+    }
+    return new Unwrapped(n, null);
+  }
+
+  /** The Connect schema of struct field {@code name} of {@code structSchema}, or null. */
+  private static JsonNode fieldSchema(JsonNode structSchema, String name) {
+    if (structSchema == null) {
+      return null;
+    }
+    JsonNode fields = structSchema.get("fields");
+    if (fields != null && fields.isArray()) {
+      for (JsonNode f : fields) {
+        if (name.equals(f.path("field").asText(null))) {
+          return f;
+        }
+      }
+    }
+    return null;
+  }
+
+  private static Map<String, Hint> hints(JsonNode structSchema) {
+    if (structSchema == null) {
+      return Map.of();
+    }
+    JsonNode fields = structSchema.get("fields");
+    if (fields == null || !fields.isArray()) {
+      return Map.of();
+    }
+    Map<String, Hint> m = new HashMap<>();
+    for (JsonNode f : fields) {
+      String field = f.path("field").asText(null);
+      if (field == null) {
+        continue;
+      }
+      String key = field.toLowerCase(java.util.Locale.ROOT);
+      switch (f.path("name").asText("")) {
+        case "io.debezium.time.Timestamp", "org.apache.kafka.connect.data.Timestamp" -> m.put(key, Hint.MILLIS);
+        case "io.debezium.time.NanoTimestamp" -> m.put(key, Hint.NANOS);
+        case "io.debezium.time.Date", "org.apache.kafka.connect.data.Date" -> m.put(key, Hint.DAYS);
+        case "org.apache.kafka.connect.data.Decimal" -> {
+          JsonNode scale = f.path("parameters").path("scale");
+          if (!scale.isMissingNode()) {
+            m.put(key, new Hint(Hint.Kind.DECIMAL, Integer.parseInt(scale.asText("0"))));
+          }
+        }
+        default -> {}
+      }
+    }
+    return m;
+  }
+
+  /** A Connect Decimal: base64 of the big-endian two's-complement unscaled value. */
+  private static JsonNode decodeDecimal(String base64, int scale, String column, String where) {
+    try {
+      byte[] unscaled = java.util.Base64.getDecoder().decode(base64);
+      if (unscaled.length == 0) {
+        throw new IllegalArgumentException("empty");
+      }
+      return com.fasterxml.jackson.databind.node.DecimalNode.valueOf(
+          new java.math.BigDecimal(new java.math.BigInteger(unscaled), scale));
+    } catch (IllegalArgumentException e) {
+      throw new BadRecordException("column '" + column + "' is a Connect Decimal but the " + where + " does not hold base64 bytes");
+    }
+  }
+
+  private static JsonNode parse(byte[] bytes, String what) {
+    try {
+      JsonNode n = MAPPER.readTree(bytes);
+      if (n == null || n.isMissingNode()) {
+        throw new BadRecordException("the " + what + " is empty, not JSON");
+      }
+      return n;
+    } catch (JsonProcessingException e) {
+      throw new BadRecordException("the " + what + " is not valid JSON (" + e.getOriginalMessage() + ")");
+    } catch (IOException e) {
+      throw new BadRecordException("the " + what + " cannot be read as JSON (" + e.getMessage() + ")");
+    }
+  }
+
+  /** A key that is not JSON (e.g. from a StringSerializer) is taken as its UTF-8 text. */
+  private static JsonNode parseKey(byte[] bytes) {
+    try {
+      JsonNode n = MAPPER.readTree(bytes);
+      if (n != null && !n.isMissingNode()) {
+        return n;
+      }
+    } catch (IOException e) {
+      // not JSON: use the text
+    }
+    return TextNode.valueOf(new String(bytes, StandardCharsets.UTF_8));
+  }
+}

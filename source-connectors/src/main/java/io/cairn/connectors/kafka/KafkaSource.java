@@ -1,0 +1,559 @@
+package io.cairn.connectors.kafka;
+
+import io.cairn.connectors.kafka.JsonRecordDecoder.Change;
+import io.cairn.connectors.kafka.KafkaSourceConfig.BadRecordPolicy;
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.source.LoadMeter;
+import io.cairn.engine.source.Source;
+import io.cairn.engine.source.SourceDefinition;
+import io.cairn.engine.source.SourceOffsets;
+import io.cairn.engine.source.SourceOutput;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A {@link Source} over all partitions of one Kafka topic, JSON values, one of the three envelopes.
+ *
+ * <p>Design and invariants:
+ *
+ * <ul>
+ *   <li>Partitions are assigned, never subscribed: no group, no commits. The position is
+ *       {@code partition → next offset}, kept here: after a record is delivered its partition's
+ *       entry is {@code offset + 1}; whenever every fetched record has been delivered, each entry
+ *       advances to the consumer's fetch position (which steps over transaction markers and
+ *       compacted-away offsets). So {@code seek(position())} resumes exactly after the last
+ *       delivered record.
+ *   <li>Records returned by the consumer but not yet delivered (more than {@code maxRecords}, a
+ *       rate cap, a failed record) wait in {@code pending}; the consumer is polled only when
+ *       {@code pending} is empty.
+ *   <li>{@code auto.offset.reset=none}: a fetch position outside the log is an error
+ *       ({@link OffsetsOutOfRangeException}), never a silent jump. At {@code seek}, a partition
+ *       missing from non-empty offsets must resume at 0 (it was created after those offsets were
+ *       taken); with {@link SourceOffsets#EMPTY} every partition starts at its log start offset.
+ *   <li>Partitions added to the topic are found by re-describing the topic every discovery
+ *       interval and read from offset 0.
+ *   <li>A bad record under {@code fail} stays pending and fails this and every later poll; under
+ *       {@code skip} it is counted, optionally copied raw to the dead-letter topic (flushed before
+ *       the poll returns), and the position moves past it.
+ * </ul>
+ */
+final class KafkaSource implements Source {
+  private static final Logger LOG = LoggerFactory.getLogger(KafkaSource.class);
+  private static final Duration CAUGHT_UP_RECHECK = Duration.ofSeconds(1);
+
+  private final SourceDefinition definition;
+  private final KafkaSourceConfig config;
+  private final JsonRecordDecoder decoder;
+  private final Consumer<byte[], byte[]> consumer;
+  private final KafkaLoadMeter meter = new KafkaLoadMeter();
+  private final RateLimiter rateLimiter;
+  private final LongSupplier nanoTime;
+  private final String topic;
+
+  private final TreeMap<Integer, Long> next = new TreeMap<>();
+  private final ArrayDeque<ConsumerRecord<byte[], byte[]>> pending = new ArrayDeque<>();
+  private Map<Integer, Long> endOffsets = Map.of();
+  private long endOffsetsCheckedAt;
+  private long lastDiscoveryAt;
+  private boolean seeked;
+  private boolean closed;
+  private KafkaSourceException failure;
+  private Admin admin;
+  private KafkaProducer<byte[], byte[]> deadLetterProducer;
+
+  KafkaSource(SourceDefinition definition, KafkaSourceConfig config, LongSupplier nanoTime, RateLimiter.Sleeper sleeper) {
+    this.definition = definition;
+    this.config = config;
+    this.topic = config.topic();
+    this.nanoTime = nanoTime;
+    this.rateLimiter = new RateLimiter(nanoTime, sleeper);
+    this.decoder = new JsonRecordDecoder(
+        definition.schema(), definition.primaryKey(), definition.envelope(), config.keyField());
+    try {
+      this.consumer = new KafkaConsumer<>(consumerProperties(config));
+    } catch (KafkaException e) {
+      throw new IllegalArgumentException("Cannot open source '" + config.sourceName() + "': invalid Kafka client settings: "
+          + (e.getCause() != null ? e.getCause().getMessage() : e.getMessage()), e);
+    }
+    meter.bind(consumer.metrics());
+  }
+
+  static Map<String, Object> consumerProperties(KafkaSourceConfig config) {
+    Map<String, Object> p = new HashMap<>();
+    p.put(ConsumerConfig.CLIENT_ID_CONFIG, "cairn-" + config.sourceName());
+    p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    p.putAll(config.clientProperties());
+    p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.brokers());
+    p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
+    return p;
+  }
+
+  static Map<String, Object> adminProperties(KafkaSourceConfig config, String suffix) {
+    Map<String, Object> p = new HashMap<>(config.clientProperties());
+    // Consumer-only settings would only produce "unknown config" warnings on other clients.
+    p.keySet().removeIf(k -> ConsumerConfig.configNames().contains(k)
+        && !org.apache.kafka.clients.admin.AdminClientConfig.configNames().contains(k));
+    p.put("client.id", "cairn-" + config.sourceName() + "-" + suffix);
+    p.put("bootstrap.servers", config.brokers());
+    return p;
+  }
+
+  @Override
+  public Schema schema() {
+    return definition.schema();
+  }
+
+  @Override
+  public List<String> primaryKey() {
+    return definition.primaryKey();
+  }
+
+  @Override
+  public void seek(SourceOffsets offsets) {
+    ensureOpen();
+    Map<Integer, Long> recorded = parseOffsets(offsets);
+    int partitionCount = describePartitionCount(config.requestTimeout());
+    for (int p : recorded.keySet()) {
+      if (p >= partitionCount) {
+        throw new KafkaSourceException("Cannot seek source '" + config.sourceName() + "': the recorded offsets name partition "
+            + p + " of topic '" + topic + "', which has only " + partitionCount + " partitions (was the topic re-created?)");
+      }
+    }
+    List<TopicPartition> tps = partitions(0, partitionCount);
+    consumer.assign(tps);
+    Map<TopicPartition, Long> begin = beginningOffsets(tps);
+    Map<TopicPartition, Long> end = endOffsets(tps);
+    next.clear();
+    pending.clear();
+    failure = null;
+    for (TopicPartition tp : tps) {
+      long start = begin.get(tp);
+      long target = offsets.isEmpty() ? start : recorded.getOrDefault(tp.partition(), 0L);
+      checkInRange(tp.partition(), target, start, end.get(tp));
+      consumer.seek(tp, target);
+      next.put(tp.partition(), target);
+    }
+    endOffsets = toPartitionMap(end);
+    endOffsetsCheckedAt = nanoTime.getAsLong();
+    lastDiscoveryAt = nanoTime.getAsLong();
+    seeked = true;
+    LOG.info("Source '{}' reads topic '{}' ({} partitions) from {}", config.sourceName(), topic, partitionCount, next);
+  }
+
+  @Override
+  public int poll(SourceOutput out, int maxRecords, Duration timeout) {
+    ensureOpen();
+    if (!seeked) {
+      throw new IllegalStateException("Cannot poll source '" + config.sourceName() + "': seek() has not been called");
+    }
+    if (failure != null) {
+      throw failure;
+    }
+    long started = nanoTime.getAsLong();
+    maybeDiscoverPartitions();
+    int allowed = rateLimiter.permits(maxRecords, timeout);
+    if (allowed <= 0) {
+      return 0;
+    }
+    if (pending.isEmpty()) {
+      long left = Math.max(0, timeout.toNanos() - (nanoTime.getAsLong() - started));
+      fetch(Duration.ofNanos(left));
+      if (pending.isEmpty()) {
+        advanceToFetchPositions();
+        return 0;
+      }
+    }
+    List<Future<RecordMetadata>> deadLetters = new ArrayList<>();
+    int delivered = 0;
+    try {
+      while (delivered < allowed && !pending.isEmpty()) {
+        ConsumerRecord<byte[], byte[]> r = pending.peek();
+        Change change;
+        try {
+          change = decoder.decode(r.key(), r.value());
+        } catch (BadRecordException | ArithmeticException e) {
+          handleBadRecord(r, e, deadLetters);
+          change = Change.NONE;
+        }
+        if (change.append()) {
+          out.append(change.row(), 1);
+        } else if (!change.isNone()) {
+          out.upsert(change.key(), change.row());
+        }
+        pending.poll();
+        next.put(r.partition(), r.offset() + 1);
+        delivered++;
+      }
+    } finally {
+      meter.delivered.addAndGet(delivered);
+      rateLimiter.consumed(delivered);
+      if (!deadLetters.isEmpty()) {
+        awaitDeadLetters(deadLetters);
+      }
+    }
+    if (pending.isEmpty()) {
+      advanceToFetchPositions();
+    }
+    return delivered;
+  }
+
+  private void fetch(Duration timeout) {
+    ConsumerRecords<byte[], byte[]> records;
+    try {
+      records = consumer.poll(timeout);
+    } catch (OffsetOutOfRangeException e) {
+      Map.Entry<TopicPartition, Long> first = e.offsetOutOfRangePartitions().entrySet().iterator().next();
+      TopicPartition tp = first.getKey();
+      Map<TopicPartition, Long> begin = beginningOffsets(List.of(tp));
+      Map<TopicPartition, Long> end = endOffsets(List.of(tp));
+      failure = outOfRange(tp.partition(), first.getValue(), begin.get(tp), end.get(tp));
+      throw failure;
+    } catch (KafkaException e) {
+      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': fetching from topic '" + topic
+          + "' failed: " + e.getClass().getSimpleName() + ": " + e.getMessage(), e);
+    }
+    meter.polls.incrementAndGet();
+    if (!meter.bound()) {
+      meter.bind(consumer.metrics());
+    }
+    long bytes = 0;
+    for (ConsumerRecord<byte[], byte[]> r : records) {
+      pending.add(r);
+      bytes += Math.max(0, r.serializedKeySize()) + Math.max(0, r.serializedValueSize());
+    }
+    meter.records.addAndGet(records.count());
+    meter.bytes.addAndGet(bytes);
+  }
+
+  private void handleBadRecord(ConsumerRecord<byte[], byte[]> r, RuntimeException e, List<Future<RecordMetadata>> deadLetters) {
+    String where = "topic '" + r.topic() + "' partition " + r.partition() + " offset " + r.offset();
+    if (config.badRecords() == BadRecordPolicy.FAIL) {
+      failure = new KafkaSourceException("Cannot read source '" + config.sourceName() + "': bad record at " + where + ": "
+          + e.getMessage() + " (set bad-records = skip to skip such records)", e);
+      throw failure;
+    }
+    meter.badRecords.incrementAndGet();
+    if (config.deadLetterTopic().isPresent()) {
+      ProducerRecord<byte[], byte[]> dl = new ProducerRecord<>(config.deadLetterTopic().get(), null, r.key(), r.value());
+      dl.headers()
+          .add(new RecordHeader("cairn.source", utf8(config.sourceName())))
+          .add(new RecordHeader("cairn.topic", utf8(r.topic())))
+          .add(new RecordHeader("cairn.partition", utf8(Integer.toString(r.partition()))))
+          .add(new RecordHeader("cairn.offset", utf8(Long.toString(r.offset()))))
+          .add(new RecordHeader("cairn.error", utf8(e.getMessage())));
+      r.headers().forEach(h -> dl.headers().add(h));
+      deadLetters.add(deadLetterProducer().send(dl));
+    }
+    LOG.warn("Source '{}' skipped a bad record at {}: {}", config.sourceName(), where, e.getMessage());
+  }
+
+  private void awaitDeadLetters(List<Future<RecordMetadata>> sent) {
+    deadLetterProducer.flush();
+    for (Future<RecordMetadata> f : sent) {
+      try {
+        f.get(config.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        meter.deadLetters.incrementAndGet();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        failure = new KafkaSourceException("Cannot write to dead-letter topic '" + config.deadLetterTopic().get()
+            + "' of source '" + config.sourceName() + "': interrupted", e);
+        throw failure;
+      } catch (ExecutionException | TimeoutException e) {
+        Throwable c = e instanceof ExecutionException ? e.getCause() : e;
+        failure = new KafkaSourceException("Cannot write to dead-letter topic '" + config.deadLetterTopic().get()
+            + "' of source '" + config.sourceName() + "': " + c, c);
+        throw failure;
+      }
+    }
+  }
+
+  /** With nothing pending, every fetched record was delivered: move to the consumer's positions. */
+  private void advanceToFetchPositions() {
+    for (TopicPartition tp : consumer.assignment()) {
+      long pos = consumer.position(tp, config.requestTimeout());
+      next.merge(tp.partition(), pos, Math::max);
+    }
+  }
+
+  private void maybeDiscoverPartitions() {
+    long now = nanoTime.getAsLong();
+    if (now - lastDiscoveryAt < config.discoveryInterval().toNanos()) {
+      return;
+    }
+    lastDiscoveryAt = now;
+    int count;
+    try {
+      count = describePartitionCount(Duration.ofMillis(Math.min(5_000, config.requestTimeout().toMillis())));
+    } catch (KafkaSourceException e) {
+      LOG.warn("Source '{}' could not check topic '{}' for new partitions (will retry): {}",
+          config.sourceName(), topic, e.getMessage());
+      return;
+    }
+    int known = next.isEmpty() ? 0 : next.lastKey() + 1;
+    if (count <= known) {
+      return;
+    }
+    List<TopicPartition> added = partitions(known, count);
+    List<TopicPartition> all = partitions(0, count);
+    consumer.assign(all);
+    for (TopicPartition tp : added) {
+      consumer.seek(tp, 0);
+      next.put(tp.partition(), 0L);
+    }
+    LOG.info("Source '{}' found {} new partition(s) of topic '{}' ({} in all); reading them from offset 0",
+        config.sourceName(), added.size(), topic, count);
+  }
+
+  @Override
+  public SourceOffsets position() {
+    Map<String, String> m = new TreeMap<>();
+    next.forEach((p, o) -> m.put(Integer.toString(p), Long.toString(o)));
+    return new SourceOffsets(m);
+  }
+
+  @Override
+  public boolean caughtUp() {
+    ensureOpen();
+    if (!seeked) {
+      return false;
+    }
+    boolean newPartitions = !endOffsets.keySet().containsAll(next.keySet());
+    if (!newPartitions && !reached(endOffsets)) {
+      return false;
+    }
+    if (newPartitions || nanoTime.getAsLong() - endOffsetsCheckedAt >= CAUGHT_UP_RECHECK.toNanos()) {
+      endOffsets = toPartitionMap(endOffsets(partitions(next.keySet())));
+      endOffsetsCheckedAt = nanoTime.getAsLong();
+    }
+    return reached(endOffsets);
+  }
+
+  private boolean reached(Map<Integer, Long> ends) {
+    for (Map.Entry<Integer, Long> e : next.entrySet()) {
+      Long end = ends.get(e.getKey());
+      if (end == null || e.getValue() < end) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  @Override
+  public void setReadRateLimit(double recordsPerSecond) {
+    rateLimiter.setRate(recordsPerSecond);
+  }
+
+  @Override
+  public LoadMeter meter() {
+    return meter;
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    meter.freeze();
+    RuntimeException first = null;
+    for (AutoCloseable c : new AutoCloseable[] {
+        () -> consumer.close(Duration.ofSeconds(5)),
+        () -> {
+          if (admin != null) {
+            admin.close(Duration.ofSeconds(5));
+          }
+        },
+        () -> {
+          if (deadLetterProducer != null) {
+            deadLetterProducer.close(Duration.ofSeconds(5));
+          }
+        }}) {
+      try {
+        c.close();
+      } catch (Exception e) {
+        if (first == null) {
+          first = new KafkaSourceException("Cannot close source '" + config.sourceName() + "' cleanly: " + e, e);
+        }
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+  }
+
+  // ---- helpers ----
+
+  private Map<Integer, Long> parseOffsets(SourceOffsets offsets) {
+    Map<Integer, Long> m = new TreeMap<>();
+    for (Map.Entry<String, String> e : offsets.values().entrySet()) {
+      int p;
+      long o;
+      try {
+        p = Integer.parseInt(e.getKey());
+        o = Long.parseLong(e.getValue());
+      } catch (NumberFormatException ex) {
+        throw new IllegalArgumentException("Cannot seek source '" + config.sourceName() + "': offsets entry '" + e.getKey()
+            + "' = '" + e.getValue() + "' is not 'partition number' = 'offset'");
+      }
+      if (p < 0 || o < 0) {
+        throw new IllegalArgumentException("Cannot seek source '" + config.sourceName() + "': offsets entry '" + e.getKey()
+            + "' = '" + e.getValue() + "' is negative");
+      }
+      m.put(p, o);
+    }
+    return m;
+  }
+
+  private void checkInRange(int partition, long target, long start, long end) {
+    if (target < start || target > end) {
+      throw outOfRange(partition, target, start, end);
+    }
+  }
+
+  private OffsetsOutOfRangeException outOfRange(int partition, long recorded, long start, long end) {
+    String msg;
+    if (recorded < start) {
+      msg = "Cannot resume source '" + config.sourceName() + "': topic '" + topic + "' partition " + partition
+          + " no longer holds offsets " + recorded + ".." + (start - 1) + " (" + (start - recorded)
+          + " records): the source must resume at offset " + recorded + " but the log start offset is " + start
+          + " (removed by retention or deleteRecords). Older snapshots need even older offsets;"
+          + " rebuild the source from the beginning, and keep the topic's retention.ms above the snapshot interval";
+    } else {
+      msg = "Cannot resume source '" + config.sourceName() + "': topic '" + topic + "' partition " + partition
+          + " must resume at offset " + recorded + " but its log ends at offset " + end
+          + " (was the topic deleted and re-created?)";
+    }
+    return new OffsetsOutOfRangeException(msg, topic, partition, recorded, start, end);
+  }
+
+  private int describePartitionCount(Duration timeout) {
+    meter.metadataRequests.incrementAndGet();
+    try {
+      TopicDescription d = admin().describeTopics(List.of(topic)).allTopicNames()
+          .get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(topic);
+      return d.partitions().size();
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+        throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': topic '" + topic
+            + "' does not exist on brokers " + brokersForMessages());
+      }
+      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': describing topic '" + topic
+          + "' failed: " + e.getCause(), e.getCause());
+    } catch (TimeoutException e) {
+      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': no answer about topic '" + topic
+          + "' from brokers " + brokersForMessages() + " within " + timeout, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': interrupted", e);
+    }
+  }
+
+  private Map<TopicPartition, Long> beginningOffsets(Collection<TopicPartition> tps) {
+    meter.offsetRequests.incrementAndGet();
+    try {
+      return consumer.beginningOffsets(tps, config.requestTimeout());
+    } catch (KafkaException e) {
+      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': listing start offsets of topic '"
+          + topic + "' failed: " + e, e);
+    }
+  }
+
+  private Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> tps) {
+    meter.offsetRequests.incrementAndGet();
+    try {
+      return consumer.endOffsets(tps, config.requestTimeout());
+    } catch (KafkaException e) {
+      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': listing end offsets of topic '"
+          + topic + "' failed: " + e, e);
+    }
+  }
+
+  private Admin admin() {
+    if (admin == null) {
+      admin = Admin.create(adminProperties(config, "admin"));
+    }
+    return admin;
+  }
+
+  private KafkaProducer<byte[], byte[]> deadLetterProducer() {
+    if (deadLetterProducer == null) {
+      Map<String, Object> p = new HashMap<>(config.clientProperties());
+      p.keySet().removeIf(k -> !ProducerConfig.configNames().contains(k));
+      p.put(ProducerConfig.CLIENT_ID_CONFIG, "cairn-" + config.sourceName() + "-dead-letters");
+      p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.brokers());
+      p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+      p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+      p.put(ProducerConfig.ACKS_CONFIG, "all");
+      deadLetterProducer = new KafkaProducer<>(p);
+    }
+    return deadLetterProducer;
+  }
+
+  private List<TopicPartition> partitions(int from, int to) {
+    List<TopicPartition> l = new ArrayList<>();
+    for (int p = from; p < to; p++) {
+      l.add(new TopicPartition(topic, p));
+    }
+    return l;
+  }
+
+  private List<TopicPartition> partitions(Collection<Integer> ps) {
+    return ps.stream().map(p -> new TopicPartition(topic, p)).toList();
+  }
+
+  private static Map<Integer, Long> toPartitionMap(Map<TopicPartition, Long> m) {
+    Map<Integer, Long> out = new HashMap<>();
+    m.forEach((tp, o) -> out.put(tp.partition(), o));
+    return out;
+  }
+
+  /** The brokers as written in the definition (a secret reference stays a reference). */
+  private String brokersForMessages() {
+    return definition.option(KafkaSourceConfig.BROKERS, "?");
+  }
+
+  private void ensureOpen() {
+    if (closed) {
+      throw new IllegalStateException("Cannot use source '" + config.sourceName() + "': it is closed");
+    }
+  }
+
+  private static byte[] utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+}

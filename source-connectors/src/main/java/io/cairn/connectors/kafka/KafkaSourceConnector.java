@@ -1,0 +1,37 @@
+package io.cairn.connectors.kafka;
+
+import io.cairn.engine.source.Secrets;
+import io.cairn.engine.source.Source;
+import io.cairn.engine.source.SourceConnector;
+import io.cairn.engine.source.SourceDefinition;
+
+/**
+ * The {@code kafka} connector: one topic, JSON values, envelopes NONE, UPSERT and DEBEZIUM. See
+ * {@link KafkaSourceConfig} for the options. Registered for {@link java.util.ServiceLoader}.
+ */
+public final class KafkaSourceConnector implements SourceConnector {
+  public static final String NAME = "kafka";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public SourceDefinition validate(SourceDefinition definition) {
+    if (!NAME.equals(definition.connector())) {
+      throw new IllegalArgumentException("Cannot create source '" + definition.name() + "': connector is '"
+          + definition.connector() + "', not '" + NAME + "'");
+    }
+    KafkaSourceConfig.parse(definition);
+    KafkaSourceConfig.checkShape(definition);
+    return definition;
+  }
+
+  @Override
+  public Source open(SourceDefinition definition, Secrets secrets) {
+    validate(definition);
+    KafkaSourceConfig config = KafkaSourceConfig.parse(definition, secrets);
+    return new KafkaSource(definition, config, System::nanoTime, nanos -> java.util.concurrent.TimeUnit.NANOSECONDS.sleep(nanos));
+  }
+}

@@ -1,0 +1,118 @@
+package io.cairn.connectors.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cairn.connectors.kafka.JsonRecordDecoder.Change;
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.source.Envelope;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class JsonRecordDecoderTest {
+  private static final Schema SCHEMA = Schema.parse("id BIGINT, name TEXT, amount DOUBLE, ok BOOLEAN, ts TIMESTAMP");
+
+  private static byte[] b(String s) {
+    return s == null ? null : s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static JsonRecordDecoder decoder(Envelope e) {
+    return new JsonRecordDecoder(SCHEMA, e == Envelope.NONE ? List.of() : List.of("id"), e, Optional.empty());
+  }
+
+  @Test
+  void appendMapsFieldsByNameWithTypesAndNulls() {
+    Change c = decoder(Envelope.NONE).decode(null,
+        b("{\"ID\":7,\"name\":\"x\",\"amount\":2,\"ok\":true,\"ts\":\"2026-01-02T03:04:05.123456Z\",\"extra\":[1]}"));
+    assertThat(c.append()).isTrue();
+    assertThat(c.row()).isEqualTo(Row.of(7L, "x", 2.0, true, 1767323045123456L));
+    assertThat(decoder(Envelope.NONE).decode(null, b("{\"id\":1,\"name\":null}")).row())
+        .isEqualTo(Row.of(1L, null, null, null, null));
+  }
+
+  @Test
+  void timestampsAsNumbersAreMicrosUnlessTheConnectSchemaSaysOtherwise() {
+    assertThat(decoder(Envelope.NONE).decode(null, b("{\"id\":1,\"ts\":1000}")).row().get(4)).isEqualTo(1000L);
+    String wrapped = "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"field\":\"id\",\"type\":\"int64\"},"
+        + "{\"field\":\"ts\",\"type\":\"int64\",\"name\":\"org.apache.kafka.connect.data.Timestamp\"}]},"
+        + "\"payload\":{\"id\":1,\"ts\":1000}}";
+    assertThat(decoder(Envelope.NONE).decode(null, b(wrapped)).row()).isEqualTo(Row.of(1L, null, null, null, 1_000_000L));
+    assertThat(decoder(Envelope.NONE).decode(null, b("{\"id\":1,\"ts\":\"2026-01-02 03:04:05\"}")).row().get(4))
+        .isEqualTo(1767323045000000L);
+  }
+
+  @Test
+  void connectDecimalsAndDatesAreDecodedWhenTheSchemaNamesThem() {
+    JsonRecordDecoder d = new JsonRecordDecoder(Schema.parse("id BIGINT, price DOUBLE, day TIMESTAMP"), List.of("id"),
+        Envelope.DEBEZIUM, Optional.empty());
+    String event = "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"field\":\"after\",\"type\":\"struct\",\"fields\":["
+        + "{\"field\":\"id\",\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\",\"parameters\":{\"scale\":\"0\"}},"
+        + "{\"field\":\"price\",\"type\":\"bytes\",\"name\":\"org.apache.kafka.connect.data.Decimal\",\"parameters\":{\"scale\":\"2\"}},"
+        + "{\"field\":\"day\",\"type\":\"int32\",\"name\":\"io.debezium.time.Date\"}]}]},"
+        + "\"payload\":{\"after\":{\"id\":\"Bw==\",\"price\":\"BNI=\",\"day\":1},\"op\":\"c\"}}";
+    assertThat(d.decode(null, b(event))).isEqualTo(Change.upsert(Row.of(7L), Row.of(7L, 12.34, 86_400_000_000L)));
+    assertThatThrownBy(() -> d.decode(null, b(event.replace("BNI=", "!!")))).hasMessageContaining("base64");
+  }
+
+  @Test
+  void upsertTakesTheKeyFromAnObjectKeyAScalarKeyOrTheValue() {
+    JsonRecordDecoder d = decoder(Envelope.UPSERT);
+    assertThat(d.decode(b("{\"id\":3}"), b("{\"name\":\"a\"}"))).isEqualTo(Change.upsert(Row.of(3L), Row.of(3L, "a", null, null, null)));
+    assertThat(d.decode(b("3"), b("{\"id\":3,\"name\":\"a\"}")).key()).isEqualTo(Row.of(3L));
+    assertThat(d.decode(null, b("{\"id\":4}")).key()).isEqualTo(Row.of(4L));
+    assertThat(d.decode(b("{\"id\":3}"), null)).isEqualTo(Change.upsert(Row.of(3L), null));
+  }
+
+  @Test
+  void nonJsonKeysAreTextForATextKey() {
+    JsonRecordDecoder d = new JsonRecordDecoder(Schema.parse("k TEXT, v BIGINT"), List.of("k"), Envelope.UPSERT, Optional.empty());
+    assertThat(d.decode(b("user-1"), b("{\"v\":1}"))).isEqualTo(Change.upsert(Row.of("user-1"), Row.of("user-1", 1L)));
+  }
+
+  @Test
+  void keyFieldCopiesTheRecordKeyIntoAColumn() {
+    JsonRecordDecoder d = new JsonRecordDecoder(Schema.parse("k TEXT, v BIGINT"), List.of(), Envelope.NONE, Optional.of("k"));
+    assertThat(d.decode(b("user-1"), b("{\"v\":1}")).row()).isEqualTo(Row.of("user-1", 1L));
+  }
+
+  @Test
+  void badRecordsSayWhatIsWrong() {
+    assertThatThrownBy(() -> decoder(Envelope.NONE).decode(null, b("{\"id\":")))
+        .isInstanceOf(BadRecordException.class).hasMessageContaining("not valid JSON");
+    assertThatThrownBy(() -> decoder(Envelope.NONE).decode(null, b("{\"id\":\"seven\"}")))
+        .isInstanceOf(BadRecordException.class).hasMessage("column 'id' is BIGINT but the value holds a JSON string");
+    assertThatThrownBy(() -> decoder(Envelope.NONE).decode(null, b("{\"id\":1.5}")))
+        .hasMessageContaining("fractional number");
+    assertThatThrownBy(() -> decoder(Envelope.NONE).decode(null, b("[1]"))).hasMessageContaining("array, not an object");
+    assertThatThrownBy(() -> decoder(Envelope.NONE).decode(null, null)).hasMessageContaining("value is null");
+    assertThatThrownBy(() -> decoder(Envelope.UPSERT).decode(null, b("{\"name\":\"a\"}")))
+        .hasMessageContaining("missing key: primary key column 'id'");
+    assertThatThrownBy(() -> decoder(Envelope.UPSERT).decode(null, null)).hasMessageContaining("tombstone");
+    assertThatThrownBy(() -> decoder(Envelope.UPSERT).decode(b("{\"id\":1}"), b("{\"id\":2}")))
+        .hasMessageContaining("disagree");
+    assertThatThrownBy(() -> decoder(Envelope.NONE).decode(null, b("{\"ts\":\"yesterday\"}")))
+        .hasMessageContaining("ISO-8601");
+  }
+
+  @Test
+  void debeziumEventsWithAndWithoutSchemaWrapper() {
+    JsonRecordDecoder d = decoder(Envelope.DEBEZIUM);
+    String create = "{\"before\":null,\"after\":{\"id\":1,\"name\":\"a\"},\"source\":{},\"op\":\"c\",\"ts_ms\":1}";
+    assertThat(d.decode(b("{\"id\":1}"), b(create))).isEqualTo(Change.upsert(Row.of(1L), Row.of(1L, "a", null, null, null)));
+    String update = "{\"schema\":{\"type\":\"struct\",\"fields\":[{\"field\":\"after\",\"type\":\"struct\",\"fields\":"
+        + "[{\"field\":\"ts\",\"type\":\"int64\",\"name\":\"io.debezium.time.Timestamp\"}]}]},"
+        + "\"payload\":{\"before\":{\"id\":1},\"after\":{\"id\":1,\"name\":\"b\",\"ts\":5},\"op\":\"u\"}}";
+    assertThat(d.decode(b("{\"schema\":{\"type\":\"struct\"},\"payload\":{\"id\":1}}"), b(update)))
+        .isEqualTo(Change.upsert(Row.of(1L), Row.of(1L, "b", null, null, 5000L)));
+    String delete = "{\"before\":{\"id\":1,\"name\":\"b\"},\"after\":null,\"op\":\"d\"}";
+    assertThat(d.decode(null, b(delete))).isEqualTo(Change.upsert(Row.of(1L), null));
+    assertThat(d.decode(b("{\"id\":1}"), null)).isEqualTo(Change.upsert(Row.of(1L), null));
+    assertThat(d.decode(null, b("{\"op\":\"m\",\"message\":{}}")).isNone()).isTrue();
+    assertThatThrownBy(() -> d.decode(null, b("{\"op\":\"t\"}"))).hasMessageContaining("truncate");
+    assertThatThrownBy(() -> d.decode(null, b("{\"id\":1}"))).hasMessageContaining("no text field 'op'");
+    assertThatThrownBy(() -> d.decode(null, b("{\"op\":\"c\",\"after\":null}"))).hasMessageContaining("no 'after'");
+  }
+}

@@ -1,0 +1,406 @@
+package io.cairn.connectors.testing.kafka;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.storage.Formatter;
+import org.apache.kafka.server.common.MetadataVersion;
+
+/**
+ * A real single-node Kafka broker (KRaft, combined broker + controller) running in this JVM,
+ * listening on 127.0.0.1 only, with its data in a temporary directory deleted by {@link #close()}.
+ *
+ * <p>Most tests use {@link #shared()}: one broker per test JVM, started on first use (about 1.5 s)
+ * and stopped by a shutdown hook. Tests on the shared broker must use their own topic names
+ * (e.g. {@link #uniqueTopic(String)}).
+ *
+ * <p>Other modules reuse it through the test-jar of {@code cairn-source-connectors}; they need the
+ * Kafka server artifacts on their test classpath too (test scope): {@code kafka_2.13},
+ * {@code kafka-server}, {@code kafka-metadata}, {@code kafka-server-common} (versions managed by the
+ * parent POM).
+ *
+ * <pre>{@code
+ * KafkaBroker broker = KafkaBroker.shared();
+ * String topic = broker.createTopic(KafkaBroker.uniqueTopic("orders"), 3);
+ * broker.produce(topic, 0, "{\"id\":1}", "{\"id\":1,\"qty\":2}");
+ * String bootstrap = broker.bootstrapServers();
+ * }</pre>
+ */
+public final class KafkaBroker implements AutoCloseable {
+  private static final Duration TIMEOUT = Duration.ofSeconds(30);
+  /** User and password accepted on the SASL/PLAIN listener ({@link #saslBootstrapServers()}). */
+  public static final String SASL_USER = "cairn";
+  public static final String SASL_PASSWORD = "cairn-test-password";
+  private static KafkaBroker shared;
+  private static int topicCounter;
+
+  private final Path dir;
+  private final int brokerPort;
+  private final int saslPort;
+  private final KafkaRaftServer server;
+  private final Admin admin;
+  private KafkaProducer<byte[], byte[]> producer;
+  private boolean closed;
+
+  private KafkaBroker(Path dir, int brokerPort, int saslPort, KafkaRaftServer server, Admin admin) {
+    this.dir = dir;
+    this.brokerPort = brokerPort;
+    this.saslPort = saslPort;
+    this.server = server;
+    this.admin = admin;
+  }
+
+  /** The broker shared by all tests of this JVM, started on first call and stopped at JVM exit. */
+  public static synchronized KafkaBroker shared() {
+    if (shared == null || shared.closed) {
+      KafkaBroker b = start();
+      Runtime.getRuntime().addShutdownHook(new Thread(b::close, "kafka-broker-shutdown"));
+      shared = b;
+    }
+    return shared;
+  }
+
+  /** A topic name not used before in this JVM, starting with {@code prefix}. */
+  public static synchronized String uniqueTopic(String prefix) {
+    return prefix + "-" + (++topicCounter) + "-" + Long.toHexString(System.nanoTime() & 0xffffff);
+  }
+
+  /** Starts a new broker on free ports of 127.0.0.1; the caller must {@link #close()} it. */
+  public static KafkaBroker start() {
+    RuntimeException last = null;
+    for (int attempt = 0; attempt < 3; attempt++) {
+      try {
+        return startOnce();
+      } catch (RuntimeException e) {
+        last = e; // most likely a port taken between probing and binding: try other ports
+      }
+    }
+    throw last;
+  }
+
+  private static KafkaBroker startOnce() {
+    Path dir;
+    try {
+      dir = Files.createTempDirectory("cairn-kafka-");
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot start Kafka broker: cannot create a temporary directory", e);
+    }
+    KafkaRaftServer server = null;
+    try {
+      int brokerPort = freePort();
+      int controllerPort = freePort();
+      int saslPort = freePort();
+      Path logDir = dir.resolve("log");
+      Path metaDir = dir.resolve("meta");
+      Files.createDirectories(logDir);
+      Files.createDirectories(metaDir);
+      Properties p = new Properties();
+      p.put("process.roles", "broker,controller");
+      p.put("node.id", "1");
+      p.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
+      p.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort
+          + ",SASL_PLAINTEXT://127.0.0.1:" + saslPort);
+      p.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",SASL_PLAINTEXT://127.0.0.1:" + saslPort);
+      p.put("sasl.enabled.mechanisms", "PLAIN");
+      p.put("listener.name.sasl_plaintext.plain.sasl.jaas.config",
+          "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + SASL_USER + "\" password=\""
+              + SASL_PASSWORD + "\" user_" + SASL_USER + "=\"" + SASL_PASSWORD + "\";");
+      p.put("controller.listener.names", "CONTROLLER");
+      p.put("inter.broker.listener.name", "PLAINTEXT");
+      p.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT");
+      p.put("log.dirs", logDir.toString());
+      p.put("metadata.log.dir", metaDir.toString());
+      p.put("num.partitions", "1");
+      p.put("default.replication.factor", "1");
+      p.put("offsets.topic.replication.factor", "1");
+      p.put("offsets.topic.num.partitions", "1");
+      p.put("transaction.state.log.replication.factor", "1");
+      p.put("transaction.state.log.min.isr", "1");
+      p.put("transaction.state.log.num.partitions", "1");
+      p.put("share.coordinator.state.topic.replication.factor", "1");
+      p.put("share.coordinator.state.topic.min.isr", "1");
+      p.put("share.coordinator.state.topic.num.partitions", "1");
+      p.put("min.insync.replicas", "1");
+      p.put("group.initial.rebalance.delay.ms", "0");
+      p.put("log.retention.check.interval.ms", "1000");
+      p.put("log.initial.task.delay.ms", "0");
+      p.put("auto.create.topics.enable", "true");
+      KafkaConfig config = new KafkaConfig(p);
+
+      new Formatter()
+          .setPrintStream(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()))
+          .setNodeId(1)
+          .setClusterId(Uuid.randomUuid().toString())
+          .setDirectories(List.of(logDir.toString(), metaDir.toString()))
+          .setMetadataLogDirectory(metaDir.toString())
+          .setControllerListenerName("CONTROLLER")
+          .setReleaseVersion(MetadataVersion.latestProduction())
+          .run();
+
+      server = new KafkaRaftServer(config, Time.SYSTEM);
+      server.startup();
+      Map<String, Object> adminProps = new HashMap<>();
+      adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + brokerPort);
+      Admin admin = Admin.create(adminProps);
+      KafkaBroker broker = new KafkaBroker(dir, brokerPort, saslPort, server, admin);
+      admin.describeCluster().nodes().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      return broker;
+    } catch (Exception e) {
+      if (server != null) {
+        try {
+          server.shutdown();
+          server.awaitShutdown();
+        } catch (RuntimeException ignored) {
+          // best effort
+        }
+      }
+      deleteRecursively(dir);
+      throw new IllegalStateException("Cannot start Kafka broker: " + e, e);
+    }
+  }
+
+  /** {@code 127.0.0.1:port} of the PLAINTEXT listener. */
+  public String bootstrapServers() {
+    return "127.0.0.1:" + brokerPort;
+  }
+
+  /**
+   * {@code 127.0.0.1:port} of the SASL_PLAINTEXT listener (mechanism PLAIN, user {@link #SASL_USER},
+   * password {@link #SASL_PASSWORD}); for tests of credentials.
+   */
+  public String saslBootstrapServers() {
+    return "127.0.0.1:" + saslPort;
+  }
+
+  /** A JAAS line for the SASL/PLAIN listener with the given password. */
+  public static String saslJaasConfig(String password) {
+    return "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + SASL_USER
+        + "\" password=\"" + password + "\";";
+  }
+
+  /** An admin client of this broker (owned by the broker: do not close it). */
+  public Admin admin() {
+    return admin;
+  }
+
+  /** Creates a topic and waits until every partition has a leader; returns {@code name}. */
+  public String createTopic(String name, int partitions) {
+    return createTopic(name, partitions, Map.of());
+  }
+
+  /**
+   * Creates a topic with topic-level configs (e.g. {@code retention.ms}, {@code cleanup.policy})
+   * and waits until every partition has a leader; returns {@code name}.
+   */
+  public String createTopic(String name, int partitions, Map<String, String> configs) {
+    NewTopic t = new NewTopic(name, partitions, (short) 1).configs(configs);
+    get(admin.createTopics(List.of(t)).all(), "create topic " + name);
+    awaitPartitions(name, partitions);
+    return name;
+  }
+
+  /** Grows {@code topic} to {@code partitions} partitions and waits until they have leaders. */
+  public void addPartitions(String topic, int partitions) {
+    get(admin.createPartitions(Map.of(topic, NewPartitions.increaseTo(partitions))).all(), "add partitions to " + topic);
+    awaitPartitions(topic, partitions);
+  }
+
+  /** Moves the log start offset of {@code topic}/{@code partition} to {@code beforeOffset}. */
+  public void deleteRecords(String topic, int partition, long beforeOffset) {
+    get(admin.deleteRecords(Map.of(new TopicPartition(topic, partition), RecordsToDelete.beforeOffset(beforeOffset))).all(),
+        "delete records of " + topic + "-" + partition);
+  }
+
+  /** Produces one record (UTF-8 key and value, either may be null) and waits for the ack. */
+  public RecordMetadata produce(String topic, int partition, String key, String value) {
+    return produceBytes(topic, partition, utf8(key), utf8(value));
+  }
+
+  /** Produces one record of raw bytes and waits for the ack. */
+  public RecordMetadata produceBytes(String topic, int partition, byte[] key, byte[] value) {
+    return get(producer().send(new ProducerRecord<>(topic, partition, key, value)), "produce to " + topic);
+  }
+
+  /** Produces records without waiting per record, then flushes. */
+  public void produceAll(List<ProducerRecord<byte[], byte[]>> records) {
+    var futures = new ArrayList<java.util.concurrent.Future<RecordMetadata>>();
+    for (ProducerRecord<byte[], byte[]> r : records) {
+      futures.add(producer().send(r));
+    }
+    producer().flush();
+    for (var f : futures) {
+      get(f, "produce");
+    }
+  }
+
+  /** Reads every record of {@code topic} currently in the log (all partitions, partition by partition). */
+  public List<ConsumerRecord<byte[], byte[]>> readAll(String topic) {
+    Map<String, Object> props = new HashMap<>();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+    props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    try (KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(props)) {
+      List<TopicPartition> tps = c.partitionsFor(topic, TIMEOUT).stream()
+          .map(i -> new TopicPartition(topic, i.partition())).toList();
+      c.assign(tps);
+      c.seekToBeginning(tps);
+      Map<TopicPartition, Long> end = c.endOffsets(tps, TIMEOUT);
+      List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+      long deadline = System.nanoTime() + TIMEOUT.toNanos();
+      while (tps.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("Cannot read topic " + topic + ": timed out");
+        }
+        c.poll(Duration.ofMillis(100)).forEach(out::add);
+      }
+      out.sort(Comparator.<ConsumerRecord<byte[], byte[]>>comparingInt(ConsumerRecord::partition)
+          .thenComparingLong(ConsumerRecord::offset));
+      return out;
+    }
+  }
+
+  /** Stops the broker and deletes its directory. Idempotent. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      if (producer != null) {
+        producer.close(Duration.ofSeconds(5));
+      }
+      admin.close(Duration.ofSeconds(5));
+    } finally {
+      try {
+        server.shutdown();
+        server.awaitShutdown();
+      } finally {
+        deleteRecursively(dir);
+      }
+    }
+  }
+
+  private synchronized KafkaProducer<byte[], byte[]> producer() {
+    if (closed) {
+      throw new IllegalStateException("Cannot produce: the broker is closed");
+    }
+    if (producer == null) {
+      Map<String, Object> props = new HashMap<>();
+      props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+      props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+      props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+      props.put(ProducerConfig.LINGER_MS_CONFIG, "5");
+      props.put(ProducerConfig.ACKS_CONFIG, "all");
+      producer = new KafkaProducer<>(props);
+    }
+    return producer;
+  }
+
+  private void awaitPartitions(String topic, int partitions) {
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    while (true) {
+      try {
+        TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames()
+            .get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS).get(topic);
+        Collection<TopicPartitionInfo> ps = d.partitions();
+        if (ps.size() >= partitions && ps.stream().allMatch(pi -> pi.leader() != null && !pi.leader().isEmpty())) {
+          return;
+        }
+      } catch (ExecutionException | TimeoutException e) {
+        // metadata not yet propagated: retry
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("Cannot wait for topic " + topic + ": interrupted", e);
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("Cannot use topic " + topic + ": its " + partitions + " partitions have no leader after " + TIMEOUT);
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("Cannot wait for topic " + topic + ": interrupted", e);
+      }
+    }
+  }
+
+  private static <T> T get(java.util.concurrent.Future<T> f, String what) {
+    try {
+      return f.get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Cannot " + what + ": interrupted", e);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("Cannot " + what + ": " + e.getCause(), e.getCause());
+    } catch (TimeoutException e) {
+      throw new IllegalStateException("Cannot " + what + ": no answer within " + TIMEOUT, e);
+    }
+  }
+
+  private static byte[] utf8(String s) {
+    return s == null ? null : s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+      s.setReuseAddress(true);
+      return s.getLocalPort();
+    }
+  }
+
+  private static void deleteRecursively(Path dir) {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (Stream<Path> walk = Files.walk(dir)) {
+      walk.sorted(Comparator.reverseOrder()).forEach(p -> {
+        try {
+          Files.deleteIfExists(p);
+        } catch (IOException ignored) {
+          // best effort
+        }
+      });
+    } catch (IOException ignored) {
+      // best effort
+    }
+  }
+}
