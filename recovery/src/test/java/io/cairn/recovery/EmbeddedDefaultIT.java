@@ -28,7 +28,7 @@ class EmbeddedDefaultIT {
     try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       port = s.getLocalPort();
     }
-    Process node = start(dir, port, "run");
+    Process node = start(dir, port, "run.log", "run");
     try {
       HttpClient http = HttpClient.newHttpClient();
       String status = null;
@@ -41,7 +41,7 @@ class EmbeddedDefaultIT {
           Thread.sleep(200);
         }
       }
-      assertThat(status).as("node log: %s", log(dir)).contains("revenue_by_category").contains("RUNNING");
+      assertThat(status).as("node log: %s", log(dir, "run.log")).contains("revenue_by_category").contains("RUNNING");
       String rows = post(http, port, "/sql", "SELECT * FROM revenue_by_category");
       assertThat(rows).contains("category").contains("revenue");
       String snap = post(http, port, "/snapshot", "");
@@ -54,9 +54,9 @@ class EmbeddedDefaultIT {
       node.destroyForcibly();
       node.waitFor(10, TimeUnit.SECONDS);
     }
-    Process recover = start(dir, port, "recover", "--until-caught-up");
+    Process recover = start(dir, port, "recover.log", "recover", "--until-caught-up");
     assertThat(recover.waitFor(120, TimeUnit.SECONDS)).isTrue();
-    String out = log(dir);
+    String out = log(dir, "recover.log");
     assertThat(recover.exitValue()).as(out).isZero();
     assertThat(out).contains("cairn recovery report").doesNotContain("full replay");
   }
@@ -68,19 +68,19 @@ class EmbeddedDefaultIT {
     return r.body();
   }
 
-  private static Process start(Path dir, int port, String... args) throws Exception {
+  private static Process start(Path dir, int port, String logName, String... args) throws Exception {
     List<String> cmd = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
         "-cp", System.getProperty("java.class.path"), "io.cairn.recovery.cli.CairnCommand"));
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("node.log").toFile()));
+        .redirectOutput(dir.resolve(logName).toFile());
     pb.environment().put("CAIRN_HTTP_PORT", Integer.toString(port));
     return pb.start();
   }
 
-  private static String log(Path dir) throws Exception {
-    Path f = dir.resolve("node.log");
+  private static String log(Path dir, String name) throws Exception {
+    Path f = dir.resolve(name);
     return Files.exists(f) ? Files.readString(f) : "";
   }
 }

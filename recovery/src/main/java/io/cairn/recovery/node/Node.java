@@ -53,21 +53,28 @@ public final class Node implements AutoCloseable, NodeApi {
   }
 
   /** How {@link #recover} behaves. */
-  public record Options(boolean progress, Duration catchUpTimeout, Clock clock) {
+  public record Options(
+      boolean progress, Duration catchUpTimeout, Clock clock, java.util.function.UnaryOperator<ObjectStore> storeDecorator) {
     public static Options defaults() {
-      return new Options(false, null, Clock.systemUTC());
+      return new Options(false, null, Clock.systemUTC(), s -> s);
     }
 
     public Options withProgress(boolean p) {
-      return new Options(p, catchUpTimeout, clock);
+      return new Options(p, catchUpTimeout, clock, storeDecorator);
     }
 
+    /** Stop catching up after {@code d} (null: no limit); the report then says not caught up. */
     public Options withCatchUpTimeout(Duration d) {
-      return new Options(progress, d, clock);
+      return new Options(progress, d, clock, storeDecorator);
     }
 
     public Options withClock(Clock c) {
-      return new Options(progress, catchUpTimeout, c);
+      return new Options(progress, catchUpTimeout, c, storeDecorator);
+    }
+
+    /** Wraps the object store the node opens (e.g. in a {@code MeteredObjectStore} to count requests). */
+    public Options withStoreDecorator(java.util.function.UnaryOperator<ObjectStore> d) {
+      return new Options(progress, catchUpTimeout, clock, d);
     }
   }
 
@@ -92,7 +99,7 @@ public final class Node implements AutoCloseable, NodeApi {
     this.config = config;
     this.options = options;
     ObjectStore raw = ObjectStores.open(config.storeUri(), config.storeProperties());
-    this.store = CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw;
+    this.store = options.storeDecorator().apply(CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw);
     this.snapshots = SnapshotStore.open(store, config, options.clock());
     this.engine =
         Engine.builder()
@@ -250,10 +257,36 @@ public final class Node implements AutoCloseable, NodeApi {
     if (config.httpPort() > 0) {
       http = new HttpEndpoint(config.httpHost(), config.httpPort(), this);
     }
+    checkRetention();
     state.set(State.SERVING);
     LOG.info("cairn is serving: {} sources, {} views; snapshots '{}' ({}); store {}",
         engine.sourceNames().size(), engine.dataflows().size() - engine.sourceNames().size(), config.snapshotCron(),
         config.snapshotZone(), store.describe());
+  }
+
+  private volatile List<String> retentionWarnings = List.of();
+
+  /**
+   * Retention guard: warns when a source could lose, before the next snapshot, the data a restart
+   * from the latest snapshot would need (a Kafka topic's retention shorter than the snapshot
+   * interval). Runs at start and after each snapshot.
+   */
+  private void checkRetention() {
+    Duration interval = snapshots.interval(config);
+    List<String> warnings = new ArrayList<>();
+    for (String name : engine.sourceNames()) {
+      engine.sourceDefinition(name).ifPresent(def -> {
+        try {
+          if (def.connector().equals("kafka")) {
+            io.cairn.connectors.kafka.KafkaRetentionGuard.check(def, io.cairn.engine.source.Secrets.environment(), interval)
+                .ifPresent(warnings::add);
+          }
+        } catch (RuntimeException e) {
+          LOG.warn("Retention check of source {} failed: {}", name, e.getMessage());
+        }
+      });
+    }
+    retentionWarnings = List.copyOf(warnings);
   }
 
   private void scheduledSnapshot() {
@@ -276,14 +309,21 @@ public final class Node implements AutoCloseable, NodeApi {
    */
   public Map<String, Object> snapshotNow() {
     synchronized (snapshotLock) {
-      long p0 = System.nanoTime();
-      Object[] cut = engine.betweenTicks(() -> new Object[] {engine.capture(), session.position()});
-      long pauseNanos = System.nanoTime() - p0;
+      Object[] cut =
+          engine.betweenTicks(
+              () -> {
+                long p0 = System.nanoTime(); // the pause: the engine is held between two ticks
+                Object[] c = {engine.capture(), session.position(), 0L};
+                c[2] = System.nanoTime() - p0;
+                return c;
+              });
+      long pauseNanos = (Long) cut[2];
       EngineState st = (EngineState) cut[0];
       long position = (Long) cut[1];
       Map<String, Object> figures = snapshots.write(st, position, pauseNanos);
       engine.onSnapshotCommitted(st.offsets());
       lastSnapshot = figures;
+      checkRetention();
       try {
         snapshots.applyRetention();
       } catch (RuntimeException e) {
@@ -373,6 +413,7 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     s.put("dataflows", views);
     s.put("lastSnapshot", lastSnapshot);
+    s.put("retentionWarnings", retentionWarnings);
     return json(s);
   }
 
