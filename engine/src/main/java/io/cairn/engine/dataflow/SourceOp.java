@@ -24,6 +24,7 @@ public final class SourceOp extends Operator implements Collection {
   private final Arrangement arrangement;
   private final Rows[] appends;
   private final List<Row[]>[] upserts;
+  private final boolean[] resetPending;
 
   @SuppressWarnings("unchecked")
   public SourceOp(String name, String arrangementName, Schema schema, int[] primaryKey, int shards) {
@@ -34,6 +35,7 @@ public final class SourceOp extends Operator implements Collection {
     this.arrangement = new Arrangement(arrangementName, layout.keySchema(), layout.valSchema(), shards);
     this.appends = new Rows[shards];
     this.upserts = new List[shards];
+    this.resetPending = new boolean[shards];
     for (int i = 0; i < shards; i++) {
       appends[i] = new Rows();
       upserts[i] = new ArrayList<>();
@@ -72,6 +74,15 @@ public final class SourceOp extends Operator implements Collection {
     upserts[k.shard(upserts.length)].add(new Row[] {k, row == null ? TOMBSTONE : row});
   }
 
+  /**
+   * Empties the collection at the next tick: all rows held are retracted, records offered before
+   * this call in the open tick are dropped, records offered after it apply to an empty collection.
+   */
+  public void reset() {
+    clearOffered();
+    java.util.Arrays.fill(resetPending, true);
+  }
+
   /** Drops offered but unprocessed records. */
   public void clearOffered() {
     for (int i = 0; i < appends.length; i++) {
@@ -83,6 +94,14 @@ public final class SourceOp extends Operator implements Collection {
   @Override
   public void process(int shard, long tick, Rows[] in) {
     Rows out = out(shard);
+    boolean fresh = resetPending[shard];
+    if (fresh) {
+      resetPending[shard] = false;
+      for (var u : arrangement.spine(shard).contents()) {
+        arrangement.stage(shard, u.key(), u.val(), tick, -u.diff());
+        out.add(layout.join(u.key(), u.val()), -u.diff());
+      }
+    }
     if (!upsert) {
       Rows a = appends[shard];
       for (int i = 0; i < a.size(); i++) {
@@ -107,8 +126,10 @@ public final class SourceOp extends Operator implements Collection {
     Values vals = new Values();
     for (Row key : keys) {
       vals.clear();
-      reader.values(key, vals);
-      vals.consolidate();
+      if (!fresh) {
+        reader.values(key, vals);
+        vals.consolidate();
+      }
       Row oldVal = vals.size() == 0 ? null : vals.val(0);
       Row now = last.get(key);
       Row newVal = now == TOMBSTONE ? null : layout.val(now);

@@ -166,6 +166,11 @@ public final class Engine implements AutoCloseable {
     public void upsert(Row key, Row row) {
       op.offerUpsert(key, row);
     }
+
+    @Override
+    public void reset() {
+      op.reset();
+    }
   }
 
   public int workers() {

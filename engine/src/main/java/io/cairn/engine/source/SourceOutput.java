@@ -16,4 +16,15 @@ public interface SourceOutput {
    * (the upsert state, part of every snapshot) and emits the retraction itself.
    */
   void upsert(Row key, Row row);
+
+  /**
+   * Empties the source's collection: every row it holds is retracted, and records delivered
+   * after this call (in the same poll or later) start from an empty collection; records
+   * delivered earlier in the same tick are discarded. For a source that must read its table
+   * again from scratch (Postgres after a lost replication slot, or a restart inside an
+   * unfinished initial load), so that rows deleted meanwhile do not linger in the views.
+   */
+  default void reset() {
+    throw new UnsupportedOperationException("Cannot reset: this output does not support it");
+  }
 }

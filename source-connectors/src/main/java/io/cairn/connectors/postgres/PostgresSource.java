@@ -76,9 +76,10 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Slot or publication lost.</b> Policy {@code slot-lost=fail} (default) throws, naming the
  *       slot, the database and the resume LSN. {@code reload} drops what is left of the slot and
  *       re-does the initial load; the warning states its cost (estimated rows and table size).
- *       Rows deleted while the slot was missing are not retracted by a reload (the SPI has no way
- *       to reset a source's rows); a slot invalidated while streaming fails the source, and the
- *       policy applies at the next recovery.
+ *       A reload (and a restart inside an unfinished initial load) first resets the source's
+ *       rows ({@link SourceOutput#reset()}), so rows deleted while the slot was missing leave the
+ *       views; a slot invalidated while streaming fails the source, and the policy applies at the
+ *       next recovery.
  *   <li><b>TOAST.</b> pgoutput sends an "unchanged TOAST" marker for a large value an UPDATE did
  *       not change, unless the table's replica identity is FULL; Debezium then fills it from the
  *       old row. cairn requires REPLICA IDENTITY FULL ({@code replica-identity=require-full},
@@ -280,6 +281,7 @@ final class PostgresSource implements Source {
         position = SourceOffsets.EMPTY;
       } else if (DebeziumOffsets.initialLoadIncomplete(offsets)) {
         freshStart("the recorded position is inside an unfinished initial load");
+        resetOnFirstPoll = true;
         snapshotMode = "initial";
         position = SourceOffsets.EMPTY;
       } else {
@@ -299,9 +301,10 @@ final class PostgresSource implements Source {
         } else {
           PostgresCatalog.TableInfo t = catalog.table();
           LOG.warn("Source '{}': {}. Policy slot-lost=reload: re-doing the initial load of {} (about {} rows, {} MiB read "
-                  + "from the table; rows deleted meanwhile stay in the views)", config.sourceName(), problem,
+                  + "from the table; the source's rows are reset first, so rows deleted meanwhile leave the views)", config.sourceName(), problem,
               config.qualifiedTable(), t.estimatedRows(), t.totalBytes() >> 20);
           freshStart("slot lost");
+          resetOnFirstPoll = true;
           snapshotMode = "initial";
           position = SourceOffsets.EMPTY;
         }
@@ -661,11 +664,18 @@ final class PostgresSource implements Source {
     return n;
   }
 
+  /** Set when the initial load starts over: the first poll resets the source's rows. */
+  private boolean resetOnFirstPoll;
+
   @Override
   public int poll(SourceOutput out, int maxRecords, Duration timeout) {
     checkOpen();
     if (!seeked) {
       throw new IllegalStateException("Cannot poll source '" + config.sourceName() + "': seek() was not called");
+    }
+    if (resetOnFirstPoll) {
+      out.reset(); // the initial load starts over: retract what the engine holds for this table
+      resetOnFirstPoll = false;
     }
     int limit = applyRateLimit(maxRecords);
     int delivered = 0;

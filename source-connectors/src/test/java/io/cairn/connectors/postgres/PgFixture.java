@@ -62,6 +62,11 @@ final class PgFixture implements AutoCloseable {
         rows.put(key, row);
       }
     }
+
+    @Override
+    public void reset() {
+      rows.clear();
+    }
   }
 
   void exec(String... statements) {
