@@ -399,6 +399,7 @@ public final class Engine implements AutoCloseable {
     }
     long deadline = System.nanoTime() + policy.maxDuration().toNanos();
     long total = 0;
+    boolean lastRoundEmpty = false;
     while (total < policy.maxRecords()) {
       long round = 0;
       for (RunningSource s : active) {
@@ -406,14 +407,16 @@ public final class Engine implements AutoCloseable {
           continue;
         }
         long remaining = Math.max(0, deadline - System.nanoTime());
-        Duration wait = Duration.ofNanos(Math.min(remaining, Duration.ofMillis(20).toNanos()));
+        // wait for records only when the previous round found none (never spin on empty sources)
+        Duration wait =
+            lastRoundEmpty ? Duration.ofNanos(Math.min(remaining, Duration.ofMillis(20).toNanos()) / active.size()) : Duration.ZERO;
         int want = (int) Math.min(Integer.MAX_VALUE, policy.maxRecords() - total);
         try {
           if (!s.seeked) {
             s.source.seek(s.seekTo);
             s.seeked = true;
           }
-          int n = s.source.poll(s, want, total > 0 ? Duration.ZERO : wait);
+          int n = s.source.poll(s, want, wait);
           round += n;
           total += n;
         } catch (RuntimeException e) {
@@ -425,7 +428,8 @@ public final class Engine implements AutoCloseable {
           break;
         }
       }
-      if ((round == 0 && total > 0) || System.nanoTime() >= deadline) {
+      lastRoundEmpty = round == 0;
+      if (System.nanoTime() >= deadline) {
         break;
       }
     }

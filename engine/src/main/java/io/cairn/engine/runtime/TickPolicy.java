@@ -4,9 +4,10 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * When a tick closes: once {@code maxRecords} records have been read, once {@code maxDuration}
- * has passed since it opened, or as soon as a polling round finds nothing more after at least one
- * record arrived (so a quiet source does not hold results back).
+ * When a tick closes: once {@code maxRecords} records have been read, or once {@code maxDuration}
+ * has passed since it opened — whichever comes first. {@code maxDuration} bounds the latency of
+ * a result under a trickle of records and, under load, how many small batches a spine receives;
+ * a zero duration makes every tick take just what is ready (tests).
  */
 public record TickPolicy(int maxRecords, Duration maxDuration) {
   public static final TickPolicy DEFAULT = new TickPolicy(100_000, Duration.ofMillis(200));
