@@ -1,0 +1,211 @@
+package io.cairn.connectors.postgres;
+
+import io.cairn.engine.row.Column;
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.row.Type;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The SQL a {@link PostgresSource} issues itself, over one plain JDBC connection. Every statement
+ * counts as a request in the load meter.
+ */
+final class PostgresCatalog {
+  /** What the table looks like. */
+  record TableInfo(Schema schema, List<String> primaryKey, char replicaIdentity, long estimatedRows, long totalBytes) {}
+
+  /** The replication slot as {@code pg_replication_slots} shows it. */
+  record SlotInfo(String database, String plugin, long restartLsn, long confirmedFlushLsn, String walStatus, Integer activePid) {
+    boolean lost() {
+      return "lost".equals(walStatus);
+    }
+  }
+
+  /** One statistics probe. */
+  record Probe(long headLsn, long flushHeadLsn, SlotInfo slot, long sentLsn, Integer senderPid, long tableReads) {}
+
+  private final Connection conn;
+  private final PostgresLoadMeter meter;
+  private final PostgresSourceConfig config;
+
+  PostgresCatalog(Connection conn, PostgresSourceConfig config, PostgresLoadMeter meter) {
+    this.conn = conn;
+    this.config = config;
+    this.meter = meter;
+  }
+
+  Connection connection() {
+    return conn;
+  }
+
+  TableInfo table() throws SQLException {
+    List<Column> cols = new ArrayList<>();
+    meter.add(PostgresLoadMeter.REQUESTS, 1);
+    try (PreparedStatement ps = conn.prepareStatement(
+        "SELECT a.attname, t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+            + "WHERE a.attrelid = (quote_ident(?) || '.' || quote_ident(?))::regclass AND a.attnum > 0 AND NOT a.attisdropped "
+            + "ORDER BY a.attnum")) {
+      ps.setString(1, config.schemaName());
+      ps.setString(2, config.tableName());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          cols.add(Column.of(rs.getString(1), typeOf(rs.getString(2))));
+        }
+      }
+    } catch (SQLException e) {
+      if ("42P01".equals(e.getSQLState()) || "3F000".equals(e.getSQLState())) {
+        throw new IllegalArgumentException("Cannot open source '" + config.sourceName() + "': table " + config.qualifiedTable()
+            + " does not exist in database " + config.database() + " at " + config.host() + ":" + config.port());
+      }
+      throw e;
+    }
+    List<String> pk = new ArrayList<>();
+    meter.add(PostgresLoadMeter.REQUESTS, 1);
+    try (PreparedStatement ps = conn.prepareStatement(
+        "SELECT a.attname FROM pg_index i JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) ON true "
+            + "JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum "
+            + "WHERE i.indrelid = (quote_ident(?) || '.' || quote_ident(?))::regclass AND i.indisprimary ORDER BY k.ord")) {
+      ps.setString(1, config.schemaName());
+      ps.setString(2, config.tableName());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          pk.add(rs.getString(1).toLowerCase(Locale.ROOT));
+        }
+      }
+    }
+    meter.add(PostgresLoadMeter.REQUESTS, 1);
+    try (PreparedStatement ps = conn.prepareStatement(
+        "SELECT c.relreplident, c.reltuples::bigint, pg_total_relation_size(c.oid) FROM pg_class c "
+            + "WHERE c.oid = (quote_ident(?) || '.' || quote_ident(?))::regclass")) {
+      ps.setString(1, config.schemaName());
+      ps.setString(2, config.tableName());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return new TableInfo(new Schema(cols), pk, rs.getString(1).charAt(0), Math.max(0, rs.getLong(2)), rs.getLong(3));
+      }
+    }
+  }
+
+  static Type typeOf(String pgType) {
+    return switch (pgType) {
+      case "int2", "int4", "int8", "oid" -> Type.BIGINT;
+      case "float4", "float8", "numeric" -> Type.DOUBLE;
+      case "bool" -> Type.BOOLEAN;
+      case "timestamp", "timestamptz", "date" -> Type.TIMESTAMP;
+      default -> Type.TEXT;
+    };
+  }
+
+  void setReplicaIdentityFull() throws SQLException {
+    execute("ALTER TABLE " + quoted() + " REPLICA IDENTITY FULL");
+  }
+
+  SlotInfo slot() throws SQLException {
+    meter.add(PostgresLoadMeter.REQUESTS, 1);
+    try (PreparedStatement ps = conn.prepareStatement(
+        "SELECT database, plugin, restart_lsn::text, confirmed_flush_lsn::text, wal_status, active_pid "
+            + "FROM pg_replication_slots WHERE slot_name = ?")) {
+      ps.setString(1, config.slot());
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return null;
+        }
+        int pid = rs.getInt(6);
+        Integer active = rs.wasNull() ? null : pid;
+        return new SlotInfo(rs.getString(1), rs.getString(2), DebeziumOffsets.parseLsn(rs.getString(3)),
+            DebeziumOffsets.parseLsn(rs.getString(4)), rs.getString(5), active);
+      }
+    }
+  }
+
+  void dropSlot() throws SQLException {
+    meter.add(PostgresLoadMeter.REQUESTS, 1);
+    try (PreparedStatement ps = conn.prepareStatement(
+        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ?")) {
+      ps.setString(1, config.slot());
+      ps.execute();
+    }
+  }
+
+  /** Whether the publication exists and publishes the table. */
+  boolean publicationCoversTable() throws SQLException {
+    meter.add(PostgresLoadMeter.REQUESTS, 1);
+    try (PreparedStatement ps = conn.prepareStatement(
+        "SELECT count(*) FROM pg_publication_tables WHERE pubname = ? AND schemaname = ? AND tablename = ?")) {
+      ps.setString(1, config.publication());
+      ps.setString(2, config.schemaName());
+      ps.setString(3, config.tableName());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1) > 0;
+      }
+    }
+  }
+
+  boolean publicationExists() throws SQLException {
+    meter.add(PostgresLoadMeter.REQUESTS, 1);
+    try (PreparedStatement ps = conn.prepareStatement("SELECT count(*) FROM pg_publication WHERE pubname = ?")) {
+      ps.setString(1, config.publication());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1) > 0;
+      }
+    }
+  }
+
+  /** Creates the publication for the table, or adds the table to an existing one. */
+  void ensurePublication() throws SQLException {
+    if (publicationCoversTable()) {
+      return;
+    }
+    if (publicationExists()) {
+      execute("ALTER PUBLICATION \"" + config.publication() + "\" ADD TABLE " + quoted());
+    } else {
+      execute("CREATE PUBLICATION \"" + config.publication() + "\" FOR TABLE " + quoted());
+    }
+  }
+
+  Probe probe() throws SQLException {
+    meter.add(PostgresLoadMeter.REQUESTS, 1);
+    try (PreparedStatement ps = conn.prepareStatement(
+        "SELECT pg_current_wal_lsn()::text, pg_current_wal_flush_lsn()::text, s.database, s.plugin, s.restart_lsn::text, "
+            + "s.confirmed_flush_lsn::text, s.wal_status, s.active_pid, r.sent_lsn::text, "
+            + "(SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_user_tables "
+            + " WHERE relid = (quote_ident(?) || '.' || quote_ident(?))::regclass) "
+            + "FROM (SELECT 1) one LEFT JOIN pg_replication_slots s ON s.slot_name = ? "
+            + "LEFT JOIN pg_stat_replication r ON r.pid = s.active_pid")) {
+      ps.setString(1, config.schemaName());
+      ps.setString(2, config.tableName());
+      ps.setString(3, config.slot());
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        SlotInfo slot = null;
+        if (rs.getString(3) != null) {
+          int pid = rs.getInt(8);
+          Integer active = rs.wasNull() ? null : pid;
+          slot = new SlotInfo(rs.getString(3), rs.getString(4), DebeziumOffsets.parseLsn(rs.getString(5)),
+              DebeziumOffsets.parseLsn(rs.getString(6)), rs.getString(7), active);
+        }
+        return new Probe(DebeziumOffsets.parseLsn(rs.getString(1)), DebeziumOffsets.parseLsn(rs.getString(2)), slot,
+            DebeziumOffsets.parseLsn(rs.getString(9)), slot == null ? null : slot.activePid(), rs.getLong(10));
+      }
+    }
+  }
+
+  private String quoted() {
+    return "\"" + config.schemaName() + "\".\"" + config.tableName() + "\"";
+  }
+
+  private void execute(String sql) throws SQLException {
+    meter.add(PostgresLoadMeter.REQUESTS, 1);
+    try (Statement st = conn.createStatement()) {
+      st.execute(sql);
+    }
+  }
+}

@@ -1,0 +1,58 @@
+package io.cairn.connectors.postgres;
+
+import io.cairn.engine.source.Envelope;
+import io.cairn.engine.source.Secrets;
+import io.cairn.engine.source.Source;
+import io.cairn.engine.source.SourceConnector;
+import io.cairn.engine.source.SourceDefinition;
+import java.util.Objects;
+
+/**
+ * The {@code postgres} connector: one table read with Debezium's embedded Postgres connector
+ * (pgoutput logical decoding). Options are described in {@link PostgresSourceConfig}; behaviour
+ * (offsets, LSN confirmation, slot loss, TOAST) in {@link PostgresSource}.
+ *
+ * <pre>
+ * CREATE SOURCE orders FROM POSTGRES (host '127.0.0.1', port '5432', database 'shop', user 'cairn',
+ *     password SECRET 'PG_PASSWORD', table 'public.orders', slot-lost 'fail')
+ * </pre>
+ *
+ * The schema and primary key may be declared; when they are not, they are read from the table when
+ * the source is opened ({@link #validate} never connects). The envelope is {@code DEBEZIUM}
+ * ({@code UPSERT} is accepted as a synonym; none defaults to {@code DEBEZIUM}).
+ */
+public final class PostgresConnector implements SourceConnector {
+  public static final String NAME = "postgres";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public SourceDefinition validate(SourceDefinition definition) {
+    Objects.requireNonNull(definition, "definition");
+    if (!NAME.equals(definition.connector())) {
+      throw new IllegalArgumentException("Cannot create source '" + definition.name() + "': connector is '"
+          + definition.connector() + "', not '" + NAME + "'");
+    }
+    PostgresSourceConfig.from(definition);
+    for (String k : definition.primaryKey()) {
+      if (definition.schema().size() > 0 && definition.schema().indexOf(k) < 0) {
+        throw new IllegalArgumentException("Cannot create source '" + definition.name() + "': primary-key column '" + k
+            + "' is not in the declared schema (" + definition.schema() + ")");
+      }
+    }
+    Envelope envelope = definition.envelope() == Envelope.NONE ? Envelope.DEBEZIUM : definition.envelope();
+    return new SourceDefinition(definition.name(), definition.connector(), definition.options(), definition.schema(),
+        definition.primaryKey(), envelope);
+  }
+
+  @Override
+  public Source open(SourceDefinition definition, Secrets secrets) {
+    SourceDefinition def = validate(definition);
+    PostgresSourceConfig config = PostgresSourceConfig.from(def);
+    String password = secrets.resolve(config.passwordRef());
+    return new PostgresSource(config, password, def.schema(), def.primaryKey());
+  }
+}
