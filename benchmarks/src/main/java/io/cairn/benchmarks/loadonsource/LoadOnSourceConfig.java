@@ -74,7 +74,7 @@ public record LoadOnSourceConfig(
 
   /** The size the default test suite runs: seconds. */
   public static LoadOnSourceConfig tiny(Path outputDir) {
-    return new LoadOnSourceConfig(2, 600, 120, 300, 200, 400, 3, 40, 1, true, true, 7, outputDir);
+    return new LoadOnSourceConfig(2, 600, 120, 300, 200, 400, 3, 40, 2, true, true, 7, outputDir);
   }
 
   public LoadOnSourceConfig withHours(int h, int step) {

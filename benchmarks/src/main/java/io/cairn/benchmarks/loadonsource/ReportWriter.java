@@ -54,7 +54,7 @@ public final class ReportWriter {
 
   // ------------------------------------------------------------------ tables
 
-  static final List<String> COLUMNS = List.of("strategy", "snapshot hour", "hours since snapshot", "recovery ms", "load ms",
+  static final List<String> COLUMNS = List.of("strategy", "snapshot hour", "hours since snapshot", "recovery ms", "Node.recover ms", "load ms",
       "catch-up ms", "rows loaded", "Kafka records", "Kafka bytes", "Kafka bytes fetched", "Kafka fetch requests",
       "Kafka bytes ratio", "PG rows delivered", "PG rows scanned", "PG WAL streamed", "PG WAL needed", "store GETs",
       "store PUT/LIST", "store bytes read", "store cost USD", "snapshot bytes", "snapshot files", "snapshot upload ms",
@@ -63,6 +63,7 @@ public final class ReportWriter {
   static List<String> row(StrategyResult s) {
     return List.of(s.name(), s.snapshotHour() < 0 ? "-" : Integer.toString(s.snapshotHour()),
         s.hoursSinceSnapshot() < 0 ? "-" : fmt(s.hoursSinceSnapshot()), Long.toString(s.recoveryMillis()),
+        Long.toString(s.nodeRecoverMillis()),
         Long.toString(s.loadMillis()), Long.toString(s.catchUpMillis()), Long.toString(s.rowsLoaded()),
         Long.toString(s.kafkaRecords()), Long.toString(s.kafkaBytes()), Long.toString(s.kafkaBytesFetched()),
         Long.toString(s.kafkaFetchRequests()), String.format(Locale.ROOT, "%.2f", s.kafkaByteRatio()),
@@ -140,7 +141,7 @@ public final class ReportWriter {
         + " `snapshot-hNN` (extra points for the curve). Each snapshot was written into a store of its own; each"
         + " recovery is `Node.recover` on that store wrapped in a `MeteredObjectStore` (S3 prices, us-east-1).\n\n");
     sb.append("## Results per strategy\n\n");
-    List<String> brief = List.of("strategy", "hours since snapshot", "recovery ms", "load ms", "catch-up ms", "Kafka records",
+    List<String> brief = List.of("strategy", "hours since snapshot", "recovery ms", "Node.recover ms", "load ms", "catch-up ms", "Kafka records",
         "Kafka bytes", "Kafka fetch requests", "PG rows delivered", "PG rows scanned", "PG WAL streamed", "PG WAL needed",
         "store GETs", "store bytes read", "store cost USD", "snapshot bytes", "snapshot upload ms", "views = oracle");
     sb.append('|').append(String.join("|", brief)).append("|\n|");

@@ -11,11 +11,13 @@ import java.util.Objects;
  *     or {@code snapshot-hNN} for the extra points of the curve)
  * @param snapshotHour simulated hour of the snapshot (-1: none)
  * @param hoursSinceSnapshot simulated hours between the snapshot and the crash (-1: none)
- * @param recoveryMillis Node.recover wall time: load the snapshot and catch up
+ * @param recoveryMillis wall time until the views equal the oracle: Node.recover (load the snapshot and
+ *     catch up) plus any ticking still needed after it returned
+ * @param nodeRecoverMillis Node.recover's own wall time (its report's total)
  * @param loadMillis reading and loading the snapshot
- * @param catchUpMillis ticking until every source caught up
+ * @param catchUpMillis ticking until every source caught up and the views equal the oracle
  * @param rowsLoaded updates loaded from the snapshot
- * @param kafkaRecords Kafka records read during recovery (load meter delta)
+ * @param kafkaRecords Kafka records read during recovery (the source's load meter, opened by the recovery)
  * @param kafkaBytes key+value bytes of those records
  * @param kafkaBytesFetched bytes fetched by the consumer (wire, incl. batch overhead)
  * @param kafkaFetchRequests fetch requests sent
@@ -23,7 +25,9 @@ import java.util.Objects;
  * @param expectedKafkaBytes key+value bytes of those records
  * @param pgRecords Postgres rows delivered during recovery (initial load rows + streamed changes)
  * @param pgRowsScanned rows the server scanned in the table (initial load), -1 without Postgres
- * @param pgWalBytesStreamed WAL bytes the slot decoded and sent, -1 without Postgres
+ * @param pgWalBytesStreamed transaction data the slot decoded and sent during the recovery (growth of
+ *     {@code pg_stat_replication_slots.total_bytes}; the source meter's {@code wal_bytes_streamed} is
+ *     sampled once a second and misses most of a short recovery), -1 without Postgres
  * @param pgWalBytesNeeded WAL written between the snapshot and the crash: what the slot must retain for
  *     this strategy (0 for a full replay, which does a new initial load), -1 without Postgres
  * @param expectedPgChanges row changes made after the snapshot (the table's rows for a full replay)
@@ -44,6 +48,7 @@ public record StrategyResult(
     int snapshotHour,
     double hoursSinceSnapshot,
     long recoveryMillis,
+    long nodeRecoverMillis,
     long loadMillis,
     long catchUpMillis,
     long rowsLoaded,

@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Runs the whole load-on-source benchmark end to end — Kafka broker, Postgres with CDC, the ingest
@@ -21,9 +20,9 @@ import org.junit.jupiter.api.io.TempDir;
 class LoadOnSourceBenchmarkTest {
 
   @Test
-  void benchmarkRunsEndToEndAndItsFiguresAgree(@TempDir Path tmp) throws Exception {
+  void benchmarkRunsEndToEndAndItsFiguresAgree() throws Exception {
     boolean full = "full".equals(System.getProperty("cairn.bench.size"));
-    Path out = full ? Path.of("target", "bench-report").toAbsolutePath() : tmp;
+    Path out = Path.of("target", full ? "bench-report" : "bench-report-tiny").toAbsolutePath();
     LoadOnSourceConfig config = full ? LoadOnSourceConfig.defaults(out) : LoadOnSourceConfig.tiny(out);
     LoadOnSourceResult r = new LoadOnSourceBenchmark(config, "LoadOnSourceBenchmarkTest").run();
     List<String> charts = ReportWriter.write(r, out);
@@ -62,7 +61,7 @@ class LoadOnSourceBenchmarkTest {
     // the report files
     String md = Files.readString(out.resolve(ReportWriter.MD));
     assertThat(md).contains("# cairn load-on-source benchmark", "## Results per strategy", "## Targets",
-        "## Peer: Kafka Streams", "## Consistency checks", "All ", "checks passed", "| full-replay|".substring(1));
+        "## Peer: Kafka Streams", "## Consistency checks", "All ", "checks passed", "|full-replay|");
     String html = Files.readString(out.resolve(ReportWriter.HTML));
     assertThat(html).startsWith("<!DOCTYPE html>").contains("<table>", "data:image/png;base64,");
     assertThat(charts).contains("recovery-time.png", "source-load-records.png", "growth-time.png", "growth-load.png",
