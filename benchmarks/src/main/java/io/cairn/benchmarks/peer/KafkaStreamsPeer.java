@@ -279,10 +279,44 @@ public final class KafkaStreamsPeer implements AutoCloseable {
     return out;
   }
 
+  /**
+   * Waits until the broker has stopped shrinking the changelog topics: their total on-disk size
+   * stays the same for {@code quiet} (choose it longer than the broker's
+   * {@code log.cleaner.backoff.ms}, 15 s by default), or {@code max} has passed. Only useful with
+   * {@link PeerConfig#internalTopicConfigs()} that let the log cleaner work on a short run (small
+   * {@code segment.bytes}, low {@code min.cleanable.dirty.ratio}). Returns the changelogs then.
+   */
+  public List<ChangelogTopic> awaitChangelogCompaction(Duration quiet, Duration max) {
+    requireOpen("wait for changelog compaction");
+    long deadline = System.nanoTime() + max.toNanos();
+    long lastBytes = -1;
+    long stableSince = System.nanoTime();
+    while (true) {
+      List<ChangelogTopic> now = internalTopics().stream().filter(t -> t.name().endsWith("-changelog")).toList();
+      long bytes = now.stream().mapToLong(ChangelogTopic::bytes).sum();
+      if (bytes != lastBytes) {
+        lastBytes = bytes;
+        stableSince = System.nanoTime();
+      } else if (System.nanoTime() - stableSince >= quiet.toNanos()) {
+        return now;
+      }
+      if (System.nanoTime() > deadline) {
+        LOG.warn("Changelogs of {} still changing after {}; going on", config.applicationId(), max);
+        return now;
+      }
+      try {
+        Thread.sleep(500);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("Cannot wait for changelog compaction: interrupted", e);
+      }
+    }
+  }
+
   /** Bundles two measurements of this peer with its settings and current internal topics. */
   public PeerResult result(ThroughputMeasurement throughput, RestoreMeasurement restore) {
     return new PeerResult(kafkaStreamsVersion(), config.storeType(), config.streamThreads(), config.commitInterval().toMillis(),
-        config.optimizeTopology(), throughput, restore, internalTopics());
+        config.optimizeTopology(), throughput, restore, internalTopics(), config.internalTopicConfigs());
   }
 
   /** Closes the running instance (cleanly), the admin client, and deletes a temporary state directory. Idempotent. */
@@ -339,6 +373,7 @@ public final class KafkaStreamsPeer implements AutoCloseable {
     p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, config.commitInterval().toMillis());
     p.put(StreamsConfig.TOPOLOGY_OPTIMIZATION_CONFIG, config.optimizeTopology() ? StreamsConfig.OPTIMIZE : StreamsConfig.NO_OPTIMIZATION);
     p.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
+    config.internalTopicConfigs().forEach((k, v) -> p.put(StreamsConfig.topicPrefix(k), v));
     return p;
   }
 

@@ -27,8 +27,11 @@ import java.util.UUID;
  * Options (defaults): {@code --records} (500000), {@code --ids} (100000), {@code --customers} (1000),
  * {@code --tombstones} (0.05), {@code --partitions} (2), {@code --store} ({@code rocksdb} or
  * {@code in_memory}), {@code --wipe} (true), {@code --threads} (available processors),
- * {@code --commit-ms} (100), {@code --optimize} (false), {@code --seed} (42), {@code --out} (none:
- * stdout only). Exits with status 1 when an aggregate differs from the oracle.
+ * {@code --commit-ms} (100), {@code --optimize} (false), {@code --seed} (42),
+ * {@code --changelog-segment-bytes} (0: broker default; otherwise internal topics get this
+ * {@code segment.bytes} and {@code min.cleanable.dirty.ratio=0.01}, and the kill waits until the
+ * changelogs' size has been stable for 20 s, so that the restore reads compacted changelogs),
+ * {@code --out} (none: stdout only). Exits with status 1 when an aggregate differs from the oracle.
  */
 public final class KafkaStreamsPeerBenchmark {
   private KafkaStreamsPeerBenchmark() {
@@ -47,6 +50,9 @@ public final class KafkaStreamsPeerBenchmark {
     long commitMs = Long.parseLong(opts.getOrDefault("commit-ms", "100"));
     boolean optimize = Boolean.parseBoolean(opts.getOrDefault("optimize", "false"));
     long seed = Long.parseLong(opts.getOrDefault("seed", "42"));
+    long segmentBytes = Long.parseLong(opts.getOrDefault("changelog-segment-bytes", "0"));
+    Map<String, String> topicConfigs = segmentBytes <= 0 ? Map.of()
+        : Map.of("segment.bytes", String.valueOf(segmentBytes), "min.cleanable.dirty.ratio", "0.01");
 
     UpsertWorkload workload = new UpsertWorkload(seed, records, ids, customers, tombstones);
     ObjectNode report;
@@ -65,10 +71,14 @@ public final class KafkaStreamsPeerBenchmark {
 
       PeerConfig config = PeerConfig.defaults(broker.bootstrapServers(), topic, "peer-" + UUID.randomUUID())
           .withStoreType(store).withStreamThreads(threads)
-          .withCommitInterval(java.time.Duration.ofMillis(commitMs)).withOptimizeTopology(optimize);
+          .withCommitInterval(java.time.Duration.ofMillis(commitMs)).withOptimizeTopology(optimize)
+          .withInternalTopicConfigs(topicConfigs);
       try (KafkaStreamsPeer peer = KafkaStreamsPeer.create(config)) {
         ThroughputMeasurement throughput = peer.processFromBeginning();
         boolean before = UpsertWorkload.sameResult(peer.aggregate(), oracle);
+        if (segmentBytes > 0) {
+          peer.awaitChangelogCompaction(java.time.Duration.ofSeconds(20), java.time.Duration.ofMinutes(3));
+        }
         RestoreMeasurement restore = peer.killAndRestore(wipe);
         boolean after = UpsertWorkload.sameResult(peer.aggregate(), oracle);
         PeerResult result = peer.result(throughput, restore);

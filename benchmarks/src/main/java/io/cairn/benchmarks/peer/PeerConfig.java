@@ -2,6 +2,7 @@ package io.cairn.benchmarks.peer;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -19,8 +20,13 @@ import java.util.Objects;
  * @param commitInterval {@code commit.interval.ms}. Also the granularity at which the peer sees
  *     that the input has been processed (it watches the group's committed offsets)
  * @param optimizeTopology {@code topology.optimization=all}: the source table then uses the input
- *     topic as its changelog instead of a {@code -changelog} topic of its own
+ *     topic as its changelog instead of a {@code -changelog} topic of its own (a restore then reads
+ *     the input topic; {@link RestoreMeasurement#changelogsAtKill()} lists only {@code -changelog}
+ *     topics, and this mode is not covered by a test)
  * @param timeout the longest any single wait (processing, restore, shutdown) may take
+ * @param internalTopicConfigs topic configs for the internal topics Kafka Streams creates
+ *     (changelogs and repartition topic), e.g. {@code segment.bytes} and
+ *     {@code min.cleanable.dirty.ratio} so that the broker compacts changelogs during a short run
  */
 public record PeerConfig(
     String bootstrapServers,
@@ -31,7 +37,8 @@ public record PeerConfig(
     int streamThreads,
     Duration commitInterval,
     boolean optimizeTopology,
-    Duration timeout) {
+    Duration timeout,
+    Map<String, String> internalTopicConfigs) {
 
   public PeerConfig {
     requireText(bootstrapServers, "bootstrapServers");
@@ -53,6 +60,7 @@ public record PeerConfig(
     if (timeout.isNegative() || timeout.isZero()) {
       throw new IllegalArgumentException("Cannot configure the Kafka Streams peer: timeout must be positive, was " + timeout);
     }
+    internalTopicConfigs = Map.copyOf(Objects.requireNonNull(internalTopicConfigs, "internalTopicConfigs"));
   }
 
   /**
@@ -61,31 +69,35 @@ public record PeerConfig(
    */
   public static PeerConfig defaults(String bootstrapServers, String inputTopic, String applicationId) {
     return new PeerConfig(bootstrapServers, inputTopic, applicationId, null, StoreType.ROCKSDB,
-        Runtime.getRuntime().availableProcessors(), Duration.ofMillis(100), false, Duration.ofMinutes(5));
+        Runtime.getRuntime().availableProcessors(), Duration.ofMillis(100), false, Duration.ofMinutes(5), Map.of());
   }
 
   public PeerConfig withStateDir(Path dir) {
-    return new PeerConfig(bootstrapServers, inputTopic, applicationId, dir, storeType, streamThreads, commitInterval, optimizeTopology, timeout);
+    return new PeerConfig(bootstrapServers, inputTopic, applicationId, dir, storeType, streamThreads, commitInterval, optimizeTopology, timeout, internalTopicConfigs);
   }
 
   public PeerConfig withStoreType(StoreType type) {
-    return new PeerConfig(bootstrapServers, inputTopic, applicationId, stateDir, type, streamThreads, commitInterval, optimizeTopology, timeout);
+    return new PeerConfig(bootstrapServers, inputTopic, applicationId, stateDir, type, streamThreads, commitInterval, optimizeTopology, timeout, internalTopicConfigs);
   }
 
   public PeerConfig withStreamThreads(int threads) {
-    return new PeerConfig(bootstrapServers, inputTopic, applicationId, stateDir, storeType, threads, commitInterval, optimizeTopology, timeout);
+    return new PeerConfig(bootstrapServers, inputTopic, applicationId, stateDir, storeType, threads, commitInterval, optimizeTopology, timeout, internalTopicConfigs);
   }
 
   public PeerConfig withCommitInterval(Duration interval) {
-    return new PeerConfig(bootstrapServers, inputTopic, applicationId, stateDir, storeType, streamThreads, interval, optimizeTopology, timeout);
+    return new PeerConfig(bootstrapServers, inputTopic, applicationId, stateDir, storeType, streamThreads, interval, optimizeTopology, timeout, internalTopicConfigs);
   }
 
   public PeerConfig withOptimizeTopology(boolean optimize) {
-    return new PeerConfig(bootstrapServers, inputTopic, applicationId, stateDir, storeType, streamThreads, commitInterval, optimize, timeout);
+    return new PeerConfig(bootstrapServers, inputTopic, applicationId, stateDir, storeType, streamThreads, commitInterval, optimize, timeout, internalTopicConfigs);
   }
 
   public PeerConfig withTimeout(Duration t) {
-    return new PeerConfig(bootstrapServers, inputTopic, applicationId, stateDir, storeType, streamThreads, commitInterval, optimizeTopology, t);
+    return new PeerConfig(bootstrapServers, inputTopic, applicationId, stateDir, storeType, streamThreads, commitInterval, optimizeTopology, t, internalTopicConfigs);
+  }
+
+  public PeerConfig withInternalTopicConfigs(Map<String, String> configs) {
+    return new PeerConfig(bootstrapServers, inputTopic, applicationId, stateDir, storeType, streamThreads, commitInterval, optimizeTopology, timeout, configs);
   }
 
   private static void requireText(String s, String name) {

@@ -1,6 +1,7 @@
 package io.cairn.benchmarks.peer;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -14,6 +15,7 @@ import java.util.Objects;
  * @param throughput processing the input from the beginning
  * @param restore the kill and restore
  * @param internalTopics the changelog and repartition topics after the restore
+ * @param internalTopicConfigs the topic configs given for the internal topics (empty: broker defaults)
  */
 public record PeerResult(
     String kafkaStreamsVersion,
@@ -23,12 +25,14 @@ public record PeerResult(
     boolean optimizeTopology,
     ThroughputMeasurement throughput,
     RestoreMeasurement restore,
-    List<ChangelogTopic> internalTopics) {
+    List<ChangelogTopic> internalTopics,
+    Map<String, String> internalTopicConfigs) {
 
   public PeerResult {
     Objects.requireNonNull(storeType, "storeType");
     Objects.requireNonNull(throughput, "throughput");
     Objects.requireNonNull(restore, "restore");
     internalTopics = List.copyOf(Objects.requireNonNull(internalTopics, "internalTopics"));
+    internalTopicConfigs = Map.copyOf(Objects.requireNonNull(internalTopicConfigs, "internalTopicConfigs"));
   }
 }
