@@ -172,6 +172,13 @@ public final class LoadOnSourceBenchmark {
           + retainedAtCrash + " bytes at the crash). That is what let every strategy resume; in production the slot retains"
           + " only the WAL since the last committed snapshot: a daily snapshot retains up to a day of WAL of the whole"
           + " database cluster, an hourly one an hour's.");
+      notes.add("PG WAL decoded is the growth of pg_stat_replication_slots.total_bytes (transaction data the server decoded"
+          + " for the slot). Logical decoding always starts at the slot's restart_lsn, which here stays where the slot was"
+          + " created, so every resume makes the server decode the whole retained WAL and send only what follows the"
+          + " snapshot's LSN; in production restart_lsn follows the last confirmed snapshot. The server publishes these"
+          + " statistics lazily, so the split between consecutive recoveries is approximate.");
+      notes.add("Postgres recoveries include Debezium's start and the source's caught-up test, which waits for a"
+          + " statistics probe (once a second) to settle: about 1-3 s even when nothing is left to read.");
       notes.add("A full replay does not read the WAL: Debezium's initial load scans the table's current rows"
           + " (rows scanned ≈ rows in the table), then streams from a new slot.");
     }

@@ -56,7 +56,7 @@ public final class ReportWriter {
 
   static final List<String> COLUMNS = List.of("strategy", "snapshot hour", "hours since snapshot", "recovery ms", "Node.recover ms", "load ms",
       "catch-up ms", "rows loaded", "Kafka records", "Kafka bytes", "Kafka bytes fetched", "Kafka fetch requests",
-      "Kafka bytes ratio", "PG rows delivered", "PG rows scanned", "PG WAL streamed", "PG WAL needed", "store GETs",
+      "Kafka bytes ratio", "PG rows delivered", "PG rows scanned", "PG WAL decoded", "PG WAL needed", "store GETs",
       "store PUT/LIST", "store bytes read", "store cost USD", "snapshot bytes", "snapshot files", "snapshot upload ms",
       "snapshot pause µs", "snapshot PUTs", "snapshot cost USD", "views = oracle");
 
@@ -142,7 +142,7 @@ public final class ReportWriter {
         + " recovery is `Node.recover` on that store wrapped in a `MeteredObjectStore` (S3 prices, us-east-1).\n\n");
     sb.append("## Results per strategy\n\n");
     List<String> brief = List.of("strategy", "hours since snapshot", "recovery ms", "Node.recover ms", "load ms", "catch-up ms", "Kafka records",
-        "Kafka bytes", "Kafka fetch requests", "PG rows delivered", "PG rows scanned", "PG WAL streamed", "PG WAL needed",
+        "Kafka bytes", "Kafka fetch requests", "PG rows delivered", "PG rows scanned", "PG WAL decoded", "PG WAL needed",
         "store GETs", "store bytes read", "store cost USD", "snapshot bytes", "snapshot upload ms", "views = oracle");
     sb.append('|').append(String.join("|", brief)).append("|\n|");
     brief.forEach(x -> sb.append("---|"));
@@ -300,7 +300,7 @@ public final class ReportWriter {
     bytes.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
     bytes.addSeries("Kafka (fetched)", names, r.strategies().stream().map(s -> (Number) (s.kafkaBytesFetched() / 1024.0)).toList());
     if (r.config().postgres()) {
-      bytes.addSeries("Postgres WAL streamed", names,
+      bytes.addSeries("Postgres WAL decoded (pg_stat_replication_slots)", names,
           r.strategies().stream().map(s -> (Number) (Math.max(0, s.pgWalBytesStreamed()) / 1024.0)).toList());
     }
     bytes.addSeries("object store", names, r.strategies().stream().map(s -> (Number) (s.storeBytesRead() / 1024.0)).toList());
