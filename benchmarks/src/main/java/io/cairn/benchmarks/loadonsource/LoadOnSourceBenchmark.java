@@ -172,11 +172,10 @@ public final class LoadOnSourceBenchmark {
           + retainedAtCrash + " bytes at the crash). That is what let every strategy resume; in production the slot retains"
           + " only the WAL since the last committed snapshot: a daily snapshot retains up to a day of WAL of the whole"
           + " database cluster, an hourly one an hour's.");
-      notes.add("PG WAL decoded is the growth of pg_stat_replication_slots.total_bytes (transaction data the server decoded"
-          + " for the slot). Logical decoding always starts at the slot's restart_lsn, which here stays where the slot was"
-          + " created, so every resume makes the server decode the whole retained WAL and send only what follows the"
-          + " snapshot's LSN; in production restart_lsn follows the last confirmed snapshot. The server publishes these"
-          + " statistics lazily, so the split between consecutive recoveries is approximate.");
+      notes.add("PG WAL decoded is the growth of pg_stat_replication_slots.total_bytes: transaction data the server"
+          + " decoded for the slot (with REPLICA IDENTITY FULL it carries old and new row images, so it exceeds the WAL"
+          + " needed). The server publishes these statistics lazily, so the split between consecutive recoveries is"
+          + " approximate; PG WAL needed (LSN difference) is exact.");
       notes.add("Postgres recoveries include Debezium's start and the source's caught-up test, which waits for a"
           + " statistics probe (once a second) to settle: about 1-3 s even when nothing is left to read.");
       notes.add("A full replay does not read the WAL: Debezium's initial load scans the table's current rows"
@@ -256,6 +255,9 @@ public final class LoadOnSourceBenchmark {
 
   private StrategyResult recover(Snap s, Workload w, PgSetup pg, long walAtCrash) {
     LOG.info("Recovering strategy '{}'", s.name());
+    if (pg != null) {
+      pg.awaitSlotInactive(); // the previous recovery's walsender may still hold the slot: not this recovery's cost
+    }
     long scannedBefore = pg == null ? 0 : pg.rowsScanned();
     long decodedBefore = pg == null ? 0 : pg.slotDecodedBytes();
     AtomicReference<MeteredObjectStore> metered = new AtomicReference<>();
@@ -463,6 +465,15 @@ public final class LoadOnSourceBenchmark {
         // closing anyway
       }
       sleep(1500);
+    }
+
+    /** Waits (up to 60 s) until no walsender holds the benchmark's slot. */
+    void awaitSlotInactive() {
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (queryLong("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'cairn_bench' AND active") > 0
+          && System.nanoTime() < deadline) {
+        sleep(100);
+      }
     }
 
     long currentWalLsn() {
