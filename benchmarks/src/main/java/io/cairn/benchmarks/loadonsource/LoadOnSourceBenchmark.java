@@ -40,7 +40,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -516,10 +515,5 @@ public final class LoadOnSourceBenchmark {
       }
       server.close();
     }
-  }
-
-  @SuppressWarnings("unused")
-  private static Map<String, Long> sorted(Map<String, Long> m) {
-    return new TreeMap<>(m);
   }
 }

@@ -168,9 +168,9 @@ public final class ReportWriter {
       sb.append("\n## Peer: Kafka Streams on the same topic and aggregation\n\n");
       sb.append("|figure|cairn|Kafka Streams ").append(pr.kafkaStreamsVersion()).append(" (").append(pr.storeType())
           .append(", ").append(pr.streamThreads()).append(" threads)|\n|---|---|---|\n");
-      sb.append(String.format(Locale.ROOT, "|process the topic from the beginning (%,d records)|%,d ms, %,.0f records/s|%,d ms, %,.0f records/s|%n",
+      sb.append(String.format(Locale.ROOT, "|process the topic from the beginning (%,d records)|%,d ms, %,.0f records/s|%,d ms (incl. %,d ms start-up), %,.0f records/s|%n",
           p.inputRecords(), p.cairnIngestMillis(), p.cairnThroughputRecordsPerSecond(), pr.throughput().elapsedMillis(),
-          pr.throughput().recordsPerSecond()));
+          pr.throughput().startupMillis(), pr.throughput().recordsPerSecond()));
       sb.append(String.format(Locale.ROOT, "|recover after a kill at the end of the input|%,d ms (from a snapshot taken in %,d ms)|%,d ms (changelog restore, local state wiped)|%n",
           p.cairnRecoveryMillis(), p.cairnSnapshotMillis(), pr.restore().restoreMillis()));
       sb.append(String.format(Locale.ROOT, "|Kafka bytes read to recover|%,d|%,d (restore %,d + main %,d)|%n",
