@@ -10,7 +10,6 @@ import io.cairn.objectstore.exceptions.ObjectStoreException;
 import io.cairn.objectstore.exceptions.StoreUnavailableException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.Collection;
 import java.util.List;
@@ -99,7 +98,7 @@ public interface ObjectStore extends AutoCloseable {
     try (InputStream in = get(key)) {
       return in.readAllBytes();
     } catch (IOException e) {
-      throw new UncheckedIOException("Cannot read " + key + ": " + e.getMessage(), e);
+      throw new ObjectStoreException("Cannot read " + key + " in " + describe() + ": " + e.getMessage(), e);
     }
   }
 

@@ -95,6 +95,7 @@ import software.amazon.awssdk.services.s3.model.UploadPartResponse;
 public final class S3ObjectStore implements ObjectStore {
   private static final Logger LOG = LoggerFactory.getLogger(S3ObjectStore.class);
   private static final int DELETE_BATCH = 1000;
+  private static final long MAX_PARTS = 10_000;
   private static final AtomicInteger POOLS = new AtomicInteger();
 
   private final S3ObjectStoreConfig config;
@@ -230,6 +231,10 @@ public final class S3ObjectStore implements ObjectStore {
       throw translate(ifAbsent ? "create" : "put", key, e);
     } catch (SdkException e) {
       throw translate(ifAbsent ? "create" : "put", key, e);
+    } catch (ObjectStoreException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw unexpected(ifAbsent ? "create" : "put", key, e);
     }
   }
 
@@ -293,8 +298,11 @@ public final class S3ObjectStore implements ObjectStore {
       uploadId = s3.createMultipartUpload(create.build()).uploadId();
     } catch (SdkException e) {
       throw translate("put", key, e);
+    } catch (RuntimeException e) {
+      throw unexpected("put", key, e);
     }
-    long partSize = config.partSizeBytes();
+    // S3 allows at most 10,000 parts: grow the part size for very large objects
+    long partSize = Math.max(config.partSizeBytes(), (length + MAX_PARTS - 1) / MAX_PARTS);
     int partCount = (int) ((length + partSize - 1) / partSize);
     LOG.debug("Uploading {} ({} bytes) to {} in {} parts, upload {}", key, length, name, partCount, uploadId);
     Semaphore permits = new Semaphore(config.multipartParallelism());
@@ -349,7 +357,13 @@ public final class S3ObjectStore implements ObjectStore {
     } catch (SdkException e) {
       abort(key, full, uploadId, futures);
       throw translate("put", key, e);
-    } catch (RuntimeException | Error e) {
+    } catch (ObjectStoreException e) {
+      abort(key, full, uploadId, futures);
+      throw e;
+    } catch (RuntimeException e) {
+      abort(key, full, uploadId, futures);
+      throw unexpected("put", key, e);
+    } catch (Error e) {
       abort(key, full, uploadId, futures);
       throw e;
     }
@@ -402,9 +416,13 @@ public final class S3ObjectStore implements ObjectStore {
       req.checksumMode(software.amazon.awssdk.services.s3.model.ChecksumMode.ENABLED);
     }
     try {
-      return new AbortingStream(s3.getObject(req.build()));
+      return new AbortingStream(s3.getObject(req.build()), key, name);
     } catch (SdkException e) {
       throw translate("read", key, e);
+    } catch (ObjectStoreException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw unexpected("read", key, e);
     }
   }
 
@@ -422,7 +440,7 @@ public final class S3ObjectStore implements ObjectStore {
     long last = offset + length - 1 < 0 ? Long.MAX_VALUE : offset + length - 1;
     try {
       return new AbortingStream(s3.getObject(b -> b.bucket(config.bucket()).key(full)
-          .range("bytes=" + offset + "-" + last)));
+          .range("bytes=" + offset + "-" + last)), key, name);
     } catch (S3Exception e) {
       if (e.statusCode() == 416) {
         long size = head(key).orElseThrow(() -> notFound("read", key)).size();
@@ -434,6 +452,10 @@ public final class S3ObjectStore implements ObjectStore {
       throw translate("read", key, e);
     } catch (SdkException e) {
       throw translate("read", key, e);
+    } catch (ObjectStoreException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw unexpected("read", key, e);
     }
   }
 
@@ -453,6 +475,10 @@ public final class S3ObjectStore implements ObjectStore {
       throw translate("head", key, e);
     } catch (SdkException e) {
       throw translate("head", key, e);
+    } catch (ObjectStoreException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw unexpected("head", key, e);
     }
   }
 
@@ -489,6 +515,8 @@ public final class S3ObjectStore implements ObjectStore {
       }
     } catch (SdkException e) {
       throw translate("list prefix '" + prefix + "' of", null, e);
+    } catch (RuntimeException e) {
+      throw unexpected("list prefix '" + prefix + "' of", null, e);
     }
     result.sort((a, b) -> ObjectKeys.ORDER.compare(a.key(), b.key()));
     return result;
@@ -572,6 +600,11 @@ public final class S3ObjectStore implements ObjectStore {
     return new ObjectStoreException("Cannot " + what + ": " + e.getMessage(), e);
   }
 
+  /** A failure that is not an SDK exception (e.g. thrown by an interceptor). */
+  private ObjectStoreException unexpected(String op, String key, RuntimeException e) {
+    return new ObjectStoreException("Cannot " + op + (key == null ? "" : " " + key) + " in " + name + ": " + e, e);
+  }
+
   private static String rootMessage(Throwable e) {
     Throwable t = e;
     while (t.getCause() != null && t.getCause() != t) {
@@ -620,28 +653,44 @@ public final class S3ObjectStore implements ObjectStore {
     }
   }
 
-  /** Aborts the HTTP connection if closed before the end, instead of draining a large body. */
+  /**
+   * Aborts the HTTP connection if closed before the end, instead of draining a large body; turns
+   * the SDK's unchecked read failures into {@link IOException}s naming the key.
+   */
   private static final class AbortingStream extends FilterInputStream {
     private final ResponseInputStream<GetObjectResponse> response;
+    private final String key;
+    private final String store;
     private boolean eof;
 
-    AbortingStream(ResponseInputStream<GetObjectResponse> response) {
+    AbortingStream(ResponseInputStream<GetObjectResponse> response, String key, String store) {
       super(response);
       this.response = response;
+      this.key = key;
+      this.store = store;
     }
 
     @Override
     public int read() throws IOException {
-      int b = super.read();
-      eof |= b < 0;
-      return b;
+      try {
+        int b = super.read();
+        eof |= b < 0;
+        return b;
+      } catch (SdkException e) {
+        throw new IOException("Cannot read " + key + " in " + store + ": " + e.getMessage(), e);
+      }
     }
 
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
-      int n = super.read(b, off, len);
-      eof |= n < 0;
-      return n;
+      try {
+        int n = super.read(b, off, len);
+        eof |= n < 0;
+        return n;
+      } catch (SdkException e) {
+        // e.g. a checksum mismatch detected by the SDK at the end of the body
+        throw new IOException("Cannot read " + key + " in " + store + ": " + e.getMessage(), e);
+      }
     }
 
     @Override

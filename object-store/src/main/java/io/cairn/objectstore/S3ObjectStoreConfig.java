@@ -26,7 +26,8 @@ import java.util.Set;
  *     (AWS default) or WHEN_REQUIRED (for servers that reject trailer checksums). Independently,
  *     every upload carries a Content-MD5 the server verifies.
  * @param multipartThresholdBytes objects of at least this size are uploaded in parts
- * @param partSizeBytes size of each part (at least 5 MiB, S3's minimum)
+ * @param partSizeBytes size of each part (5 MiB, S3's minimum, to 1 GiB); grown automatically
+ *     when an object would need more than 10,000 parts
  * @param multipartParallelism parts uploaded at once per object; also bounds the memory of one
  *     upload to {@code multipartParallelism * partSizeBytes}
  * @param serverSideEncryption NONE, S3 (SSE-S3, AES256) or KMS (SSE-KMS)
@@ -143,9 +144,9 @@ public record S3ObjectStoreConfig(
     region = region == null || region.isBlank() ? DEFAULT_REGION : region;
     checksumMode = checksumMode == null ? ChecksumMode.WHEN_SUPPORTED : checksumMode;
     serverSideEncryption = serverSideEncryption == null ? ServerSideEncryption.NONE : serverSideEncryption;
-    if (partSizeBytes < MIN_PART_SIZE || partSizeBytes > (5L << 30)) {
+    if (partSizeBytes < MIN_PART_SIZE || partSizeBytes > (1L << 30)) {
       throw new ObjectStoreConfigException("Invalid " + Keys.PART_SIZE + " " + partSizeBytes
-          + ": must be between 5 MiB (" + MIN_PART_SIZE + ") and 5 GiB");
+          + ": must be between 5 MiB (" + MIN_PART_SIZE + ") and 1 GiB (parts are buffered in memory)");
     }
     if (multipartThresholdBytes < partSizeBytes) {
       throw new ObjectStoreConfigException("Invalid " + Keys.MULTIPART_THRESHOLD + " " + multipartThresholdBytes

@@ -98,6 +98,7 @@ public final class Snapshotter implements AutoCloseable {
   private final List<Consumer<SnapshotResult>> listeners = new CopyOnWriteArrayList<>();
   private final AtomicReference<Progress> progress = new AtomicReference<>();
   private volatile Map<String, BatchFile> committed; // batch id -> file, of the last committed manifest
+  private volatile Manifest committedManifest; // the last committed manifest (for merge covers)
   private volatile SnapshotResult last;
 
   private Snapshotter(Builder b) {
@@ -257,6 +258,7 @@ public final class Snapshotter implements AutoCloseable {
 
   /** Makes the files of {@code m} (e.g. the snapshot just recovered from) reusable by the next snapshot. */
   public void seed(Manifest m) {
+    committedManifest = m;
     committed = index(m);
   }
 
@@ -310,9 +312,17 @@ public final class Snapshotter implements AutoCloseable {
     long t0 = System.nanoTime();
     String id = UUID.randomUUID().toString();
     Map<String, BatchFile> known = knownFiles();
+    Manifest previous = committedManifest;
+    Map<String, List<BatchFile>> previousShards = new HashMap<>();
+    if (previous != null && previous.shards() == state.shards()) {
+      for (ArrangementEntry a : previous.arrangements()) {
+        previousShards.put(a.name() + "#" + a.shard(), a.batches());
+      }
+    }
     List<Upload> uploads = new ArrayList<>();
     List<List<Object>> slots = new ArrayList<>(); // per arrangement state: BatchFile or Upload
     int reused = 0;
+    List<BatchFile> cover;
     for (ArrangementState a : state.arrangements()) {
       List<Object> s = new ArrayList<>();
       for (Batch b : a.batches()) {
@@ -323,6 +333,15 @@ public final class Snapshotter implements AutoCloseable {
           s.add(k);
           reused++;
           pinned.add(paths.key(k.path()));
+        } else if (!(cover = cover(previousShards.get(a.arrangement() + "#" + a.shard()), b)).isEmpty()) {
+          // a merge of batches the last snapshot holds: reference those files (same collection as of T)
+          for (BatchFile f : cover) {
+            s.add(f);
+            if (f.path() != null) {
+              reused++;
+              pinned.add(paths.key(f.path()));
+            }
+          }
         } else {
           Upload u = new Upload(a.arrangement(), a.shard(), b);
           uploads.add(u);
@@ -379,7 +398,8 @@ public final class Snapshotter implements AutoCloseable {
       commit(key, bytes, state.tick());
       committed = index(m);
       Duration upload = Duration.ofNanos(System.nanoTime() - t0);
-      SnapshotResult r = new SnapshotResult(id, key, state.tick(), createdAt, catalogPosition, state.rows(), files, uploads.size(),
+      committedManifest = m;
+      SnapshotResult r = new SnapshotResult(id, key, state.tick(), createdAt, catalogPosition, m.rows(), files, uploads.size(),
           reused, bytesNew + bytes.length, bytesTotal, capturePause, upload, state.offsets());
       last = r;
       LOG.info("Committed snapshot {} of tick {}: {} rows, {} files ({} new, {} reused), {} bytes uploaded, capture pause {} ms, upload {} ms",
@@ -512,6 +532,43 @@ public final class Snapshotter implements AutoCloseable {
         b.description().since());
   }
 
+  /**
+   * The files of the last snapshot that together hold exactly the updates of {@code b}, if {@code
+   * b} is a merge of batches that snapshot already has: the previous batches of the same
+   * arrangement shard lying inside {@code b}'s [lower, upper), the first starting at its lower and
+   * the last ending at its upper, none straddling its bounds. Their union is the same collection
+   * as of any time {@code >= b.since} (a merge only consolidates and advances times). Used only
+   * while the union is not much larger than {@code b} (merges that cancel many updates are
+   * uploaded, so storage shrinks).
+   */
+  private static List<BatchFile> cover(List<BatchFile> previous, Batch b) {
+    if (previous == null || previous.isEmpty()) {
+      return List.of();
+    }
+    long lower = b.description().lower();
+    long upper = b.description().upper();
+    List<BatchFile> inside = new ArrayList<>();
+    long rows = 0;
+    for (BatchFile f : previous) {
+      boolean in = f.lower() >= lower && f.upper() <= upper;
+      boolean out = f.upper() <= lower || f.lower() >= upper;
+      if (!in && !out) {
+        return List.of(); // straddles a bound
+      }
+      if (in) {
+        inside.add(f);
+        rows += f.rows();
+      }
+    }
+    if (inside.isEmpty() || inside.get(0).lower() != lower || inside.get(inside.size() - 1).upper() != upper) {
+      return List.of();
+    }
+    if (rows > 2L * b.size() + 1024) {
+      return List.of();
+    }
+    return inside;
+  }
+
   static String checksum(CRC32C crc) {
     return String.format(Locale.ROOT, "crc32c:%08x", crc.getValue());
   }
@@ -550,6 +607,7 @@ public final class Snapshotter implements AutoCloseable {
           List<String> problems = reader.verify(m, SnapshotReader.Verification.PRESENCE);
           if (problems.isEmpty()) {
             seeded = index(m);
+            committedManifest = m;
             LOG.info("Incremental snapshots start from manifest {} ({} files)", info.key(), seeded.size());
             break;
           }

@@ -62,6 +62,35 @@ final class Fixtures {
     return out;
   }
 
+  /** The collection of an arrangement shard as of its last time: (key, val) → sum of diffs, zeros dropped. */
+  static java.util.TreeMap<String, Long> collection(ArrangementState a) {
+    java.util.TreeMap<String, Long> out = new java.util.TreeMap<>();
+    for (Batch b : a.batches()) {
+      for (int i = 0; i < b.size(); i++) {
+        out.merge(b.key(i) + "|" + b.val(i), b.diff(i), Long::sum);
+      }
+    }
+    out.values().removeIf(v -> v == 0);
+    return out;
+  }
+
+  /** Asserts two states hold the same collections in every arrangement shard as of their tick (batches may differ). */
+  static void assertSameCollections(EngineState actual, EngineState expected) {
+    assertThat(actual.tick()).isEqualTo(expected.tick());
+    assertThat(actual.offsets()).isEqualTo(expected.offsets());
+    assertThat(actual.arrangements()).hasSameSizeAs(expected.arrangements());
+    Comparator<ArrangementState> order = Comparator.comparing(ArrangementState::arrangement).thenComparingInt(ArrangementState::shard);
+    List<ArrangementState> a = new ArrayList<>(actual.arrangements());
+    List<ArrangementState> b = new ArrayList<>(expected.arrangements());
+    a.sort(order);
+    b.sort(order);
+    for (int i = 0; i < a.size(); i++) {
+      assertThat(a.get(i).arrangement()).isEqualTo(b.get(i).arrangement());
+      assertThat(a.get(i).upper()).isEqualTo(b.get(i).upper());
+      assertThat(collection(a.get(i))).as("collection of " + a.get(i).arrangement() + "/" + a.get(i).shard()).isEqualTo(collection(b.get(i)));
+    }
+  }
+
   /** Asserts two states hold the same arrangements, batch by batch (ids, descriptions, contents). */
   static void assertSameState(EngineState actual, EngineState expected) {
     assertThat(actual.tick()).isEqualTo(expected.tick());

@@ -219,10 +219,8 @@ final class Workload {
     out.add("CREATE SOURCE orders FROM KAFKA (brokers = '" + bootstrap + "', topic = '" + topic + "')"
         + " FORMAT JSON ENVELOPE UPSERT (id BIGINT, customer BIGINT, amount BIGINT, PRIMARY KEY (id))");
     if (pgAccess != null) {
-      // password: the environment variable's name as a plain string. The SQL form SECRET 'NAME' gives the
-      // option value "secret:NAME", which PostgresSourceConfig rejects (it expects the bare name).
       out.add(String.format(Locale.ROOT,
-          "CREATE SOURCE customers FROM POSTGRES (host = '%s', port = '%d', database = '%s', user = '%s', password = '%s',"
+          "CREATE SOURCE customers FROM POSTGRES (host = '%s', port = '%d', database = '%s', user = '%s', password = SECRET '%s',"
               + " table = 'public.customers', slot = 'cairn_bench', publication = 'cairn_bench')",
           pgAccess.host(), pgAccess.port(), pgAccess.database(), pgAccess.user(), pgAccess.passwordEnv()));
     }

@@ -76,7 +76,10 @@ public final class Arrangement {
     s.clear();
     spine.insert(b);
     spine.advanceSince(tick);
-    spine.exert(Math.max(fuel, 4L * b.size()));
+    // Merging keeps pace with insertion only if every inserted update pays for one merge per
+    // level of the spine (log2 of its size); a constant multiple of the batch size falls behind.
+    long levels = 64 - Long.numberOfLeadingZeros(spine.updateCount() + 1);
+    spine.exert(Math.max(fuel, 2L * b.size() * levels));
   }
 
   public long updateCount() {

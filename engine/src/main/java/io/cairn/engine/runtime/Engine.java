@@ -144,6 +144,7 @@ public final class Engine implements AutoCloseable {
   private static final class RunningSource implements SourceOutput {
     final String name;
     final Source source;
+    SourceDefinition definition;
     final SourceOp op;
     final Dataflow dataflow;
     SourceOffsets seekTo = SourceOffsets.EMPTY;
@@ -207,7 +208,9 @@ public final class Engine implements AutoCloseable {
       }
       Dataflow d = Dataflow.source(id, def.name(), schema, pk, shards);
       dataflows.put(def.name(), d);
-      sources.put(def.name(), new RunningSource(def.name(), s, d));
+      RunningSource rs = new RunningSource(def.name(), s, d);
+      rs.definition = valid;
+      sources.put(def.name(), rs);
       LOG.info("Created source {} (dataflow {}, connector {})", def.name(), id, def.connector());
     } finally {
       lock.unlock();
@@ -772,6 +775,17 @@ public final class Engine implements AutoCloseable {
     try {
       RunningSource s = sources.get(name);
       return s == null ? Optional.empty() : Optional.of(s.source);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The validated definition of source {@code name} (options hold secret references, never values). */
+  public Optional<SourceDefinition> sourceDefinition(String name) {
+    lock.lock();
+    try {
+      RunningSource s = sources.get(name);
+      return s == null ? Optional.empty() : Optional.of(s.definition);
     } finally {
       lock.unlock();
     }

@@ -588,6 +588,12 @@ final class Planner {
       if (e instanceof EqualsTo || e instanceof NotEqualsTo || e instanceof GreaterThan || e instanceof GreaterThanEquals
           || e instanceof MinorThan || e instanceof MinorThanEquals) {
         BinaryExpression b = (BinaryExpression) e;
+        // JSqlParser binds a second NOT to the comparison's left operand ("NOT NOT a = 1" parses as
+        // NOT ((NOT a) = 1)); in SQL, NOT binds looser than comparisons: hoist it above the comparison.
+        int nots = 0;
+        while (hoistNot(b)) {
+          nots++;
+        }
         Expr l = expr(b.getLeftExpression());
         Expr r = expr(b.getRightExpression());
         Type a = l.type();
@@ -601,7 +607,11 @@ final class Planner {
             : e instanceof GreaterThan ? Expr.CmpOp.GT
             : e instanceof GreaterThanEquals ? Expr.CmpOp.GE
             : e instanceof MinorThan ? Expr.CmpOp.LT : Expr.CmpOp.LE;
-        return new Expr.Cmp(op, l, r);
+        Expr cmp = new Expr.Cmp(op, l, r);
+        for (int i = 0; i < nots; i++) {
+          cmp = new Expr.Not(cmp);
+        }
+        return cmp;
       }
       if (e instanceof AndExpression || e instanceof OrExpression) {
         BinaryExpression b = (BinaryExpression) e;
@@ -619,6 +629,20 @@ final class Planner {
         throw error(e, "unsupported function '" + f.getName() + "'");
       }
       throw error(e, "unsupported syntax: expression '" + e + "'");
+    }
+
+    /** Removes a NOT found at the leftmost operand of {@code b} (through arithmetic); true if one was removed. */
+    private boolean hoistNot(BinaryExpression b) {
+      Expression l = b.getLeftExpression();
+      if (l instanceof NotExpression n && !n.isExclamationMark()) {
+        b.setLeftExpression(n.getExpression());
+        return true;
+      }
+      if (l instanceof Addition || l instanceof Subtraction || l instanceof Multiplication || l instanceof Division
+          || l instanceof Modulo) {
+        return hoistNot((BinaryExpression) l);
+      }
+      return false;
     }
 
     private Expr bool(Expression e) {

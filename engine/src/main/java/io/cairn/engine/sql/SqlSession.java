@@ -11,7 +11,6 @@ import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.row.Type;
 import io.cairn.engine.runtime.Engine;
-import io.cairn.engine.source.Envelope;
 import io.cairn.engine.source.SourceConnector;
 import io.cairn.engine.source.SourceDefinition;
 import java.time.Clock;
@@ -56,17 +55,25 @@ import org.slf4j.LoggerFactory;
  *   <li>Replay. {@link #replay} applies entries without appending, with the same planning code, so
  *       replaying a catalog into a fresh engine re-creates every dataflow with the same id and plan
  *       (including the drops a CASCADE made: they are re-derived from the same state).
- *   <li>Why drop is safe. Create and drop are both applied between ticks (the engine lock) and in
- *       log order on all workers: no worker ever runs an operator of a half-built or half-dropped
- *       dataflow, and no dataflow is dropped while another reads its arrangement — the engine
- *       refuses that, and DROP ... CASCADE drops the readers first (newest first) in the same
- *       between-ticks section. Dropping releases the dataflow's arrangements; an arrangement shared
- *       with a reader survives because the drop is refused until no reader remains.
+ *   <li>Why drop is safe (the question raised about timely's drop_dataflow: on what basis?). Create
+ *       and drop are both applied between ticks — under the engine lock that every tick holds from
+ *       start to end — and in catalog order, on all workers at once: a tick either runs before the
+ *       command, on the old set of dataflows, or after it, on the new set. So no worker meets a
+ *       half-built or half-dropped dataflow, and a drop can never run mid-construction: both are
+ *       single commands of the same sequencer. Dataflows share nothing but arrangements read
+ *       through their collections, and a drop is refused while another dataflow reads the
+ *       dropped one (the reference count is the engine's readers list); DROP ... CASCADE drops
+ *       the readers first, newest first, in the same between-ticks section. Given that, dropping
+ *       a dataflow is indistinguishable, for every other dataflow, from that dataflow having
+ *       failed at this point of the log — and failures are already contained per dataflow (next
+ *       point). Dropping stops its operators and releases its arrangements (the memory returns);
+ *       an arrangement shared with a reader survives because the drop waits for the last reader.
  *   <li>Failure domains. A runtime error in one dataflow's operator (e.g. division by zero) marks
  *       that dataflow FAILED with the error (see {@code SHOW VIEWS}); the engine keeps running the
  *       others.
  *   <li>Secrets. {@code SECRET 'NAME'} stays a reference in the SQL text (the catalog) and in the
- *       source's options ({@code secret:NAME}); the connector resolves it when the source opens.
+ *       source's options (the value {@code SECRET 'NAME'}, see {@link
+ *       io.cairn.engine.source.Secrets}); the connector resolves it when the source opens.
  * </ul>
  *
  * <p>Thread-safe: statements of one session run one at a time.
@@ -78,7 +85,7 @@ public final class SqlSession {
   private final Engine engine;
   private final CatalogLog catalog;
   private final Clock clock;
-  private final Map<String, Statement.CreateSource> sources = new HashMap<>();
+  private final Map<String, SourceDefinition> sources = new HashMap<>(); // validated, for SHOW SOURCES
   private long position = CatalogLog.FIRST_POSITION;
 
   public SqlSession(Engine engine, CatalogLog catalog, Clock clock) {
@@ -152,6 +159,9 @@ public final class SqlSession {
    * to the engine; queries, SHOW and EXPLAIN are answered from the engine.
    *
    * @throws SqlException naming the problem and its position; the statement changed nothing
+   * @throws RuntimeException from the catalog's store when an append fails: the engine is left
+   *     unchanged, but the entry may have been written — the next statement or {@link #replayAll}
+   *     applies it if so
    */
   public synchronized Result execute(String sql) {
     Objects.requireNonNull(sql, "sql");
@@ -235,8 +245,9 @@ public final class SqlSession {
     }
     SourceDefinition def =
         new SourceDefinition(cs.name(), cs.connector(), cs.options(), cs.schema(), cs.primaryKey(), cs.envelope());
+    SourceDefinition valid;
     try {
-      connector.get().validate(def);
+      valid = connector.get().validate(def);
     } catch (IllegalArgumentException ex) {
       throw new SqlException(ex.getMessage(), 0, 0, ex);
     }
@@ -247,7 +258,7 @@ public final class SqlSession {
         String m = ex.getMessage();
         throw new SqlException(m.startsWith("Cannot") ? m : "Cannot create source '" + cs.name() + "': " + m, 0, 0, ex);
       }
-      sources.put(cs.name(), cs);
+      sources.put(cs.name(), valid);
     };
     Runnable undo = () -> {
       engine.drop(cs.name());
@@ -380,9 +391,9 @@ public final class SqlSession {
     if (s.kind() == Statement.ObjectKind.SOURCE) {
       for (Dataflow d : engine.dataflows()) {
         if (d.kind() == Dataflow.Kind.SOURCE) {
-          Statement.CreateSource cs = sources.get(d.name());
-          rows.add(Arrays.asList(d.name(), d.id(), cs == null ? null : cs.connector(),
-              cs == null || cs.envelope() == null ? Envelope.NONE.name() : cs.envelope().name(), d.state().name(), d.error()));
+          SourceDefinition def = sources.get(d.name());
+          rows.add(Arrays.asList(d.name(), d.id(), def == null ? null : def.connector(),
+              def == null ? null : def.envelope().name(), d.state().name(), d.error()));
         }
       }
       return new Result(List.of("name", "id", "connector", "envelope", "state", "error"), rows, "SHOW SOURCES");

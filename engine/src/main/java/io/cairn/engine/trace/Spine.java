@@ -95,7 +95,9 @@ public final class Spine {
 
   /** Completes every merge and merges everything into at most one batch per level. */
   public void compact() {
-    exert(Long.MAX_VALUE);
+    while (slots.stream().anyMatch(o -> o instanceof Merger)) {
+      exert(Long.MAX_VALUE); // a completed merge may start another one
+    }
     while (slots.size() > 1) {
       Batch newer = (Batch) slots.remove(slots.size() - 1);
       Batch older = (Batch) slots.remove(slots.size() - 1);
@@ -110,13 +112,19 @@ public final class Spine {
     slots.removeIf(o -> o instanceof Batch b && b.isEmpty());
   }
 
+  /**
+   * Starts a merge of every adjacent pair of batches of comparable sizes, newest first. Every
+   * pair is considered, not only the newest one: a merge that completes in the middle of the
+   * spine can leave its result next to a batch of comparable size.
+   */
   private void tidy() {
-    while (slots.size() >= 2
-        && slots.get(slots.size() - 1) instanceof Batch newer
-        && slots.get(slots.size() - 2) instanceof Batch older
-        && older.size() <= 2L * newer.size()) {
-      slots.remove(slots.size() - 1);
-      slots.set(slots.size() - 1, new Merger(older, newer, since));
+    for (int s = slots.size() - 1; s >= 1; s--) {
+      if (slots.get(s) instanceof Batch newer
+          && slots.get(s - 1) instanceof Batch older
+          && older.size() <= 2L * newer.size()) {
+        slots.remove(s);
+        slots.set(s - 1, new Merger(older, newer, since));
+      }
     }
   }
 

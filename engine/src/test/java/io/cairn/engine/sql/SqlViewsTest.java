@@ -90,6 +90,8 @@ class SqlViewsTest {
       Result sources = s.execute("SHOW SOURCES");
       assertThat(sources.columns()).containsExactly("name", "id", "connector", "envelope", "state", "error");
       assertThat(sources.rows()).containsExactly(java.util.Arrays.asList("gen", 0L, "load-generator", "UPSERT", "RUNNING", null));
+      s.execute("CREATE SOURCE events FROM LOAD GENERATOR (append = true)");
+      assertThat(s.execute("SHOW SOURCES").rows().get(1)).containsExactly("events", 2L, "load-generator", "NONE", "RUNNING", null);
       Result views = s.execute("show views;");
       assertThat(views.rows()).hasSize(1);
       assertThat(views.rows().get(0).subList(0, 3)).containsExactly("by_cat", 1L, "RUNNING");
@@ -99,7 +101,7 @@ class SqlViewsTest {
       assertThat(s.execute("EXPLAIN SELECT id FROM gen WHERE amount > 3").render()).contains("Filter").contains("Get gen");
       assertThat(s.execute("EXPLAIN CREATE MATERIALIZED VIEW x AS SELECT category, COUNT(*) FROM gen GROUP BY category").render())
           .contains("View x (not created), arranged by (category)");
-      assertThat(s.position()).isEqualTo(2);
+      assertThat(s.position()).isEqualTo(3);
     }
   }
 }

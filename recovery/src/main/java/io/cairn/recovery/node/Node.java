@@ -257,10 +257,36 @@ public final class Node implements AutoCloseable, NodeApi {
     if (config.httpPort() > 0) {
       http = new HttpEndpoint(config.httpHost(), config.httpPort(), this);
     }
+    checkRetention();
     state.set(State.SERVING);
     LOG.info("cairn is serving: {} sources, {} views; snapshots '{}' ({}); store {}",
         engine.sourceNames().size(), engine.dataflows().size() - engine.sourceNames().size(), config.snapshotCron(),
         config.snapshotZone(), store.describe());
+  }
+
+  private volatile List<String> retentionWarnings = List.of();
+
+  /**
+   * Retention guard: warns when a source could lose, before the next snapshot, the data a restart
+   * from the latest snapshot would need (a Kafka topic's retention shorter than the snapshot
+   * interval). Runs at start and after each snapshot.
+   */
+  private void checkRetention() {
+    Duration interval = snapshots.interval(config);
+    List<String> warnings = new ArrayList<>();
+    for (String name : engine.sourceNames()) {
+      engine.sourceDefinition(name).ifPresent(def -> {
+        try {
+          if (def.connector().equals("kafka")) {
+            io.cairn.connectors.kafka.KafkaRetentionGuard.check(def, io.cairn.engine.source.Secrets.environment(), interval)
+                .ifPresent(warnings::add);
+          }
+        } catch (RuntimeException e) {
+          LOG.warn("Retention check of source {} failed: {}", name, e.getMessage());
+        }
+      });
+    }
+    retentionWarnings = List.copyOf(warnings);
   }
 
   private void scheduledSnapshot() {
@@ -297,6 +323,7 @@ public final class Node implements AutoCloseable, NodeApi {
       Map<String, Object> figures = snapshots.write(st, position, pauseNanos);
       engine.onSnapshotCommitted(st.offsets());
       lastSnapshot = figures;
+      checkRetention();
       try {
         snapshots.applyRetention();
       } catch (RuntimeException e) {
@@ -386,6 +413,7 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     s.put("dataflows", views);
     s.put("lastSnapshot", lastSnapshot);
+    s.put("retentionWarnings", retentionWarnings);
     return json(s);
   }
 

@@ -115,6 +115,16 @@ final class SnapshotStore implements AutoCloseable {
     return s;
   }
 
+  /** The time between two consecutive slots of the snapshot schedule (for retention guards). */
+  Duration interval(CairnConfig config) {
+    SnapshotSchedule s =
+        new SnapshotSchedule(config.snapshotCron(), config.snapshotZone(), clock, null, reason -> { });
+    Instant now = Instant.now(clock);
+    Instant a = s.nextSlotAfter(now).orElse(now);
+    Instant b = s.nextSlotAfter(a).orElse(a.plus(Duration.ofDays(1)));
+    return Duration.between(a, b);
+  }
+
   String listText() {
     StringBuilder sb = new StringBuilder();
     List<ManifestInfo> all = new ArrayList<>(reader.list());

@@ -31,7 +31,8 @@ import java.util.Objects;
  *       object is written once and never replaced, so every reader sees the same entry at N.
  *   <li>Reads probe positions {@code from, from+1, ...} with GETs until one is absent, rather than
  *       listing: a GET after a completed PUT sees it (read-after-write), while a listing may lag.
- *       A writer appends at N only after reading N-1, so there are no gaps.
+ *       A writer appends at N only after reading N-1, so there are no gaps; an append checks
+ *       (with a HEAD, unless this instance has already seen N-1) that N-1 exists.
  *   <li>Format (JSON): {@code {"schemaVersion":1,"position":N,"wallClock":"<ISO-8601>","sql":"..."}}.
  *       An entry of a newer schema version than {@link CatalogEntry#SCHEMA_VERSION} is refused
  *       with an error naming it; the SQL text holds secret references only, never values.
@@ -43,6 +44,8 @@ public final class ObjectStoreCatalogLog implements CatalogLog {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private final ObjectStore store;
+  /** Positions below this are known to hold entries (entries are never removed): no request needed to check for a gap. */
+  private final java.util.concurrent.atomic.AtomicLong knownEnd = new java.util.concurrent.atomic.AtomicLong(FIRST_POSITION);
 
   /** A catalog in {@code store} (which already carries the deployment's prefix). Does not own the store. */
   public ObjectStoreCatalogLog(ObjectStore store) {
@@ -57,13 +60,15 @@ public final class ObjectStoreCatalogLog implements CatalogLog {
   @Override
   public void append(CatalogEntry entry) {
     long p = entry.position();
-    if (p > FIRST_POSITION && store.head(key(p - 1)).isEmpty()) {
+    if (p > knownEnd.get() && store.head(key(p - 1)).isEmpty()) {
       throw new IllegalArgumentException(
           "Cannot append catalog entry " + p + " to " + describe() + ": entry " + (p - 1) + " does not exist (no gaps)");
     }
     try {
       store.putIfAbsent(key(p), encode(entry));
+      knownEnd.accumulateAndGet(p + 1, Math::max);
     } catch (ObjectAlreadyExistsException e) {
+      knownEnd.accumulateAndGet(p + 1, Math::max);
       throw new CatalogConflictException(p, describe());
     }
   }
@@ -79,6 +84,7 @@ public final class ObjectStoreCatalogLog implements CatalogLog {
       try {
         bytes = store.readAllBytes(key(p));
       } catch (ObjectNotFoundException e) {
+        knownEnd.accumulateAndGet(p, Math::max);
         return out;
       }
       out.add(decode(p, bytes));

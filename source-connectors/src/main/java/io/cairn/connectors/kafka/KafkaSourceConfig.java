@@ -87,8 +87,8 @@ record KafkaSourceConfig(
           "group.id",
           "group.instance.id");
 
-  private static final Pattern SECRET_REF =
-      Pattern.compile("(?i)^\\s*SECRET\\s+'?([A-Za-z_][A-Za-z0-9_.-]*)'?\\s*$");
+  /** A secret reference option value, {@code SECRET 'NAME'} ({@link Secrets#REFERENCE}). */
+  private static final Pattern SECRET_REF = Secrets.REFERENCE;
 
   /** What to do with a record that cannot be decoded. */
   enum BadRecordPolicy {

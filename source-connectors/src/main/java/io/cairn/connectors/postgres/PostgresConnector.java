@@ -13,8 +13,8 @@ import java.util.Objects;
  * (offsets, LSN confirmation, slot loss, TOAST) in {@link PostgresSource}.
  *
  * <pre>
- * CREATE SOURCE orders FROM POSTGRES (host '127.0.0.1', port '5432', database 'shop', user 'cairn',
- *     password SECRET 'PG_PASSWORD', table 'public.orders', slot-lost 'fail')
+ * CREATE SOURCE orders FROM POSTGRES (host = '127.0.0.1', port = 5432, database = 'shop', user = 'cairn',
+ *     password = SECRET 'PG_PASSWORD', table = 'public.orders', slot-lost = 'fail')
  * </pre>
  *
  * The schema and primary key may be declared; when they are not, they are read from the table when

@@ -1,5 +1,6 @@
 package io.cairn.connectors.postgres;
 
+import io.cairn.engine.source.Secrets;
 import io.cairn.engine.source.SourceDefinition;
 import java.time.Duration;
 import java.util.Locale;
@@ -9,7 +10,7 @@ import java.util.Set;
 /**
  * The options of a {@code postgres} source, validated eagerly (without connecting). Keys are
  * kebab-case; every error names the source and the key. {@code password} is a secret reference
- * (an environment variable's name), resolved only when the source is opened.
+ * ({@code SECRET 'NAME'}, see {@link Secrets}), resolved only when the source is opened.
  *
  * <table>
  *   <tr><th>key</th><th>default</th><th>meaning</th></tr>
@@ -17,7 +18,7 @@ import java.util.Set;
  *   <tr><td>port</td><td>5432</td><td>server port</td></tr>
  *   <tr><td>database</td><td>required</td><td>database name</td></tr>
  *   <tr><td>user</td><td>required</td><td>role with REPLICATION (or superuser)</td></tr>
- *   <tr><td>password</td><td>required</td><td>secret reference (env var name)</td></tr>
+ *   <tr><td>password</td><td>required</td><td>secret reference: {@code SECRET 'ENV_VAR'} in SQL and in options</td></tr>
  *   <tr><td>table</td><td>required</td><td>{@code schema.table} (or {@code table}: schema {@code public})</td></tr>
  *   <tr><td>slot</td><td>{@code cairn_<source>}</td><td>logical replication slot (pgoutput)</td></tr>
  *   <tr><td>publication</td><td>{@code cairn_<source>}</td><td>publication; created for the table when absent on first start</td></tr>
@@ -81,10 +82,10 @@ record PostgresSourceConfig(
     int port = intOption(def, "port", 5432, 1, 65535);
     String database = def.requireOption("database");
     String user = def.requireOption("user");
-    String passwordRef = def.requireOption("password");
-    if (!passwordRef.matches("[A-Za-z_][A-Za-z0-9_]*")) {
-      throw bad(src, "password", "must be a secret reference (the name of an environment variable), not a value");
-    }
+    String passwordRef = Secrets.referenceName(def.requireOption("password"))
+        .filter(n -> n.matches("[A-Za-z_][A-Za-z0-9_]*"))
+        .orElseThrow(() -> bad(src, "password",
+            "must be a secret reference (SECRET 'ENV_VAR_NAME'), not a value"));
     String table = def.requireOption("table");
     String[] parts = table.split("\\.", -1);
     String schemaName;

@@ -125,7 +125,7 @@ final class PgFixture implements AutoCloseable {
     o.put("port", Integer.toString(server.port()));
     o.put("database", database);
     o.put("user", server.user());
-    o.put("password", SECRET_REF);
+    o.put("password", Secrets.reference(SECRET_REF));
     o.put("table", table);
     o.put("stats-interval-ms", "200");
     o.put("heartbeat-interval-ms", "200");

@@ -1,5 +1,7 @@
 package io.cairn.connectors.postgres;
 
+import io.cairn.engine.source.Secrets;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -22,7 +24,7 @@ class PostgresConnectorTest {
     o.put("host", "127.0.0.1");
     o.put("database", "shop");
     o.put("user", "cairn");
-    o.put("password", "PG_PASSWORD");
+    o.put("password", Secrets.reference("PG_PASSWORD"));
     o.put("table", "public.orders");
     return o;
   }
@@ -45,6 +47,7 @@ class PostgresConnectorTest {
     assertThat(c.slot()).isEqualTo("cairn_orders");
     assertThat(c.publication()).isEqualTo("cairn_orders");
     assertThat(c.slotLost()).isEqualTo(PostgresSourceConfig.SlotLostPolicy.FAIL);
+    assertThat(c.passwordRef()).isEqualTo("PG_PASSWORD");
   }
 
   @Test
@@ -60,6 +63,10 @@ class PostgresConnectorTest {
     q.put("password", "hunter2!");
     assertThatThrownBy(() -> new PostgresConnector().validate(def(q)))
         .hasMessageContaining("option 'password' must be a secret reference").hasMessageNotContaining("hunter2");
+    Map<String, String> bare = options();
+    bare.put("password", "PG_PASSWORD");
+    assertThatThrownBy(() -> new PostgresConnector().validate(def(bare))).hasMessageContaining("option 'password'")
+        .hasMessageNotContaining("PG_PASSWORD");
     Map<String, String> r = options();
     r.put("tabel", "x");
     assertThatThrownBy(() -> new PostgresConnector().validate(def(r))).hasMessageContaining("option 'tabel' unknown option");

@@ -36,8 +36,19 @@ import java.util.stream.Stream;
  * create their own database with {@link #createDatabase(String)}. A private instance can be started
  * with {@link #start()} and must be {@link #close() closed}.
  *
- * <p>Other modules get this class from source-connectors' test-jar ({@code
- * cairn-source-connectors}, {@code <type>test-jar</type>}, scope test).
+ * <p>Other modules get this class from source-connectors' test-jar:
+ *
+ * <pre>{@code
+ * <dependency>
+ *   <groupId>io.cairn</groupId><artifactId>cairn-source-connectors</artifactId>
+ *   <type>test-jar</type><scope>test</scope>
+ * </dependency>
+ * }</pre>
+ *
+ * and then {@code PostgresServer pg = PostgresServer.shared(); String db = pg.createUniqueDatabase("x");
+ * Connection c = pg.connect(db);} — a {@code postgres} source reaches it with options {@code host =
+ * pg.host()}, {@code port = pg.port()}, {@code database = db}, {@code user = pg.user()}, {@code
+ * password = SECRET 'NAME'} where the test's {@code Secrets} resolve {@code NAME} to {@link #password()}.
  */
 public final class PostgresServer implements AutoCloseable {
   public static final String USER = "cairn";

@@ -40,7 +40,10 @@ import software.amazon.awssdk.services.s3.S3Client;
  * // or: s3.endpoint(), s3.accessKeyId(), s3.secretAccessKey(), s3.region()
  * }</pre>
  *
- * <p>Other modules depend on {@code io.cairn:cairn-object-store:test-jar} (scope test). The
+ * <p>It lives in object-store's main sources (not only its test-jar) so that benchmark main
+ * classes can use it too and a plain {@code mvn compile} of the reactor needs no test-jar; it is
+ * inert unless called. Other modules' tests just depend on {@code io.cairn:cairn-object-store}
+ * (the test-jar, which holds the contract tests' helpers, is published as well). The
  * server jar ({@code org.gaul:s3proxy:4.1.0:jar:jar-with-dependencies}) is found, in order, at
  * the system property {@value #JAR_PROPERTY}, at {@code target/s3proxy/} of the working directory
  * or of {@code ../object-store}, or in the local Maven repository (~/.m2, or

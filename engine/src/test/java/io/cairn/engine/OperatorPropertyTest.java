@@ -1,0 +1,123 @@
+package io.cairn.engine;
+
+import static io.cairn.engine.OperatorScenario.assertSame;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cairn.engine.OperatorScenario.Input;
+import io.cairn.engine.dataflow.Dataflow;
+import io.cairn.engine.row.Row;
+import io.cairn.engine.runtime.Engine;
+import io.cairn.engine.runtime.EngineState;
+import io.cairn.engine.testkit.ScriptedConnector;
+import io.cairn.engine.testkit.ScriptedConnector.Script;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+
+/**
+ * Every operator (map, filter, union, negate, join, reduce with COUNT/SUM/MIN/MAX/AVG, distinct,
+ * upsert sources, a view over a view) over random update streams with NULLs and retractions
+ * spread over several ticks, compared after every tick with {@link OperatorScenario#oracle}, a
+ * recomputation from the full input multisets.
+ */
+class OperatorPropertyTest {
+
+  @Provide
+  Arbitrary<Input> inputs() {
+    return OperatorScenario.inputs();
+  }
+
+  @Provide
+  Arbitrary<Integer> workers() {
+    return Arbitraries.of(1, 2, 4);
+  }
+
+  /** Runs {@code in} tick by tick on a fresh engine and returns the contents of every collection after each tick. */
+  static List<Map<String, Map<Row, Long>>> run(Map<String, Script> scripts, int ticks, int workers) {
+    ScriptedConnector c = OperatorScenario.connector(scripts);
+    List<Map<String, Map<Row, Long>>> out = new ArrayList<>();
+    try (Engine e = OperatorScenario.engine(c, workers)) {
+      for (int t = 0; t < ticks; t++) {
+        c.release(t + 1);
+        e.tick();
+        out.add(OperatorScenario.read(e));
+      }
+      for (Dataflow d : e.dataflows()) {
+        assertThat(d.state()).as("state of %s (%s)", d.name(), d.error()).isEqualTo(Dataflow.State.RUNNING);
+      }
+    }
+    return out;
+  }
+
+  @Property(tries = 150)
+  void everyOperatorMatchesTheOracleAfterEveryTick(@ForAll("inputs") Input in, @ForAll("workers") int workers) {
+    Map<String, Script> scripts = OperatorScenario.scripts(in);
+    List<Map<String, Map<Row, Long>>> seen = run(scripts, in.ticks(), workers);
+    for (int t = 0; t < in.ticks(); t++) {
+      assertSame("after tick " + (t + 1) + " with " + workers + " workers", seen.get(t), OperatorScenario.oracle(scripts, t + 1));
+    }
+  }
+
+  @Property(tries = 60)
+  void resultsDoNotDependOnTheNumberOfWorkers(@ForAll("inputs") Input in) {
+    Map<String, Script> scripts = OperatorScenario.scripts(in);
+    List<Map<String, Map<Row, Long>>> one = run(scripts, in.ticks(), 1);
+    for (int workers : new int[] {2, 4}) {
+      List<Map<String, Map<Row, Long>>> many = run(scripts, in.ticks(), workers);
+      for (int t = 0; t < in.ticks(); t++) {
+        assertSame("after tick " + (t + 1) + ": " + workers + " workers vs 1", many.get(t), one.get(t));
+      }
+    }
+  }
+
+  /**
+   * State captured after tick T and restored into a fresh engine (same or another number of
+   * workers), then fed the rest of the stream, equals the uninterrupted run after every tick.
+   */
+  @Property(tries = 80)
+  void captureAndRestoreContinueLikeAnUninterruptedRun(
+      @ForAll("inputs") Input in,
+      @ForAll("workers") int workersBefore,
+      @ForAll("workers") int workersAfter,
+      @ForAll double cutFraction) {
+    Map<String, Script> scripts = OperatorScenario.scripts(in);
+    int ticks = in.ticks();
+    int cut = (int) Math.floor(Math.abs(cutFraction) % 1.0 * (ticks + 1)); // 0..ticks
+    List<Map<String, Map<Row, Long>>> uninterrupted = run(scripts, ticks, workersBefore);
+
+    EngineState state;
+    ScriptedConnector c1 = OperatorScenario.connector(scripts);
+    try (Engine e = OperatorScenario.engine(c1, workersBefore)) {
+      for (int t = 0; t < cut; t++) {
+        c1.release(t + 1);
+        e.tick();
+      }
+      state = e.capture();
+      // the engine keeps running after the capture: the captured batches must not change
+      c1.release(ticks);
+      e.tick();
+    }
+    assertThat(state.tick()).isEqualTo(cut);
+
+    ScriptedConnector c2 = OperatorScenario.connector(scripts);
+    try (Engine e = OperatorScenario.engine(c2, workersAfter)) {
+      e.restore(state);
+      if (cut > 0) {
+        assertSame("right after restoring tick " + cut, OperatorScenario.read(e), uninterrupted.get(cut - 1));
+      }
+      for (int t = cut; t < ticks; t++) {
+        c2.release(t + 1);
+        e.tick();
+        assertSame(
+            "after tick " + (t + 1) + " (restored at " + cut + ", workers " + workersBefore + " -> " + workersAfter + ")",
+            OperatorScenario.read(e),
+            uninterrupted.get(t));
+      }
+    }
+  }
+}
