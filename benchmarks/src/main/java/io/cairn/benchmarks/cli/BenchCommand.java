@@ -59,6 +59,10 @@ public final class BenchCommand implements Runnable {
         defaultValue = "6")
     int curveStep;
 
+    @Option(names = "--repeat", description = "Recoveries per strategy; the median wall time is reported (default ${DEFAULT-VALUE}).",
+        defaultValue = "3")
+    int repeat;
+
     @Option(names = "--no-postgres", description = "Kafka only.")
     boolean noPostgres;
 
@@ -71,7 +75,7 @@ public final class BenchCommand implements Runnable {
     @Override
     public Integer call() throws Exception {
       LoadOnSourceConfig config = LoadOnSourceConfig.defaults(out.toAbsolutePath()).withHours(hours, Math.min(curveStep, hours))
-          .withRates(ordersPerHour, changesPerHour).withPostgres(!noPostgres).withPeer(!noPeer);
+          .withRates(ordersPerHour, changesPerHour).withPostgres(!noPostgres).withPeer(!noPeer).withRepeats(repeat);
       List<String> args = args();
       if (config.postgres() && System.getenv(LoadOnSourceBenchmark.PASSWORD_ENV) == null) {
         return inChildJvm(args);
@@ -87,7 +91,7 @@ public final class BenchCommand implements Runnable {
     private List<String> args() {
       List<String> a = new ArrayList<>(List.of("bench", "load-on-source", "--hours", Integer.toString(hours), "--orders-per-hour",
           Integer.toString(ordersPerHour), "--customer-changes-per-hour", Integer.toString(changesPerHour), "--curve-step",
-          Integer.toString(curveStep), "--out", out.toString()));
+          Integer.toString(curveStep), "--repeat", Integer.toString(repeat), "--out", out.toString()));
       if (noPostgres) {
         a.add("--no-postgres");
       }

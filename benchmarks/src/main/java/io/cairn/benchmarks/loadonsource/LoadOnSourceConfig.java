@@ -24,6 +24,8 @@ import java.util.Objects;
  * @param curveStepHours snapshot every this many hours for the "grows with hours since the snapshot" curve
  * @param postgres whether the Postgres table (CDC) is part of the run
  * @param peer whether to run the Kafka Streams comparison
+ * @param repeats recoveries per strategy; the one with the median wall time is reported (the load
+ *     figures are the same every time)
  * @param seed random seed of the workload
  * @param outputDir where the report, charts and results go
  */
@@ -39,6 +41,7 @@ public record LoadOnSourceConfig(
     int curveStepHours,
     boolean postgres,
     boolean peer,
+    int repeats,
     long seed,
     Path outputDir) {
 
@@ -51,6 +54,7 @@ public record LoadOnSourceConfig(
     positive("partitions", partitions);
     positive("transactionRows", transactionRows);
     positive("curveStepHours", curveStepHours);
+    positive("repeats", repeats);
     if (initialOrders < 0) {
       throw new IllegalArgumentException("Cannot configure the benchmark: initialOrders must be >= 0, was " + initialOrders);
     }
@@ -69,36 +73,41 @@ public record LoadOnSourceConfig(
 
   /** The default size of {@code cairn bench load-on-source}: 24 simulated hours, a few minutes here. */
   public static LoadOnSourceConfig defaults(Path outputDir) {
-    return new LoadOnSourceConfig(24, 10_000, 2_000, 20_000, 10_000, 20_000, 3, 200, 6, true, true, 42, outputDir);
+    return new LoadOnSourceConfig(24, 10_000, 2_000, 20_000, 10_000, 20_000, 3, 200, 6, true, true, 3, 42, outputDir);
   }
 
   /** The size the default test suite runs: seconds. */
   public static LoadOnSourceConfig tiny(Path outputDir) {
-    return new LoadOnSourceConfig(2, 600, 120, 300, 200, 400, 3, 40, 2, true, true, 7, outputDir);
+    return new LoadOnSourceConfig(2, 600, 120, 300, 200, 400, 3, 40, 2, true, true, 1, 7, outputDir);
   }
 
   public LoadOnSourceConfig withHours(int h, int step) {
     return new LoadOnSourceConfig(h, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, step, postgres, peer, seed, outputDir);
+        partitions, transactionRows, step, postgres, peer, repeats, seed, outputDir);
   }
 
   public LoadOnSourceConfig withRates(int orders, int customerChanges) {
     return new LoadOnSourceConfig(hours, orders, customerChanges, initialOrders, initialCustomers, orderKeys, partitions,
-        transactionRows, curveStepHours, postgres, peer, seed, outputDir);
+        transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir);
   }
 
   public LoadOnSourceConfig withPostgres(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, on, peer, seed, outputDir);
+        partitions, transactionRows, curveStepHours, on, peer, repeats, seed, outputDir);
   }
 
   public LoadOnSourceConfig withPeer(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, on, seed, outputDir);
+        partitions, transactionRows, curveStepHours, postgres, on, repeats, seed, outputDir);
+  }
+
+  public LoadOnSourceConfig withRepeats(int n) {
+    return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
+        partitions, transactionRows, curveStepHours, postgres, peer, n, seed, outputDir);
   }
 
   public LoadOnSourceConfig withOutputDir(Path dir) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, seed, dir);
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, dir);
   }
 }

@@ -139,7 +139,9 @@ public final class ReportWriter {
     sb.append("Strategies: `full-replay` (no snapshot: Kafka from the beginning, Postgres initial load), `daily` (snapshot"
         + " at midnight), `hourly` (snapshot at the last full hour), `right-after` (restart right after a snapshot), and"
         + " `snapshot-hNN` (extra points for the curve). Each snapshot was written into a store of its own; each"
-        + " recovery is `Node.recover` on that store wrapped in a `MeteredObjectStore` (S3 prices, us-east-1).\n\n");
+        + " recovery is `Node.recover` on that store wrapped in a `MeteredObjectStore` (S3 prices, us-east-1)"
+        + (c.repeats() > 1 ? "; each strategy was recovered " + c.repeats() + " times and the run with the median wall time is shown" : "")
+        + ".\n\n");
     sb.append("## Results per strategy\n\n");
     List<String> brief = List.of("strategy", "hours since snapshot", "recovery ms", "Node.recover ms", "load ms", "catch-up ms", "Kafka records",
         "Kafka bytes", "Kafka fetch requests", "PG rows delivered", "PG rows scanned", "PG WAL decoded", "PG WAL needed",
