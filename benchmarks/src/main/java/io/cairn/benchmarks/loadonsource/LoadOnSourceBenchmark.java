@@ -1,0 +1,536 @@
+package io.cairn.benchmarks.loadonsource;
+
+import io.cairn.benchmarks.peer.CustomerAggregate;
+import io.cairn.benchmarks.peer.KafkaStreamsPeer;
+import io.cairn.benchmarks.peer.PeerConfig;
+import io.cairn.benchmarks.peer.PeerResult;
+import io.cairn.benchmarks.peer.RestoreMeasurement;
+import io.cairn.benchmarks.peer.ThroughputMeasurement;
+import io.cairn.connectors.testing.kafka.KafkaBroker;
+import io.cairn.connectors.testing.postgres.PostgresServer;
+import io.cairn.engine.row.Row;
+import io.cairn.engine.runtime.Engine;
+import io.cairn.engine.runtime.EngineState;
+import io.cairn.engine.source.SourceOffsets;
+import io.cairn.objectstore.MeteredObjectStore;
+import io.cairn.objectstore.ObjectInfo;
+import io.cairn.objectstore.ObjectStore;
+import io.cairn.objectstore.ObjectStores;
+import io.cairn.recovery.config.CairnConfig;
+import io.cairn.recovery.node.Node;
+import io.cairn.recovery.node.RecoveryReport;
+import io.cairn.snapshotter.SnapshotResult;
+import io.cairn.snapshotter.Snapshotter;
+import io.cairn.snapshotter.catalog.ObjectStoreCatalogLog;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The load-on-source benchmark (issue 8): how much a cairn recovery costs the sources and the
+ * object store, per recovery strategy, all measured in one run on the same data.
+ *
+ * <h2>Run</h2>
+ * An in-process Kafka broker and a private PostgreSQL 15 server start on 127.0.0.1. An ingest
+ * node (a real {@link Node} on a local object store) reads the topic of orders and the table of
+ * customers (Debezium CDC) into two views: orders per customer, and orders per customer region
+ * (a join with the table). The history ({@link LoadOnSourceConfig}) is produced hour by simulated
+ * hour; after each hour the node ingests it completely. At chosen hour boundaries the engine's
+ * state is captured between two ticks and written as a snapshot into a store of its own (one
+ * directory per strategy, with a copy of the catalog objects {@code catalog/*.json}), so that
+ * {@link Node#recover} on that store starts from exactly that snapshot. The ingest node never
+ * commits a snapshot to its sources ({@code Engine.onSnapshotCommitted} is not called), so the
+ * replication slot keeps every WAL byte since the slot was created: every strategy can resume,
+ * and the WAL retained at the crash is the cost side of that choice.
+ *
+ * <p>Crash: the ingest node is closed without a final snapshot. Then each strategy's store is
+ * recovered with {@link Node#recover} (the store wrapped in a {@link MeteredObjectStore}), one
+ * after the other, the full replay last (its initial load drops and re-creates the slot). Every
+ * recovery's views are compared with the naive oracle of {@link Workload}.
+ *
+ * <p>Peer: on the same topic, a Kafka-only cairn node (orders per customer) ingests from the
+ * beginning (throughput), snapshots, restarts from the snapshot; Kafka Streams ({@link
+ * KafkaStreamsPeer}) processes the topic, is killed and restores from its changelogs.
+ *
+ * <p>Postgres passwords reach a node only through {@code Secrets.environment()}: the Postgres part
+ * needs the environment variable {@value #PASSWORD_ENV} (any value; the benchmark gives its
+ * private server's role that password). {@code cairn bench load-on-source} sets it in a child JVM.
+ */
+public final class LoadOnSourceBenchmark {
+  private static final Logger LOG = LoggerFactory.getLogger(LoadOnSourceBenchmark.class);
+  /** The environment variable holding the password of the benchmark's Postgres role. */
+  public static final String PASSWORD_ENV = "CAIRN_BENCH_PG_PASSWORD";
+  static final String PG_USER = "cairn_bench";
+  private static final Duration INGEST_TIMEOUT = Duration.ofMinutes(5);
+
+  private final LoadOnSourceConfig config;
+  private final String command;
+  private final List<String> notes = new ArrayList<>();
+
+  public LoadOnSourceBenchmark(LoadOnSourceConfig config, String command) {
+    this.config = config;
+    this.command = command;
+  }
+
+  /** Runs the whole benchmark; servers it starts are stopped before it returns or throws. */
+  public LoadOnSourceResult run() {
+    if (config.postgres() && System.getenv(PASSWORD_ENV) == null) {
+      throw new IllegalStateException("Cannot run the Postgres part of the benchmark: environment variable " + PASSWORD_ENV
+          + " is not set (a cairn node reads Postgres passwords from its environment; `cairn bench load-on-source`"
+          + " sets it in a child JVM, the Maven build sets it for tests)");
+    }
+    long t0 = System.nanoTime();
+    String startedAt = Instant.now().toString();
+    Path work = config.outputDir().resolve("work-" + UUID.randomUUID().toString().substring(0, 8));
+    try (KafkaBroker kafka = KafkaBroker.start(); PgSetup pg = config.postgres() ? PgSetup.start() : null) {
+      Files.createDirectories(work);
+      LoadOnSourceResult r = runWith(kafka, pg, work, t0, startedAt);
+      deleteRecursively(work);
+      return r;
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot run the benchmark in " + work + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Measured facts of one snapshot written during the history. */
+  private record Snap(String name, int hour, double hoursBeforeCrash, Path dir, SnapshotResult result,
+      MeteredObjectStore.Metrics writeMetrics, Map<String, String> kafkaOffsets, long walLsn, long pgChangesBefore) {}
+
+  private LoadOnSourceResult runWith(KafkaBroker kafka, PgSetup pg, Path work, long t0, String startedAt) throws IOException {
+    String topic = KafkaBroker.uniqueTopic("bench-orders");
+    Workload w = new Workload(config, kafka, topic, pg == null ? null : pg.workloadConnection);
+    w.createInitial();
+    Workload.PgAccess access = pg == null ? null
+        : new Workload.PgAccess(pg.server.host(), pg.server.port(), pg.database, PG_USER, PASSWORD_ENV);
+    List<String> sql = w.sql(kafka.bootstrapServers(), access);
+
+    // ---- ingest the history, snapshotting at the chosen hour boundaries
+    long i0 = System.nanoTime();
+    Path ingestDir = work.resolve("ingest");
+    List<Snap> snaps = new ArrayList<>();
+    double crashAt = config.hours() + 0.5;
+    Node ingest = Node.recover(nodeConfig(ingestDir, sql), Node.Options.defaults());
+    try {
+      ingestAll(ingest, w);
+      for (int h = 0; h <= config.hours(); h++) {
+        if (h > 0) {
+          w.hour(1.0);
+          ingestAll(ingest, w);
+        }
+        if (h % config.curveStepHours() == 0 || h == config.hours()) {
+          String name = h == 0 ? "daily" : h == config.hours() ? "hourly" : String.format(Locale.ROOT, "snapshot-h%02d", h);
+          snaps.add(snapshot(ingest, ingestDir, work.resolve(name), name, h, crashAt - h, pg, w));
+        }
+      }
+      w.hour(0.5);
+      ingestAll(ingest, w);
+      snaps.add(snapshot(ingest, ingestDir, work.resolve("right-after"), "right-after", config.hours(), 0, pg, w));
+    } finally {
+      ingest.close(); // the crash: no final snapshot, nothing confirmed to the sources
+      if (pg != null) {
+        pg.closeWorkload(); // its backend exits and publishes its last table statistics
+      }
+    }
+    long ingestMillis = (System.nanoTime() - i0) / 1_000_000;
+    long walAtCrash = pg == null ? -1 : pg.currentWalLsn();
+    long retainedAtCrash = pg == null ? -1 : pg.slotRetainedWal();
+    LOG.info("History ingested in {} ms: {} Kafka records, {} Postgres changes; {} snapshots", ingestMillis,
+        w.ordersProduced(), w.customerChanges(), snaps.size());
+
+    // ---- recover each strategy; full replay last (its initial load re-creates the slot)
+    List<StrategyResult> results = new ArrayList<>();
+    for (Snap s : snaps) {
+      results.add(recoverRepeatedly(s, w, pg, walAtCrash));
+    }
+    Path fullDir = work.resolve("full-replay");
+    copyCatalog(ingestDir, fullDir);
+    results.add(0, recoverRepeatedly(new Snap("full-replay", -1, -1, fullDir, null, null, Map.of(), walAtCrash, 0), w, pg,
+        walAtCrash));
+
+    PeerComparison peer = config.peer() ? comparePeer(kafka, w, work) : null;
+    if (pg != null) {
+      notes.add("The ingest node never confirmed a snapshot to Postgres, so its slot kept all WAL since it was created ("
+          + retainedAtCrash + " bytes at the crash). That is what let every strategy resume; in production the slot retains"
+          + " only the WAL since the last committed snapshot: a daily snapshot retains up to a day of WAL of the whole"
+          + " database cluster, an hourly one an hour's.");
+      notes.add("PG WAL decoded is the growth of pg_stat_replication_slots.total_bytes: transaction data the server"
+          + " decoded for the slot (with REPLICA IDENTITY FULL it carries old and new row images, so it exceeds the WAL"
+          + " needed). The server publishes these statistics lazily, so the split between consecutive recoveries is"
+          + " approximate; PG WAL needed (LSN difference) is exact.");
+      notes.add("Postgres recoveries include Debezium's start and the source's caught-up test, which waits for a"
+          + " statistics probe (once a second) to settle: about 1-3 s even when nothing is left to read.");
+      notes.add("A full replay does not read the WAL: Debezium's initial load scans the table's current rows"
+          + " (rows scanned ≈ rows in the table), then streams from a new slot.");
+    }
+    return new LoadOnSourceResult(config, machine(), command, startedAt, (System.nanoTime() - t0) / 1_000_000, ingestMillis,
+        w.ordersProduced(), w.customerRows(), w.customerChanges(), retainedAtCrash, results, peer, notes);
+  }
+
+  private static CairnConfig nodeConfig(Path storeDir, List<String> init) {
+    return new CairnConfig(storeUri(storeDir), Map.of(), 2, 50_000, Duration.ofMillis(100), "0 0 0 * * ?", ZoneId.of("UTC"),
+        1000, 30, Duration.ofHours(1), "127.0.0.1", 0, 0, init);
+  }
+
+  static String storeUri(Path dir) {
+    return dir.toAbsolutePath().toUri().toString().replaceFirst("^file:/+", "file:///") + "?create=true";
+  }
+
+  /** Ticks the ingest node until it has read every record produced so far. */
+  private void ingestAll(Node node, Workload w) {
+    Engine engine = node.engine();
+    long deadline = System.nanoTime() + INGEST_TIMEOUT.toNanos();
+    while (true) {
+      engine.tick();
+      long kafka = kafkaOffsetSum(engine.offsets().getOrDefault(Workload.ORDERS, SourceOffsets.EMPTY));
+      long pg = config.postgres() ? meter(engine, Workload.CUSTOMERS, "records") : 0;
+      if (kafka >= w.ordersProduced() && (!config.postgres() || pg >= w.customerRecordsSinceStart())) {
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("Cannot ingest the history: after " + INGEST_TIMEOUT.toSeconds() + " s cairn had read "
+            + kafka + " of " + w.ordersProduced() + " Kafka records and " + pg + " of " + w.customerRecordsSinceStart()
+            + " Postgres rows");
+      }
+      sleep(2);
+    }
+  }
+
+  private static long meter(Engine engine, String source, String key) {
+    return engine.source(source).map(s -> s.meter().read().getOrDefault(key, 0L)).orElse(0L);
+  }
+
+  private static long kafkaOffsetSum(SourceOffsets o) {
+    return o.values().values().stream().mapToLong(Long::parseLong).sum();
+  }
+
+  /** Captures the ingest node between two ticks and writes the state into a fresh store at {@code dir}. */
+  private Snap snapshot(Node node, Path ingestDir, Path dir, String name, int hour, double hoursBeforeCrash, PgSetup pg,
+      Workload w) {
+    Engine engine = node.engine();
+    Object[] cut = engine.betweenTicks(() -> {
+      long p0 = System.nanoTime();
+      Object[] c = {engine.capture(), node.session().position(), 0L};
+      c[2] = System.nanoTime() - p0;
+      return c;
+    });
+    EngineState state = (EngineState) cut[0];
+    copyCatalog(ingestDir, dir);
+    try (MeteredObjectStore store = new MeteredObjectStore(ObjectStores.open(storeUri(dir)));
+        Snapshotter snapshotter = Snapshotter.builder(store).build()) {
+      SnapshotResult r = snapshotter.snapshot(state, (Long) cut[1], Duration.ofNanos((Long) cut[2]));
+      Map<String, String> offsets = state.offsets().getOrDefault(Workload.ORDERS, SourceOffsets.EMPTY).values();
+      LOG.info("Snapshot '{}' at simulated hour {}: {} rows, {} bytes in {} ms", name, hour, r.rows(), r.bytesTotal(),
+          r.uploadDuration().toMillis());
+      return new Snap(name, hour, hoursBeforeCrash, dir, r, store.metrics(), offsets, pg == null ? -1 : pg.currentWalLsn(),
+          w.customerChanges());
+    }
+  }
+
+  private static void copyCatalog(Path ingestDir, Path dir) {
+    try (ObjectStore from = ObjectStores.open(storeUri(ingestDir)); ObjectStore to = ObjectStores.open(storeUri(dir))) {
+      for (ObjectInfo o : from.list(ObjectStoreCatalogLog.PREFIX)) {
+        to.put(o.key(), from.readAllBytes(o.key()));
+      }
+    }
+  }
+
+  /** {@code repeats} recoveries of one store; the median by wall time, views matching only if every one did. */
+  private StrategyResult recoverRepeatedly(Snap s, Workload w, PgSetup pg, long walAtCrash) {
+    List<StrategyResult> runs = new ArrayList<>();
+    for (int i = 0; i < config.repeats(); i++) {
+      runs.add(recover(s, w, pg, walAtCrash));
+    }
+    boolean allMatch = runs.stream().allMatch(StrategyResult::viewsMatchOracle);
+    runs.sort(java.util.Comparator.comparingLong(StrategyResult::recoveryMillis));
+    StrategyResult median = runs.get(runs.size() / 2);
+    if (runs.size() > 1) {
+      LOG.info("Strategy '{}': recovery ms over {} runs: {}", s.name(), runs.size(),
+          runs.stream().map(r -> Long.toString(r.recoveryMillis())).toList());
+    }
+    return allMatch ? median : runs.stream().filter(r -> !r.viewsMatchOracle()).findFirst().orElseThrow();
+  }
+
+  private StrategyResult recover(Snap s, Workload w, PgSetup pg, long walAtCrash) {
+    LOG.info("Recovering strategy '{}'", s.name());
+    if (pg != null) {
+      pg.awaitSlotInactive(); // the previous recovery's walsender may still hold the slot: not this recovery's cost
+    }
+    long scannedBefore = pg == null ? 0 : pg.rowsScanned();
+    long decodedBefore = pg == null ? 0 : pg.slotDecodedBytes();
+    AtomicReference<MeteredObjectStore> metered = new AtomicReference<>();
+    Node.Options options = Node.Options.defaults().withCatchUpTimeout(Duration.ofMinutes(10)).withStoreDecorator(st -> {
+      MeteredObjectStore m = new MeteredObjectStore(st);
+      metered.set(m);
+      return m;
+    });
+    RecoveryReport r;
+    boolean match;
+    long extraMillis = 0;
+    Map<String, Long> kafka;
+    Map<String, Long> pgLoad;
+    try (Node node = Node.recover(nodeConfig(s.dir(), List.of()), options)) {
+      r = node.report();
+      match = viewsMatch(node.engine(), w);
+      if (!match) {
+        // Node.recover said caught up, but not everything has arrived: keep ticking, count the time
+        long m0 = System.nanoTime();
+        while (!match && System.nanoTime() - m0 < Duration.ofSeconds(60).toNanos()) {
+          node.engine().tick();
+          match = viewsMatch(node.engine(), w);
+          if (!match) {
+            sleep(1);
+          }
+        }
+        extraMillis = (System.nanoTime() - m0) / 1_000_000;
+        notes.add("Strategy '" + s.name() + "': Node.recover returned (caught up: " + r.caughtUp() + ") after "
+            + r.totalMillis() + " ms, but the views did not equal the oracle yet; they did " + extraMillis
+            + " ms later" + (match ? "" : " — NO: not even after 60 s")
+            + ". The recovery time shown includes that wait.");
+      }
+      // the sources' meters count since they were opened by this recovery: the whole recovery's load
+      kafka = node.engine().source(Workload.ORDERS).map(x -> x.meter().read()).orElse(Map.of());
+      pgLoad = node.engine().source(Workload.CUSTOMERS).map(x -> x.meter().read()).orElse(Map.of());
+    }
+    MeteredObjectStore.Metrics m = metered.get().metrics();
+    long rowsScanned = -1;
+    long decoded = -1;
+    if (pg != null) {
+      sleep(1500); // PG 15 publishes table statistics up to ~1 s late
+      rowsScanned = pg.rowsScanned() - scannedBefore;
+      long decodedAfter = pg.slotDecodedBytes();
+      decoded = decodedAfter >= decodedBefore ? decodedAfter - decodedBefore : decodedAfter; // a full replay re-creates the slot
+    }
+    long[] expectedKafka = w.kafkaAfter(s.kafkaOffsets());
+    SnapshotResult sr = s.result();
+    MeteredObjectStore.Metrics wm = s.writeMetrics();
+    long expectedPg = pg == null ? 0 : s.hour() < 0 ? w.customerRows() : w.customerChanges() - s.pgChangesBefore();
+    return new StrategyResult(s.name(), s.hour(), s.hoursBeforeCrash(), r.totalMillis() + extraMillis, r.totalMillis(),
+        r.loadMillis(), r.catchUpMillis() + extraMillis,
+        r.rowsLoaded(), kafka.getOrDefault("records", 0L), kafka.getOrDefault("bytes", 0L),
+        kafka.getOrDefault("bytes_fetched", 0L), kafka.getOrDefault("fetch_requests", 0L), expectedKafka[0], expectedKafka[1],
+        pgLoad.getOrDefault("records", 0L), rowsScanned, decoded,
+        pg == null ? -1 : s.hour() < 0 ? 0 : walAtCrash - s.walLsn(), expectedPg,
+        m.getClassRequests(), m.putClassRequests(), m.bytesOut(), m.estimatedCostUsd(),
+        sr == null ? 0 : sr.bytesTotal(), sr == null ? 0 : sr.files(), sr == null ? 0 : sr.uploadDuration().toMillis(),
+        sr == null ? 0 : sr.capturePause().toNanos() / 1000, wm == null ? 0 : wm.putClassRequests(),
+        wm == null ? 0 : wm.estimatedCostUsd(), match);
+  }
+
+  private static Map<String, Long> load(RecoveryReport r, String source) {
+    return r.sources().stream().filter(s -> s.name().equals(source)).findFirst().map(RecoveryReport.SourceReport::load)
+        .orElse(Map.of());
+  }
+
+  private boolean viewsMatch(Engine engine, Workload w) {
+    boolean ok = sameRows(engine.peek(Workload.BY_CUSTOMER), w.expectedByCustomer());
+    if (config.postgres()) {
+      ok &= sameRows(engine.peek(Workload.BY_REGION), w.expectedByRegion());
+    }
+    return ok;
+  }
+
+  private static boolean sameRows(List<Row> actual, List<Row> expected) {
+    return actual.size() == expected.size() && new HashSet<>(actual).equals(new HashSet<>(expected));
+  }
+
+  // ------------------------------------------------------------------ the peer
+
+  private PeerComparison comparePeer(KafkaBroker kafka, Workload w, Path work) {
+    LOG.info("Peer comparison on topic {} ({} records)", w.topic(), w.ordersProduced());
+    Path dir = work.resolve("peer-cairn");
+    List<String> sql = w.sql(kafka.bootstrapServers(), null);
+    long ingestMillis;
+    long snapshotMillis;
+    try (Node node = Node.recover(nodeConfig(dir, sql), Node.Options.defaults())) {
+      ingestMillis = node.report().catchUpMillis();
+      long s0 = System.nanoTime();
+      node.snapshotNow();
+      snapshotMillis = (System.nanoTime() - s0) / 1_000_000;
+    }
+    AtomicReference<MeteredObjectStore> metered = new AtomicReference<>();
+    Node.Options options = Node.Options.defaults().withStoreDecorator(st -> {
+      MeteredObjectStore m = new MeteredObjectStore(st);
+      metered.set(m);
+      return m;
+    });
+    RecoveryReport rec;
+    boolean cairnOk;
+    try (Node node = Node.recover(nodeConfig(dir, List.of()), options)) {
+      rec = node.report();
+      cairnOk = sameRows(node.engine().peek(Workload.BY_CUSTOMER), w.expectedByCustomer());
+    }
+    PeerResult peer;
+    boolean peerOk;
+    try (KafkaStreamsPeer p = KafkaStreamsPeer.create(PeerConfig.defaults(kafka.bootstrapServers(), w.topic(),
+        "bench-peer-" + UUID.randomUUID().toString().substring(0, 8)))) {
+      ThroughputMeasurement t = p.processFromBeginning();
+      RestoreMeasurement restore = p.killAndRestore(true);
+      peerOk = samePeer(p.aggregate(), w.expectedByCustomer());
+      peer = p.result(t, restore);
+    }
+    double rps = w.ordersProduced() / (Math.max(1, ingestMillis) / 1000.0);
+    return new PeerComparison(w.ordersProduced(), rps, ingestMillis, snapshotMillis, rec.totalMillis(),
+        load(rec, Workload.ORDERS).getOrDefault("bytes", 0L), metered.get().metrics().bytesOut(), cairnOk, peer, peerOk);
+  }
+
+  private static boolean samePeer(Map<String, CustomerAggregate> peer, List<Row> expected) {
+    if (peer.size() != expected.size()) {
+      return false;
+    }
+    for (Row r : expected) {
+      CustomerAggregate a = peer.get(Long.toString(r.getLong(0)));
+      if (a == null || !a.sameAs(new CustomerAggregate(r.getLong(1), BigDecimal.valueOf(r.getLong(2))))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  static Map<String, String> machine() {
+    Map<String, String> m = new LinkedHashMap<>();
+    m.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version") + " " + System.getProperty("os.arch"));
+    m.put("cpus", Integer.toString(Runtime.getRuntime().availableProcessors()));
+    try {
+      Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name")).findFirst()
+          .ifPresent(l -> m.put("cpu", l.substring(l.indexOf(':') + 1).trim()));
+      Files.readAllLines(Path.of("/proc/meminfo")).stream().filter(l -> l.startsWith("MemTotal")).findFirst()
+          .ifPresent(l -> m.put("memory", l.substring(l.indexOf(':') + 1).trim()));
+    } catch (IOException | RuntimeException e) {
+      // not Linux: fine
+    }
+    m.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+    m.put("maxHeap", (Runtime.getRuntime().maxMemory() >> 20) + " MiB");
+    m.put("kafkaStreams", KafkaStreamsPeer.kafkaStreamsVersion());
+    return m;
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Interrupted", e);
+    }
+  }
+
+  static void deleteRecursively(Path dir) {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (var paths = Files.walk(dir)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      LOG.warn("Cannot delete {}: {}", dir, e.getMessage());
+    }
+  }
+
+  /** The benchmark's private Postgres server, database, role and workload connection. */
+  static final class PgSetup implements AutoCloseable {
+    final PostgresServer server;
+    final String database;
+    final Connection workloadConnection;
+    private final Connection stats;
+
+    private PgSetup(PostgresServer server, String database, Connection workload, Connection stats) {
+      this.server = server;
+      this.database = database;
+      this.workloadConnection = workload;
+      this.stats = stats;
+    }
+
+    static PgSetup start() {
+      PostgresServer server = PostgresServer.start();
+      try {
+        String password = System.getenv(PASSWORD_ENV);
+        try (Connection c = server.connect("postgres"); Statement st = c.createStatement()) {
+          st.execute("CREATE ROLE " + PG_USER + " LOGIN SUPERUSER REPLICATION PASSWORD '" + password.replace("'", "''") + "'");
+        }
+        String db = server.createDatabase("bench");
+        return new PgSetup(server, db, server.connect(db), server.connect(db));
+      } catch (SQLException | RuntimeException e) {
+        server.close();
+        throw new IllegalStateException("Cannot prepare the benchmark's Postgres server: " + e.getMessage(), e);
+      }
+    }
+
+    void closeWorkload() {
+      try {
+        workloadConnection.close();
+      } catch (SQLException ignored) {
+        // closing anyway
+      }
+      sleep(1500);
+    }
+
+    /** Waits (up to 60 s) until no walsender holds the benchmark's slot. */
+    void awaitSlotInactive() {
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (queryLong("SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'cairn_bench' AND active") > 0
+          && System.nanoTime() < deadline) {
+        sleep(100);
+      }
+    }
+
+    long currentWalLsn() {
+      return queryLong("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint");
+    }
+
+    long slotRetainedWal() {
+      return queryLong("SELECT COALESCE((SELECT (pg_current_wal_lsn() - restart_lsn)::bigint FROM pg_replication_slots"
+          + " WHERE slot_name = 'cairn_bench'), -1)");
+    }
+
+    /** Transaction data the slot decoded (and sent), cumulative: {@code pg_stat_replication_slots.total_bytes}. */
+    long slotDecodedBytes() {
+      queryLong("SELECT 0 FROM pg_stat_clear_snapshot()");
+      return queryLong("SELECT COALESCE((SELECT total_bytes FROM pg_stat_replication_slots WHERE slot_name = 'cairn_bench'), 0)");
+    }
+
+    long rowsScanned() {
+      queryLong("SELECT 0 FROM pg_stat_clear_snapshot()");
+      return queryLong("SELECT COALESCE(seq_tup_read, 0) + COALESCE(idx_tup_fetch, 0) FROM pg_stat_user_tables"
+          + " WHERE relname = 'customers'");
+    }
+
+    private long queryLong(String sql) {
+      try (Statement st = stats.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+        return rs.next() ? rs.getLong(1) : -1;
+      } catch (SQLException e) {
+        throw new IllegalStateException("Cannot query the benchmark's Postgres server: " + e.getMessage(), e);
+      }
+    }
+
+    @Override
+    public void close() {
+      for (Connection c : new Connection[] {workloadConnection, stats}) {
+        try {
+          c.close();
+        } catch (SQLException ignored) {
+          // closing anyway
+        }
+      }
+      server.close();
+    }
+  }
+}

@@ -1,0 +1,113 @@
+package io.cairn.benchmarks.loadonsource;
+
+import java.nio.file.Path;
+import java.util.Objects;
+
+/**
+ * The size and shape of one load-on-source run.
+ *
+ * <p>Simulated time: at "midnight" (hour 0) the topic already holds {@code initialOrders} records
+ * and the table {@code initialCustomers} rows; then come {@code hours} simulated hours, each one
+ * batch of {@code ordersPerHour} Kafka records and {@code customerChangesPerHour} Postgres row
+ * changes; then half an hour more (half a batch of each) and the crash. Snapshots are taken at
+ * every {@code curveStepHours}-th hour boundary from 0 to {@code hours} (0 is the daily snapshot,
+ * {@code hours} the hourly one) and right before the crash.
+ *
+ * @param hours simulated hours of history after midnight (≥ 1)
+ * @param ordersPerHour Kafka records per simulated hour
+ * @param customerChangesPerHour Postgres row changes (insert, update, delete) per simulated hour
+ * @param initialOrders Kafka records before midnight
+ * @param initialCustomers table rows before midnight
+ * @param orderKeys distinct order ids (the topic is keyed by order id; upserts and tombstones)
+ * @param partitions partitions of the topic
+ * @param transactionRows Postgres rows changed per transaction
+ * @param curveStepHours snapshot every this many hours for the "grows with hours since the snapshot" curve
+ * @param postgres whether the Postgres table (CDC) is part of the run
+ * @param peer whether to run the Kafka Streams comparison
+ * @param repeats recoveries per strategy; the one with the median wall time is reported (the load
+ *     figures are the same every time)
+ * @param seed random seed of the workload
+ * @param outputDir where the report, charts and results go
+ */
+public record LoadOnSourceConfig(
+    int hours,
+    int ordersPerHour,
+    int customerChangesPerHour,
+    int initialOrders,
+    int initialCustomers,
+    int orderKeys,
+    int partitions,
+    int transactionRows,
+    int curveStepHours,
+    boolean postgres,
+    boolean peer,
+    int repeats,
+    long seed,
+    Path outputDir) {
+
+  public LoadOnSourceConfig {
+    positive("hours", hours);
+    positive("ordersPerHour", ordersPerHour);
+    positive("customerChangesPerHour", customerChangesPerHour);
+    positive("initialCustomers", initialCustomers);
+    positive("orderKeys", orderKeys);
+    positive("partitions", partitions);
+    positive("transactionRows", transactionRows);
+    positive("curveStepHours", curveStepHours);
+    positive("repeats", repeats);
+    if (initialOrders < 0) {
+      throw new IllegalArgumentException("Cannot configure the benchmark: initialOrders must be >= 0, was " + initialOrders);
+    }
+    if (curveStepHours > hours) {
+      throw new IllegalArgumentException("Cannot configure the benchmark: curveStepHours (" + curveStepHours
+          + ") must not exceed hours (" + hours + ")");
+    }
+    Objects.requireNonNull(outputDir, "outputDir");
+  }
+
+  private static void positive(String name, long v) {
+    if (v <= 0) {
+      throw new IllegalArgumentException("Cannot configure the benchmark: " + name + " must be > 0, was " + v);
+    }
+  }
+
+  /** The default size of {@code cairn bench load-on-source}: 24 simulated hours, a few minutes here. */
+  public static LoadOnSourceConfig defaults(Path outputDir) {
+    return new LoadOnSourceConfig(24, 10_000, 2_000, 20_000, 10_000, 20_000, 3, 200, 6, true, true, 3, 42, outputDir);
+  }
+
+  /** The size the default test suite runs: seconds. */
+  public static LoadOnSourceConfig tiny(Path outputDir) {
+    return new LoadOnSourceConfig(2, 600, 120, 300, 200, 400, 3, 40, 2, true, true, 1, 7, outputDir);
+  }
+
+  public LoadOnSourceConfig withHours(int h, int step) {
+    return new LoadOnSourceConfig(h, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
+        partitions, transactionRows, step, postgres, peer, repeats, seed, outputDir);
+  }
+
+  public LoadOnSourceConfig withRates(int orders, int customerChanges) {
+    return new LoadOnSourceConfig(hours, orders, customerChanges, initialOrders, initialCustomers, orderKeys, partitions,
+        transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir);
+  }
+
+  public LoadOnSourceConfig withPostgres(boolean on) {
+    return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
+        partitions, transactionRows, curveStepHours, on, peer, repeats, seed, outputDir);
+  }
+
+  public LoadOnSourceConfig withPeer(boolean on) {
+    return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
+        partitions, transactionRows, curveStepHours, postgres, on, repeats, seed, outputDir);
+  }
+
+  public LoadOnSourceConfig withRepeats(int n) {
+    return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
+        partitions, transactionRows, curveStepHours, postgres, peer, n, seed, outputDir);
+  }
+
+  public LoadOnSourceConfig withOutputDir(Path dir) {
+    return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, dir);
+  }
+}

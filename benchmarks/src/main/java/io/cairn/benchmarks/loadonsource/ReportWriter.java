@@ -1,0 +1,346 @@
+package io.cairn.benchmarks.loadonsource;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.CategoryChart;
+import org.knowm.xchart.CategoryChartBuilder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.internal.chartpart.Chart;
+import org.knowm.xchart.style.Styler;
+
+/**
+ * Writes a {@link LoadOnSourceResult} as {@code report.md}, a self-contained {@code report.html}
+ * (charts as base64 PNGs), {@code results.json}, {@code results.csv} and the chart PNGs.
+ */
+public final class ReportWriter {
+  public static final String MD = "report.md";
+  public static final String HTML = "report.html";
+  public static final String JSON = "results.json";
+  public static final String CSV = "results.csv";
+
+  private ReportWriter() {}
+
+  /** Writes every output into {@code dir}; returns the chart file names written. */
+  public static List<String> write(LoadOnSourceResult r, Path dir) {
+    System.setProperty("java.awt.headless", "true");
+    try {
+      Files.createDirectories(dir);
+      Map<String, byte[]> charts = charts(r);
+      for (Map.Entry<String, byte[]> c : charts.entrySet()) {
+        Files.write(dir.resolve(c.getKey()), c.getValue());
+      }
+      Files.writeString(dir.resolve(JSON), new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
+          .writeValueAsString(r));
+      Files.writeString(dir.resolve(CSV), csv(r));
+      Files.writeString(dir.resolve(MD), markdown(r, charts.keySet()));
+      Files.writeString(dir.resolve(HTML), html(r, charts));
+      return new ArrayList<>(charts.keySet());
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot write the benchmark report to " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
+  // ------------------------------------------------------------------ tables
+
+  static final List<String> COLUMNS = List.of("strategy", "snapshot hour", "hours since snapshot", "recovery ms", "Node.recover ms", "load ms",
+      "catch-up ms", "rows loaded", "Kafka records", "Kafka bytes", "Kafka bytes fetched", "Kafka fetch requests",
+      "Kafka bytes ratio", "PG rows delivered", "PG rows scanned", "PG WAL decoded", "PG WAL needed", "store GETs",
+      "store PUT/LIST", "store bytes read", "store cost USD", "snapshot bytes", "snapshot files", "snapshot upload ms",
+      "snapshot pause µs", "snapshot PUTs", "snapshot cost USD", "views = oracle");
+
+  static List<String> row(StrategyResult s) {
+    return List.of(s.name(), s.snapshotHour() < 0 ? "-" : Integer.toString(s.snapshotHour()),
+        s.hoursSinceSnapshot() < 0 ? "-" : fmt(s.hoursSinceSnapshot()), Long.toString(s.recoveryMillis()),
+        Long.toString(s.nodeRecoverMillis()),
+        Long.toString(s.loadMillis()), Long.toString(s.catchUpMillis()), Long.toString(s.rowsLoaded()),
+        Long.toString(s.kafkaRecords()), Long.toString(s.kafkaBytes()), Long.toString(s.kafkaBytesFetched()),
+        Long.toString(s.kafkaFetchRequests()), String.format(Locale.ROOT, "%.2f", s.kafkaByteRatio()),
+        Long.toString(s.pgRecords()), Long.toString(s.pgRowsScanned()), Long.toString(s.pgWalBytesStreamed()),
+        Long.toString(s.pgWalBytesNeeded()), Long.toString(s.storeGetRequests()), Long.toString(s.storeListAndPutRequests()),
+        Long.toString(s.storeBytesRead()), String.format(Locale.ROOT, "%.6f", s.storeCostUsd()), Long.toString(s.snapshotBytes()),
+        Integer.toString(s.snapshotFiles()), Long.toString(s.snapshotUploadMillis()), Long.toString(s.snapshotPauseMicros()),
+        Long.toString(s.snapshotPutRequests()), String.format(Locale.ROOT, "%.6f", s.snapshotCostUsd()),
+        Boolean.toString(s.viewsMatchOracle()));
+  }
+
+  private static String fmt(double d) {
+    return d == Math.rint(d) ? Long.toString((long) d) : String.format(Locale.ROOT, "%.1f", d);
+  }
+
+  static String csv(LoadOnSourceResult r) {
+    StringBuilder sb = new StringBuilder(String.join(",", COLUMNS)).append('\n');
+    for (StrategyResult s : r.strategies()) {
+      sb.append(String.join(",", row(s))).append('\n');
+    }
+    return sb.toString();
+  }
+
+  /** The targets of the peer comparison: name, target, measured, met. */
+  record Target(String name, String target, String measured, boolean met) {}
+
+  static List<Target> targets(LoadOnSourceResult r) {
+    List<Target> t = new ArrayList<>();
+    double worstRatio = r.strategies().stream().filter(s -> !s.fullReplay()).mapToDouble(StrategyResult::kafkaByteRatio)
+        .map(x -> Math.abs(x - 1.0)).max().orElse(0);
+    double ratio = r.strategies().stream().filter(s -> !s.fullReplay()).mapToDouble(StrategyResult::kafkaByteRatio)
+        .filter(x -> Math.abs(x - 1.0) == worstRatio).findFirst().orElse(1.0);
+    t.add(new Target("Kafka bytes re-read on recovery / bytes after the snapshot's offsets", "1.00",
+        String.format(Locale.ROOT, "%.2f (worst of %d snapshot strategies)", ratio,
+            r.strategies().stream().filter(s -> !s.fullReplay()).count()), Math.abs(ratio - 1.0) < 0.005));
+    if (r.peer() != null) {
+      PeerComparison p = r.peer();
+      t.add(new Target("recovery speed-up vs Kafka Streams changelog restore", "≥ 5×",
+          String.format(Locale.ROOT, "%.1f× (%d ms vs %d ms)", p.recoverySpeedup(), p.cairnRecoveryMillis(),
+              p.peer().restore().restoreMillis()), p.recoverySpeedup() >= 5));
+      t.add(new Target("steady-state throughput vs Kafka Streams", "≥ 3×",
+          String.format(Locale.ROOT, "%.2f× (%,.0f vs %,.0f records/s)", p.throughputRatio(), p.cairnThroughputRecordsPerSecond(),
+              p.peer().throughput().recordsPerSecond()), p.throughputRatio() >= 3));
+    }
+    return t;
+  }
+
+  // ------------------------------------------------------------------ markdown
+
+  static String markdown(LoadOnSourceResult r, Iterable<String> chartFiles) {
+    StringBuilder sb = new StringBuilder();
+    LoadOnSourceConfig c = r.config();
+    sb.append("# cairn load-on-source benchmark\n\n");
+    sb.append("Command: `").append(r.command()).append("`  \nStarted: ").append(r.startedAt())
+        .append(String.format(Locale.ROOT, "; total %.1f s (history ingested in %.1f s)%n%n", r.totalMillis() / 1000.0,
+            r.ingestMillis() / 1000.0));
+    sb.append("Machine: ");
+    r.machine().forEach((k, v) -> sb.append(k).append(" `").append(v).append("`; "));
+    sb.append("\n\n## Scenario\n\n");
+    sb.append(String.format(Locale.ROOT,
+        "Midnight: a keyed Kafka topic of %,d order records (%d partitions, %,d order ids, upserts and tombstones)%s. "
+            + "Then %d simulated hours of %,d Kafka records%s each, half an hour more, and a crash. "
+            + "Views: orders per customer (COUNT, SUM)%s. At the crash: %,d records in the topic%s.%n%n",
+        c.initialOrders(), c.partitions(), c.orderKeys(),
+        c.postgres() ? String.format(Locale.ROOT, " and a Postgres table of %,d customers (Debezium CDC)", c.initialCustomers()) : "",
+        c.hours(), c.ordersPerHour(),
+        c.postgres() ? String.format(Locale.ROOT, " and %,d customer row changes (in transactions of %d)", c.customerChangesPerHour(),
+            c.transactionRows()) : "",
+        c.postgres() ? " and orders per customer region (join of the topic with the table, aggregated)" : "",
+        r.kafkaRecordsInTopic(),
+        c.postgres() ? String.format(Locale.ROOT, ", %,d rows in the table after %,d changes, %,d WAL bytes retained by the slot",
+            r.pgRowsAtCrash(), r.pgChanges(), r.pgWalRetainedAtCrash()) : ""));
+    sb.append("Strategies: `full-replay` (no snapshot: Kafka from the beginning, Postgres initial load), `daily` (snapshot"
+        + " at midnight), `hourly` (snapshot at the last full hour), `right-after` (restart right after a snapshot), and"
+        + " `snapshot-hNN` (extra points for the curve). Each snapshot was written into a store of its own; each"
+        + " recovery is `Node.recover` on that store wrapped in a `MeteredObjectStore` (S3 prices, us-east-1)"
+        + (c.repeats() > 1 ? "; each strategy was recovered " + c.repeats() + " times and the run with the median wall time is shown" : "")
+        + ".\n\n");
+    sb.append("## Results per strategy\n\n");
+    List<String> brief = List.of("strategy", "hours since snapshot", "recovery ms", "Node.recover ms", "load ms", "catch-up ms", "Kafka records",
+        "Kafka bytes", "Kafka fetch requests", "PG rows delivered", "PG rows scanned", "PG WAL decoded", "PG WAL needed",
+        "store GETs", "store bytes read", "store cost USD", "snapshot bytes", "snapshot upload ms", "views = oracle");
+    sb.append('|').append(String.join("|", brief)).append("|\n|");
+    brief.forEach(x -> sb.append("---|"));
+    sb.append('\n');
+    for (StrategyResult s : r.strategies()) {
+      List<String> all = row(s);
+      sb.append('|');
+      for (String col : brief) {
+        sb.append(all.get(COLUMNS.indexOf(col))).append('|');
+      }
+      sb.append('\n');
+    }
+    sb.append("\nAll columns are in `results.csv` / `results.json`. PG WAL needed = WAL written between the snapshot and the"
+        + " crash: what the slot must retain for that strategy.\n\n");
+    sb.append("## Targets\n\n|target|goal|measured|met?|\n|---|---|---|---|\n");
+    for (Target t : targets(r)) {
+      sb.append('|').append(t.name()).append('|').append(t.target()).append('|').append(t.measured()).append('|')
+          .append(t.met() ? "**met**" : "**missed**").append("|\n");
+    }
+    if (r.peer() != null) {
+      PeerComparison p = r.peer();
+      var pr = p.peer();
+      sb.append("\n## Peer: Kafka Streams on the same topic and aggregation\n\n");
+      sb.append("|figure|cairn|Kafka Streams ").append(pr.kafkaStreamsVersion()).append(" (").append(pr.storeType())
+          .append(", ").append(pr.streamThreads()).append(" threads)|\n|---|---|---|\n");
+      sb.append(String.format(Locale.ROOT, "|process the topic from the beginning (%,d records)|%,d ms, %,.0f records/s|%,d ms (incl. %,d ms start-up), %,.0f records/s|%n",
+          p.inputRecords(), p.cairnIngestMillis(), p.cairnThroughputRecordsPerSecond(), pr.throughput().elapsedMillis(),
+          pr.throughput().startupMillis(), pr.throughput().recordsPerSecond()));
+      sb.append(String.format(Locale.ROOT, "|recover after a kill at the end of the input|%,d ms (from a snapshot taken in %,d ms)|%,d ms (changelog restore, local state wiped)|%n",
+          p.cairnRecoveryMillis(), p.cairnSnapshotMillis(), pr.restore().restoreMillis()));
+      sb.append(String.format(Locale.ROOT, "|Kafka bytes read to recover|%,d|%,d (restore %,d + main %,d)|%n",
+          p.cairnRecoveryKafkaBytes(), pr.restore().totalBytesRead(), pr.restore().restoreConsumerBytes(),
+          pr.restore().mainConsumerBytes()));
+      sb.append(String.format(Locale.ROOT, "|other bytes read to recover|%,d from the object store|-|%n", p.cairnRecoveryStoreBytes()));
+      sb.append(String.format(Locale.ROOT, "|result equals the oracle after recovery|%s|%s|%n", p.cairnMatchesOracle(),
+          p.peerMatchesOracle()));
+    }
+    sb.append("\n## Consistency checks\n\n");
+    List<ConsistencyChecks.Check> checks = ConsistencyChecks.of(r);
+    long failed = checks.stream().filter(x -> !x.passed()).count();
+    sb.append(failed == 0 ? "All " + checks.size() + " checks passed.\n" : failed + " of " + checks.size() + " checks FAILED:\n");
+    for (ConsistencyChecks.Check x : checks) {
+      if (!x.passed()) {
+        sb.append("- FAILED ").append(x.strategy()).append(": ").append(x.what()).append(" — ").append(x.detail()).append('\n');
+      }
+    }
+    if (!r.notes().isEmpty()) {
+      sb.append("\n## Notes\n\n");
+      r.notes().forEach(n -> sb.append("- ").append(n).append('\n'));
+    }
+    sb.append("\n## Charts\n\n");
+    for (String f : chartFiles) {
+      sb.append("![").append(f).append("](").append(f).append(")\n\n");
+    }
+    return sb.toString();
+  }
+
+  // ------------------------------------------------------------------ html
+
+  static String html(LoadOnSourceResult r, Map<String, byte[]> charts) {
+    String md = markdown(r, List.of());
+    StringBuilder sb = new StringBuilder();
+    sb.append("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>cairn load-on-source benchmark</title><style>")
+        .append("body{font-family:sans-serif;max-width:1200px;margin:2em auto}table{border-collapse:collapse;font-size:13px}")
+        .append("td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}code{background:#f4f4f4}</style></head><body>\n");
+    boolean inTable = false;
+    boolean inList = false;
+    for (String line : md.split("\n")) {
+      if (line.startsWith("|")) {
+        if (line.startsWith("|---")) {
+          continue;
+        }
+        if (!inTable) {
+          sb.append("<table>\n");
+          inTable = true;
+        }
+        sb.append("<tr>");
+        for (String cell : line.substring(1, line.length() - 1).split("\\|", -1)) {
+          sb.append("<td>").append(inline(cell)).append("</td>");
+        }
+        sb.append("</tr>\n");
+        continue;
+      }
+      if (inTable) {
+        sb.append("</table>\n");
+        inTable = false;
+      }
+      if (line.startsWith("- ")) {
+        if (!inList) {
+          sb.append("<ul>\n");
+          inList = true;
+        }
+        sb.append("<li>").append(inline(line.substring(2))).append("</li>\n");
+        continue;
+      }
+      if (inList) {
+        sb.append("</ul>\n");
+        inList = false;
+      }
+      if (line.startsWith("## ")) {
+        sb.append("<h2>").append(inline(line.substring(3))).append("</h2>\n");
+      } else if (line.startsWith("# ")) {
+        sb.append("<h1>").append(inline(line.substring(2))).append("</h1>\n");
+      } else if (!line.isBlank()) {
+        sb.append("<p>").append(inline(line)).append("</p>\n");
+      }
+    }
+    if (inTable) {
+      sb.append("</table>\n");
+    }
+    if (inList) {
+      sb.append("</ul>\n");
+    }
+    for (Map.Entry<String, byte[]> c : charts.entrySet()) {
+      sb.append("<p><img alt=\"").append(c.getKey()).append("\" src=\"data:image/png;base64,")
+          .append(Base64.getEncoder().encodeToString(c.getValue())).append("\"></p>\n");
+    }
+    return sb.append("</body></html>\n").toString();
+  }
+
+  private static String inline(String s) {
+    String e = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+    e = e.replaceAll("\\*\\*([^*]+)\\*\\*", "<b>$1</b>").replaceAll("`([^`]+)`", "<code>$1</code>");
+    return e.replace("  ", "<br>");
+  }
+
+  // ------------------------------------------------------------------ charts
+
+  static Map<String, byte[]> charts(LoadOnSourceResult r) throws IOException {
+    Map<String, byte[]> out = new LinkedHashMap<>();
+    List<String> names = r.strategies().stream().map(StrategyResult::name).toList();
+
+    CategoryChart time = new CategoryChartBuilder().width(900).height(450).title("Recovery wall time per strategy")
+        .xAxisTitle("strategy").yAxisTitle("ms").build();
+    time.getStyler().setStacked(true);
+    time.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
+    time.addSeries("load snapshot", names, r.strategies().stream().map(s -> (Number) s.loadMillis()).toList());
+    time.addSeries("catch up", names, r.strategies().stream().map(s -> (Number) s.catchUpMillis()).toList());
+    time.addSeries("other (open, catalog)", names,
+        r.strategies().stream().map(s -> (Number) Math.max(0, s.recoveryMillis() - s.loadMillis() - s.catchUpMillis())).toList());
+    out.put("recovery-time.png", png(time));
+
+    CategoryChart load = new CategoryChartBuilder().width(900).height(450).title("Source load per strategy (records / rows)")
+        .xAxisTitle("strategy").yAxisTitle("records").build();
+    load.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
+    load.addSeries("Kafka records read", names, r.strategies().stream().map(s -> (Number) s.kafkaRecords()).toList());
+    if (r.config().postgres()) {
+      load.addSeries("Postgres rows delivered", names, r.strategies().stream().map(s -> (Number) s.pgRecords()).toList());
+      load.addSeries("Postgres rows scanned", names, r.strategies().stream().map(s -> (Number) Math.max(0, s.pgRowsScanned())).toList());
+    }
+    out.put("source-load-records.png", png(load));
+
+    CategoryChart bytes = new CategoryChartBuilder().width(900).height(450).title("Bytes read per strategy")
+        .xAxisTitle("strategy").yAxisTitle("KiB").build();
+    bytes.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
+    bytes.addSeries("Kafka (fetched)", names, r.strategies().stream().map(s -> (Number) (s.kafkaBytesFetched() / 1024.0)).toList());
+    if (r.config().postgres()) {
+      bytes.addSeries("Postgres WAL decoded (pg_stat_replication_slots)", names,
+          r.strategies().stream().map(s -> (Number) (Math.max(0, s.pgWalBytesStreamed()) / 1024.0)).toList());
+    }
+    bytes.addSeries("object store", names, r.strategies().stream().map(s -> (Number) (s.storeBytesRead() / 1024.0)).toList());
+    out.put("source-load-bytes.png", png(bytes));
+
+    List<StrategyResult> curve = r.strategies().stream().filter(s -> !s.fullReplay())
+        .sorted((a, b) -> Double.compare(a.hoursSinceSnapshot(), b.hoursSinceSnapshot())).toList();
+    List<Double> x = curve.stream().map(StrategyResult::hoursSinceSnapshot).toList();
+    XYChart growT = new XYChartBuilder().width(900).height(450).title("Recovery time vs hours since the snapshot")
+        .xAxisTitle("simulated hours since the snapshot").yAxisTitle("ms").build();
+    growT.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+    growT.addSeries("recovery", x, curve.stream().map(s -> (double) s.recoveryMillis()).toList());
+    growT.addSeries("catch-up", x, curve.stream().map(s -> (double) s.catchUpMillis()).toList());
+    out.put("growth-time.png", png(growT));
+
+    XYChart growL = new XYChartBuilder().width(900).height(450).title("Source load vs hours since the snapshot")
+        .xAxisTitle("simulated hours since the snapshot").yAxisTitle("records / rows / KiB").build();
+    growL.getStyler().setLegendPosition(Styler.LegendPosition.InsideNW);
+    growL.addSeries("Kafka records read", x, curve.stream().map(s -> (double) s.kafkaRecords()).toList());
+    if (r.config().postgres()) {
+      growL.addSeries("Postgres rows delivered", x, curve.stream().map(s -> (double) s.pgRecords()).toList());
+      growL.addSeries("Postgres WAL needed (KiB)", x, curve.stream().map(s -> Math.max(0, s.pgWalBytesNeeded()) / 1024.0).toList());
+    }
+    out.put("growth-load.png", png(growL));
+
+    if (r.peer() != null) {
+      PeerComparison p = r.peer();
+      CategoryChart peer = new CategoryChartBuilder().width(900).height(450).title("Recovery after a kill: cairn vs Kafka Streams")
+          .xAxisTitle("").yAxisTitle("ms").build();
+      peer.getStyler().setLegendVisible(false);
+      peer.addSeries("recovery", List.of("cairn (snapshot)", "Kafka Streams (changelog restore)"),
+          List.of((Number) p.cairnRecoveryMillis(), (Number) p.peer().restore().restoreMillis()));
+      out.put("peer-recovery.png", png(peer));
+    }
+    return out;
+  }
+
+  private static byte[] png(Chart<?, ?> chart) throws IOException {
+    return BitmapEncoder.getBitmapBytes(chart, BitmapEncoder.BitmapFormat.PNG);
+  }
+}

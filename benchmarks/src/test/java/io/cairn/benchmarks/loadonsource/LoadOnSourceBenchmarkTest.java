@@ -1,0 +1,81 @@
+package io.cairn.benchmarks.loadonsource;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Runs the whole load-on-source benchmark end to end — Kafka broker, Postgres with CDC, the ingest
+ * node, every strategy's recovery, the Kafka Streams peer, the report — at a tiny size, and checks
+ * the report's structure and that its figures agree with the workload. With {@code -Pbench-full}
+ * ({@code -Dcairn.bench.size=full}) it runs at the default size of {@code cairn bench
+ * load-on-source} and writes the report to {@code target/bench-report}.
+ */
+class LoadOnSourceBenchmarkTest {
+
+  @Test
+  void benchmarkRunsEndToEndAndItsFiguresAgree() throws Exception {
+    boolean full = "full".equals(System.getProperty("cairn.bench.size"));
+    Path out = Path.of("target", full ? "bench-report" : "bench-report-tiny").toAbsolutePath();
+    LoadOnSourceConfig config = full ? LoadOnSourceConfig.defaults(out) : LoadOnSourceConfig.tiny(out);
+    LoadOnSourceResult r = new LoadOnSourceBenchmark(config, "LoadOnSourceBenchmarkTest").run();
+    List<String> charts = ReportWriter.write(r, out);
+
+    List<String> failed = ConsistencyChecks.of(r).stream().filter(c -> !c.passed())
+        .map(c -> c.strategy() + ": " + c.what() + " — " + c.detail()).collect(Collectors.toList());
+    assertThat(failed).as("failed consistency checks").isEmpty();
+
+    assertThat(r.strategies()).extracting(StrategyResult::name)
+        .startsWith("full-replay", "daily").contains("hourly", "right-after");
+    StrategyResult fullReplay = r.strategy("full-replay");
+    StrategyResult daily = r.strategy("daily");
+    StrategyResult hourly = r.strategy("hourly");
+    StrategyResult after = r.strategy("right-after");
+    assertThat(fullReplay.kafkaRecords()).isEqualTo(r.kafkaRecordsInTopic());
+    assertThat(fullReplay.rowsLoaded()).isZero();
+    assertThat(daily.kafkaRecords()).isEqualTo(Math.round(config.ordersPerHour() * (config.hours() + 0.5)));
+    assertThat(hourly.kafkaRecords()).isEqualTo(Math.round(config.ordersPerHour() * 0.5));
+    assertThat(after.kafkaRecords()).isZero();
+    assertThat(after.pgRecords()).isLessThanOrEqualTo(config.transactionRows());
+    assertThat(daily.pgRecords()).isGreaterThan(hourly.pgRecords());
+    assertThat(daily.pgWalBytesNeeded()).isGreaterThan(hourly.pgWalBytesNeeded()).isGreaterThan(after.pgWalBytesNeeded());
+    assertThat(r.pgWalRetainedAtCrash()).isGreaterThanOrEqualTo(daily.pgWalBytesNeeded());
+    for (StrategyResult s : r.strategies()) {
+      assertThat(s.storeGetRequests()).as(s.name() + " store requests").isPositive();
+      if (!s.fullReplay()) {
+        assertThat(s.rowsLoaded()).as(s.name() + " rows loaded").isPositive();
+        assertThat(s.snapshotBytes()).as(s.name() + " snapshot size").isPositive();
+        assertThat(s.storeBytesRead()).as(s.name() + " snapshot read").isGreaterThanOrEqualTo(s.snapshotBytes());
+      }
+    }
+    assertThat(r.peer()).isNotNull();
+    assertThat(r.peer().peer().restore().restoreMillis()).isPositive();
+    assertThat(r.peer().cairnRecoveryKafkaBytes()).as("nothing after the peer snapshot").isZero();
+
+    // the report files
+    String md = Files.readString(out.resolve(ReportWriter.MD));
+    assertThat(md).contains("# cairn load-on-source benchmark", "## Results per strategy", "## Targets",
+        "## Peer: Kafka Streams", "## Consistency checks", "All ", "checks passed", "|full-replay|");
+    String html = Files.readString(out.resolve(ReportWriter.HTML));
+    assertThat(html).startsWith("<!DOCTYPE html>").contains("<table>", "data:image/png;base64,");
+    assertThat(charts).contains("recovery-time.png", "source-load-records.png", "growth-time.png", "growth-load.png",
+        "peer-recovery.png");
+    for (String c : charts) {
+      byte[] png = Files.readAllBytes(out.resolve(c));
+      assertThat(png).as(c).startsWith((byte) 0x89, (byte) 'P', (byte) 'N', (byte) 'G');
+    }
+    JsonNode json = new ObjectMapper().readTree(out.resolve(ReportWriter.JSON).toFile());
+    assertThat(json.get("strategies")).hasSize(r.strategies().size());
+    assertThat(json.get("strategies").get(0).get("name").asText()).isEqualTo("full-replay");
+    List<String> csv = Files.readAllLines(out.resolve(ReportWriter.CSV));
+    assertThat(csv).hasSize(1 + r.strategies().size());
+    assertThat(csv.get(0).split(",")).hasSize(ReportWriter.COLUMNS.size());
+    assertThat(csv.get(1)).startsWith("full-replay,");
+  }
+}
