@@ -161,6 +161,7 @@ public final class Spine {
     }
     upper = newUpper;
     since = newUpper == 0 ? 0 : newUpper - 1;
+    tidy(); // loaded batches (a snapshot may hold many small ones) merge like sealed ones, with fuel
   }
 
   /** Number of updates held (before consolidation across batches). */

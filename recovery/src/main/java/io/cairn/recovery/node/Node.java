@@ -54,27 +54,36 @@ public final class Node implements AutoCloseable, NodeApi {
 
   /** How {@link #recover} behaves. */
   public record Options(
-      boolean progress, Duration catchUpTimeout, Clock clock, java.util.function.UnaryOperator<ObjectStore> storeDecorator) {
+      boolean progress,
+      Duration catchUpTimeout,
+      Clock clock,
+      java.util.function.UnaryOperator<ObjectStore> storeDecorator,
+      io.cairn.engine.source.Secrets secrets) {
     public static Options defaults() {
-      return new Options(false, null, Clock.systemUTC(), s -> s);
+      return new Options(false, null, Clock.systemUTC(), s -> s, io.cairn.engine.source.Secrets.environment());
     }
 
     public Options withProgress(boolean p) {
-      return new Options(p, catchUpTimeout, clock, storeDecorator);
+      return new Options(p, catchUpTimeout, clock, storeDecorator, secrets);
     }
 
     /** Stop catching up after {@code d} (null: no limit); the report then says not caught up. */
     public Options withCatchUpTimeout(Duration d) {
-      return new Options(progress, d, clock, storeDecorator);
+      return new Options(progress, d, clock, storeDecorator, secrets);
     }
 
     public Options withClock(Clock c) {
-      return new Options(progress, catchUpTimeout, c, storeDecorator);
+      return new Options(progress, catchUpTimeout, c, storeDecorator, secrets);
     }
 
     /** Wraps the object store the node opens (e.g. in a {@code MeteredObjectStore} to count requests). */
     public Options withStoreDecorator(java.util.function.UnaryOperator<ObjectStore> d) {
-      return new Options(progress, catchUpTimeout, clock, d);
+      return new Options(progress, catchUpTimeout, clock, d, secrets);
+    }
+
+    /** Where sources resolve {@code SECRET 'NAME'} references (default: the process environment). */
+    public Options withSecrets(io.cairn.engine.source.Secrets s) {
+      return new Options(progress, catchUpTimeout, clock, storeDecorator, s);
     }
   }
 
@@ -106,6 +115,7 @@ public final class Node implements AutoCloseable, NodeApi {
             .workers(config.workers())
             .tickPolicy(new TickPolicy(config.tickMaxRecords(), config.tickMaxDuration()))
             .clock(options.clock())
+            .secrets(options.secrets())
             .build();
     CatalogLog log = snapshots.catalog();
     this.session = new SqlSession(engine, log, options.clock());
@@ -278,7 +288,7 @@ public final class Node implements AutoCloseable, NodeApi {
       engine.sourceDefinition(name).ifPresent(def -> {
         try {
           if (def.connector().equals("kafka")) {
-            io.cairn.connectors.kafka.KafkaRetentionGuard.check(def, io.cairn.engine.source.Secrets.environment(), interval)
+            io.cairn.connectors.kafka.KafkaRetentionGuard.check(def, options.secrets(), interval)
                 .ifPresent(warnings::add);
           }
         } catch (RuntimeException e) {
