@@ -3,8 +3,12 @@ package io.cairn.engine.dataflow;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 
-/** How a collection's rows are split into (key, val) for its arrangement, and joined back. */
-public record Layout(int[] keyCols, int[] valCols, Schema rowSchema) {
+/**
+ * How a collection's rows are split into (key, val) for its arrangement, and joined back.
+ * {@code wholeRow} (derived) means the key is the entire row in column order and the val empty,
+ * so both directions are the identity.
+ */
+public record Layout(int[] keyCols, int[] valCols, Schema rowSchema, boolean wholeRow) {
   /** Key = {@code keyCols}, val = the other columns in order. */
   public static Layout of(Schema rowSchema, int[] keyCols) {
     boolean[] isKey = new boolean[rowSchema.size()];
@@ -18,7 +22,11 @@ public record Layout(int[] keyCols, int[] valCols, Schema rowSchema) {
         vals[v++] = i;
       }
     }
-    return new Layout(keyCols.clone(), vals, rowSchema);
+    boolean identity = vals.length == 0;
+    for (int i = 0; i < keyCols.length && identity; i++) {
+      identity = keyCols[i] == i;
+    }
+    return new Layout(keyCols.clone(), vals, rowSchema, identity);
   }
 
   /** Key = the whole row. */
@@ -39,24 +47,15 @@ public record Layout(int[] keyCols, int[] valCols, Schema rowSchema) {
   }
 
   public Row key(Row row) {
-    return valCols.length == 0 && isIdentity() ? row : row.select(keyCols);
+    return wholeRow ? row : row.select(keyCols);
   }
 
   public Row val(Row row) {
     return valCols.length == 0 ? Row.EMPTY : row.select(valCols);
   }
 
-  private boolean isIdentity() {
-    for (int i = 0; i < keyCols.length; i++) {
-      if (keyCols[i] != i) {
-        return false;
-      }
-    }
-    return true;
-  }
-
   public Row join(Row key, Row val) {
-    if (valCols.length == 0 && isIdentity()) {
+    if (wholeRow) {
       return key;
     }
     Object[] out = new Object[rowSchema.size()];

@@ -135,17 +135,26 @@ public final class Row implements Comparable<Row> {
   public int hash() {
     int h = hash;
     if (h == 0) {
-      long acc = 0x9E3779B97F4A7C15L;
-      for (Object v : values) {
-        acc = mix(acc * 31 + valueHash(v));
-      }
-      h = (int) (acc ^ (acc >>> 32));
-      if (h == 0) {
-        h = 1;
-      }
+      h = hashOf(values, null);
       hash = h;
     }
     return h;
+  }
+
+  /** The hash of {@code values[cols]} ({@code cols} null: all values); never 0. */
+  private static int hashOf(Object[] values, int[] cols) {
+    long acc = 0x9E3779B97F4A7C15L;
+    int n = cols == null ? values.length : cols.length;
+    for (int i = 0; i < n; i++) {
+      acc = mix(acc * 31 + valueHash(values[cols == null ? i : cols[i]]));
+    }
+    int h = (int) (acc ^ (acc >>> 32));
+    return h == 0 ? 1 : h;
+  }
+
+  /** The shard of the key formed by columns {@code cols}: {@code select(cols).shard(shards)} without building the key. */
+  public int shardOf(int[] cols, int shards) {
+    return Math.floorMod(hashOf(values, cols), shards);
   }
 
   /** Hash of one value, consistent with {@link #hash()} for single-column rows built from columns. */

@@ -498,7 +498,7 @@ public final class Engine implements AutoCloseable {
               }
               for (int i = 0; i < src.size(); i++) {
                 Row r = src.row(i);
-                dst[r.select(key).shard(shards)].add(r, src.diff(i));
+                dst[r.shardOf(key, shards)].add(r, src.diff(i));
               }
             }
           });
