@@ -215,7 +215,7 @@ public final class LoadOnSourceBenchmark {
   }
 
   private static long meter(Engine engine, String source, String key) {
-    return engine.source(source).map(s -> s.meter().read().getOrDefault(key, 0L)).orElse(0L);
+    return engine.sourceStatus(source).map(s -> s.load().getOrDefault(key, 0L)).orElse(0L);
   }
 
   private static long kafkaOffsetSum(SourceOffsets o) {
@@ -307,8 +307,8 @@ public final class LoadOnSourceBenchmark {
             + ". The recovery time shown includes that wait.");
       }
       // the sources' meters count since they were opened by this recovery: the whole recovery's load
-      kafka = node.engine().source(Workload.ORDERS).map(x -> x.meter().read()).orElse(Map.of());
-      pgLoad = node.engine().source(Workload.CUSTOMERS).map(x -> x.meter().read()).orElse(Map.of());
+      kafka = node.engine().sourceStatus(Workload.ORDERS).map(x -> x.load()).orElse(Map.of());
+      pgLoad = node.engine().sourceStatus(Workload.CUSTOMERS).map(x -> x.load()).orElse(Map.of());
     }
     MeteredObjectStore.Metrics m = metered.get().metrics();
     long rowsScanned = -1;

@@ -93,7 +93,7 @@ public final class SnapshotBenchmark {
           pauses[pauses.length / 2] / 1e6, pauses[pauses.length - 1] / 1e6);
 
       // 2. snapshot write throughput, engine ticking meanwhile (the source held to a trickle)
-      e.source("gen").orElseThrow().setReadRateLimit(1e-6);
+      e.setReadRateLimit("gen", 1e-6);
       long cpu0 = cpuNanos();
       CompletableFuture<SnapshotResult> f = snapshotter.snapshotAsync(e, () -> 1);
       int ticksDuring = 0;
@@ -156,7 +156,7 @@ public final class SnapshotBenchmark {
 
       // 4. incremental: 1% of keys change
       EngineState s1 = e.capture();
-      e.source("gen").orElseThrow().setReadRateLimit(0);
+      e.setReadRateLimit("gen", 0);
       e.tick();
       EngineState s2 = e.capture();
       long deltaRows = 0;

@@ -83,11 +83,12 @@ public final class SourceOp extends Operator implements Collection {
     java.util.Arrays.fill(resetPending, true);
   }
 
-  /** Drops offered but unprocessed records. */
+  /** Drops offered but unprocessed records (and a reset offered in the open tick). */
   public void clearOffered() {
     for (int i = 0; i < appends.length; i++) {
       appends[i].clear();
       upserts[i].clear();
+      resetPending[i] = false;
     }
   }
 

@@ -13,6 +13,7 @@ import io.cairn.engine.source.Secrets;
 import io.cairn.engine.source.Source;
 import io.cairn.engine.source.SourceConnector;
 import io.cairn.engine.source.SourceDefinition;
+import io.cairn.engine.source.SourceException;
 import io.cairn.engine.source.SourceOffsets;
 import io.cairn.engine.source.SourceOutput;
 import io.cairn.engine.trace.Batch;
@@ -53,11 +54,32 @@ import org.slf4j.LoggerFactory;
  *   <li>Drop. Dropping a dataflow stops its operators (they are no longer run) and releases its
  *       arrangements (the memory returns to the heap) — refused while another dataflow reads its
  *       collection.
- *   <li>Failure domains. An exception in a dataflow's operator marks that dataflow (and those
+ *   <li>Failure domains. An exception in a view's operator marks that view (and the views
  *       reading it) FAILED with the error and discards its partial tick; the others and the
- *       engine keep running. A source that throws is marked FAILED likewise.
+ *       engine keep running.
+ *   <li>Sources fail apart from their views. A source whose client throws drops what it offered
+ *       in the open tick and keeps its state and its recorded offsets as of the last closed tick
+ *       (the two always agree). A retriable error makes it RESTARTING: it is re-opened and
+ *       sought to those offsets after a backoff ({@link RestartStrategy}); an error no restart
+ *       can fix ({@link io.cairn.engine.source.SourceException#retriable()}) makes it FAILED.
+ *       Either way the views over it keep serving their state, which is consistent with the
+ *       source's recorded offsets; nothing is lost while the source is away.
+ *   <li>Threads and locks. Two locks, always taken in this order: the <em>tick lock</em>, held by
+ *       the one thread that runs {@link #tick()} (the driver thread, or the recovering thread
+ *       before it) for a whole tick, and the <em>engine lock</em>, held for the part of a tick
+ *       that changes dataflows and by every command, read and capture. Each source's client is
+ *       used only by the thread holding the tick lock: seeks, restarts, polls, {@code
+ *       caughtUp()}, rate limits and snapshot acknowledgements all run there; a source's slow
+ *       calls (open, seek, restart, caught-up checks) run outside the engine lock so reads do not
+ *       wait for a broker. Everyone else sees sources through {@link SourceStatus} values
+ *       published after each tick ({@link #sourceStatuses()}). Callers of the engine (the SQL
+ *       session, the node's snapshot lock) take their own locks before the engine lock, never
+ *       after it.
  *   <li>Snapshot consistency. {@link #capture()} returns, as of the last closed tick T, the
- *       immutable batches of every arrangement and {@code offsets(T)}: state and offsets agree.
+ *       immutable batches of every source and every running view, and {@code offsets(T)}: state
+ *       and offsets agree for every source, also one that is RESTARTING or FAILED. A FAILED view
+ *       is left out: a view is a function of its inputs, so recovery recomputes it from the
+ *       inputs' state as of T, which is what an uninterrupted run holds.
  * </ul>
  */
 public final class Engine implements AutoCloseable {
@@ -69,7 +91,12 @@ public final class Engine implements AutoCloseable {
   private final Secrets secrets;
   private final Map<String, SourceConnector> connectors;
   private final Workers workers;
+  private final RestartStrategy restarts;
+  private final ReentrantLock tickLock = new ReentrantLock();
   private final ReentrantLock lock = new ReentrantLock(true);
+  private final java.util.Random jitter = new java.util.Random();
+  private final List<Source> toClose = new ArrayList<>(); // dropped while a tick ran; closed by the ticking thread
+  private volatile Map<String, SourceStatus> statuses = Map.of();
   private final Map<String, Dataflow> dataflows = new LinkedHashMap<>(); // in catalog order
   private final Map<String, RunningSource> sources = new LinkedHashMap<>();
   private long lastClosedTick;
@@ -79,12 +106,14 @@ public final class Engine implements AutoCloseable {
   private long lastTickNanos;
   private Thread driver;
   private volatile boolean running;
+  private volatile boolean lastTickIdle;
 
   private Engine(Builder b) {
     this.shards = b.workers;
     this.policy = b.policy;
     this.clock = b.clock;
     this.secrets = b.secrets;
+    this.restarts = b.restarts;
     this.connectors = new TreeMap<>();
     for (SourceConnector c : ServiceLoader.load(SourceConnector.class, Engine.class.getClassLoader())) {
       connectors.put(c.name(), c);
@@ -105,6 +134,7 @@ public final class Engine implements AutoCloseable {
     private TickPolicy policy = TickPolicy.DEFAULT;
     private Clock clock = Clock.systemUTC();
     private Secrets secrets = Secrets.environment();
+    private RestartStrategy restarts = RestartStrategy.DEFAULT;
     private final List<SourceConnector> connectors = new ArrayList<>();
 
     public Builder workers(int n) {
@@ -130,6 +160,12 @@ public final class Engine implements AutoCloseable {
       return this;
     }
 
+    /** How sources that fail with a retriable error are restarted. */
+    public Builder restartStrategy(RestartStrategy r) {
+      this.restarts = java.util.Objects.requireNonNull(r);
+      return this;
+    }
+
     /** Registers a connector in addition to those found by {@link ServiceLoader}. */
     public Builder connector(SourceConnector c) {
       connectors.add(c);
@@ -141,20 +177,46 @@ public final class Engine implements AutoCloseable {
     }
   }
 
+  /**
+   * A source and its client. Fields without {@code volatile} are used only by the thread holding
+   * the tick lock (the client's owner), except where noted.
+   */
   private static final class RunningSource implements SourceOutput {
     final String name;
-    final Source source;
-    SourceDefinition definition;
+    final SourceConnector connector;
+    final SourceDefinition definition;
     final SourceOp op;
     final Dataflow dataflow;
-    SourceOffsets seekTo = SourceOffsets.EMPTY;
+    Source source;
+    boolean open = true;
     boolean seeked;
+    /** offsets(T) of the last closed tick: the position the source's state is at (also set by restore). */
+    SourceOffsets recorded = SourceOffsets.EMPTY;
+    SourceStatus.State state = SourceStatus.State.RUNNING;
+    String error;
+    int attempts;
+    long nextAttemptNanos;
+    long runningSinceNanos = System.nanoTime();
+    boolean caughtUp;
+    Map<String, Long> load = Map.of();
+    volatile double rateLimit;
+    double appliedRateLimit;
+    /** Offsets of the newest committed snapshot holding this source's state (set by the snapshot thread). */
+    volatile SourceOffsets committed;
+    SourceOffsets acknowledged;
+    volatile boolean dropped;
 
-    RunningSource(String name, Source source, Dataflow dataflow) {
+    RunningSource(String name, SourceConnector connector, SourceDefinition definition, Source source, Dataflow dataflow) {
       this.name = name;
+      this.connector = connector;
+      this.definition = definition;
       this.source = source;
       this.dataflow = dataflow;
       this.op = dataflow.sourceOp();
+    }
+
+    boolean polling() {
+      return state == SourceStatus.State.RUNNING && seeked && dataflow.state() == Dataflow.State.RUNNING;
     }
 
     @Override
@@ -213,9 +275,7 @@ public final class Engine implements AutoCloseable {
       }
       Dataflow d = Dataflow.source(id, def.name(), schema, pk, shards);
       dataflows.put(def.name(), d);
-      RunningSource rs = new RunningSource(def.name(), s, d);
-      rs.definition = valid;
-      sources.put(def.name(), rs);
+      sources.put(def.name(), new RunningSource(def.name(), c, valid, s, d));
       LOG.info("Created source {} (dataflow {}, connector {})", def.name(), id, def.connector());
     } finally {
       lock.unlock();
@@ -272,7 +332,19 @@ public final class Engine implements AutoCloseable {
       dataflows.remove(name);
       RunningSource s = sources.remove(name);
       if (s != null) {
-        s.source.close();
+        s.dropped = true;
+        // the client belongs to the ticking thread: close it here only when no tick runs
+        if (tickLock.tryLock()) {
+          try {
+            closeQuietly(s);
+          } finally {
+            tickLock.unlock();
+          }
+        } else {
+          synchronized (toClose) {
+            toClose.add(s.source);
+          }
+        }
       }
       LOG.info("Dropped {} (dataflow {})", name, d.id());
     } finally {
@@ -341,8 +413,154 @@ public final class Engine implements AutoCloseable {
 
   // ---------------------------------------------------------------- ticks
 
-  /** Runs one tick and returns it (the new last closed tick). */
+  /**
+   * Runs one tick and returns it (the new last closed tick). The calling thread owns the
+   * sources' clients for the duration: (1) outside the engine lock, sources not yet sought are
+   * sought, RESTARTING sources whose backoff has passed are re-opened, and committed snapshots
+   * are acknowledged; (2) under the engine lock, records are read and every dataflow runs; (3)
+   * outside it again, each source's caught-up state and load are published.
+   */
   public long tick() {
+    tickLock.lock();
+    try {
+      List<RunningSource> all = sourcesSnapshot();
+      prepareSources(all);
+      long tick = runTick();
+      publish(all);
+      closeDropped();
+      return tick;
+    } finally {
+      tickLock.unlock();
+    }
+  }
+
+  private List<RunningSource> sourcesSnapshot() {
+    lock.lock();
+    try {
+      return List.copyOf(sources.values());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Seeks every source not yet sought (to the restored offsets, or its beginning), now, on the
+   * calling thread, and publishes their status: recovery calls this before catching up, so that
+   * offsets that are gone or a source that cannot be reached show up in the recovery report
+   * rather than in a later tick. Returns the statuses.
+   */
+  public Map<String, SourceStatus> seekSources() {
+    tickLock.lock();
+    try {
+      List<RunningSource> all = sourcesSnapshot();
+      prepareSources(all);
+      publish(all);
+      return statuses;
+    } finally {
+      tickLock.unlock();
+    }
+  }
+
+  private void prepareSources(List<RunningSource> all) {
+    long now = System.nanoTime();
+    for (RunningSource s : all) {
+      if (s.dropped || s.dataflow.state() != Dataflow.State.RUNNING) {
+        continue;
+      }
+      if (s.state == SourceStatus.State.RESTARTING && now - s.nextAttemptNanos >= 0) {
+        restart(s);
+      } else if (s.state == SourceStatus.State.RUNNING && !s.seeked) {
+        try {
+          s.source.seek(s.recorded);
+          s.seeked = true;
+          s.runningSinceNanos = System.nanoTime();
+        } catch (RuntimeException e) {
+          onSourceError(s, "seek", e);
+        }
+      }
+      if (s.state != SourceStatus.State.RUNNING || !s.seeked) {
+        continue;
+      }
+      try {
+        double rate = s.rateLimit;
+        if (rate != s.appliedRateLimit) {
+          s.source.setReadRateLimit(rate);
+          s.appliedRateLimit = rate;
+        }
+        SourceOffsets c = s.committed;
+        if (c != null && !c.equals(s.acknowledged)) {
+          s.acknowledged = c;
+          s.source.onSnapshotCommitted(c);
+        }
+      } catch (RuntimeException e) {
+        LOG.warn("Source {} could not take a rate limit or acknowledge committed offsets: {}", s.name, e.getMessage());
+      }
+    }
+  }
+
+  private void restart(RunningSource s) {
+    closeQuietly(s);
+    LOG.info("Restarting source {} from {} (attempt {})", s.name, s.recorded.values(), s.attempts);
+    Source fresh;
+    try {
+      fresh = s.connector.open(s.definition, secrets);
+    } catch (RuntimeException e) {
+      onSourceError(s, "re-open", e);
+      return;
+    }
+    s.source = fresh;
+    s.open = true;
+    s.seeked = false;
+    s.appliedRateLimit = 0;
+    s.acknowledged = null;
+    if (s.dropped) {
+      closeQuietly(s);
+      return;
+    }
+    try {
+      fresh.seek(s.recorded);
+      s.seeked = true;
+      s.state = SourceStatus.State.RUNNING;
+      s.runningSinceNanos = System.nanoTime();
+      LOG.info("Source {} restarted at {} after {} attempt(s)", s.name, s.recorded.values(), s.attempts);
+    } catch (RuntimeException e) {
+      onSourceError(s, "seek", e);
+    }
+  }
+
+  /**
+   * A source's client threw: drop what it offered in the open tick (its state and recorded
+   * offsets stay as of the last closed tick) and schedule a restart, or fail it for good.
+   */
+  private void onSourceError(RunningSource s, String during, RuntimeException e) {
+    s.op.clearOffered();
+    s.seeked = false;
+    s.caughtUp = false;
+    long now = System.nanoTime();
+    if (s.state == SourceStatus.State.RUNNING && now - s.runningSinceNanos > restarts.maxBackoff().toNanos()) {
+      s.attempts = 0; // it had been running steadily: start the backoff over
+    }
+    String msg = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    int next = s.attempts + 1;
+    if (SourceException.isRetriable(e) && restarts.allows(next)) {
+      Duration wait = restarts.backoff(next, jitter.nextDouble());
+      s.attempts = next;
+      s.state = SourceStatus.State.RESTARTING;
+      s.error = msg;
+      s.nextAttemptNanos = now + wait.toNanos();
+      LOG.warn("Source {} failed during {}: {}; restarting from {} in {} ms (attempt {}); its views keep serving",
+          s.name, during, msg, s.recorded.values(), wait.toMillis(), next, e);
+    } else {
+      s.state = SourceStatus.State.FAILED;
+      s.error = SourceException.isRetriable(e)
+          ? msg + " (gave up after " + s.attempts + " restart attempts; DROP and re-create the source, or restart the node)"
+          : msg;
+      LOG.error("Source {} FAILED during {}: {}. Its views keep serving their state as of offsets {}; snapshots keep "
+          + "that state and those offsets", s.name, during, s.error, s.recorded.values(), e);
+    }
+  }
+
+  private long runTick() {
     lock.lock();
     try {
       long start = System.nanoTime();
@@ -362,8 +580,9 @@ public final class Engine implements AutoCloseable {
       }
       List<Arrangement> live = new ArrayList<>();
       for (Dataflow d : dataflows.values()) {
+        // a failed dataflow has nothing staged: its seal is empty and keeps its spine's upper in step
+        live.addAll(d.arrangements());
         if (d.state() == Dataflow.State.RUNNING) {
-          live.addAll(d.arrangements());
           d.setHydrating(false);
         }
       }
@@ -375,7 +594,10 @@ public final class Engine implements AutoCloseable {
           });
       Map<String, SourceOffsets> offsets = new TreeMap<>();
       for (RunningSource s : sources.values()) {
-        offsets.put(s.name, s.seeked ? s.source.position() : s.seekTo);
+        if (s.polling()) {
+          s.recorded = s.source.position();
+        }
+        offsets.put(s.name, s.recorded);
       }
       lastOffsets = offsets;
       lastClosedTick = tick;
@@ -387,13 +609,72 @@ public final class Engine implements AutoCloseable {
     }
   }
 
+  private void publish(List<RunningSource> all) {
+    Map<String, SourceStatus> out = new LinkedHashMap<>();
+    for (RunningSource s : all) {
+      if (s.dropped) {
+        continue;
+      }
+      if (s.polling()) {
+        try {
+          s.caughtUp = s.source.caughtUp();
+        } catch (RuntimeException e) {
+          onSourceError(s, "caught-up check", e);
+        }
+      }
+      if (s.state != SourceStatus.State.RUNNING && s.open) {
+        closeQuietly(s); // a failed client is released now; a restart opens a new one
+      }
+      try {
+        s.load = s.source.meter().read();
+      } catch (RuntimeException e) {
+        LOG.debug("Reading the load meter of source {} failed: {}", s.name, e.getMessage());
+      }
+      java.time.Instant next = s.state == SourceStatus.State.RESTARTING
+          ? clock.instant().plusNanos(Math.max(0, s.nextAttemptNanos - System.nanoTime())) : null;
+      SourceStatus.State state = s.dataflow.state() == Dataflow.State.FAILED ? SourceStatus.State.FAILED : s.state;
+      String error = s.dataflow.state() == Dataflow.State.FAILED ? s.dataflow.error() : s.error;
+      out.put(s.name, new SourceStatus(s.name, state, s.caughtUp && state == SourceStatus.State.RUNNING, s.recorded, s.load,
+          error, s.attempts, next));
+    }
+    statuses = java.util.Collections.unmodifiableMap(out);
+  }
+
+  private void closeQuietly(RunningSource s) {
+    if (!s.open) {
+      return;
+    }
+    s.open = false;
+    try {
+      s.source.close();
+    } catch (RuntimeException e) {
+      LOG.warn("Closing source {} failed: {}", s.name, e.getMessage());
+    }
+  }
+
+  private void closeDropped() {
+    List<Source> close;
+    synchronized (toClose) {
+      close = new ArrayList<>(toClose);
+      toClose.clear();
+    }
+    for (Source src : close) {
+      try {
+        src.close();
+      } catch (RuntimeException e) {
+        LOG.warn("Closing a dropped source failed: {}", e.getMessage());
+      }
+    }
+  }
+
   private long pollSources() {
     List<RunningSource> active = new ArrayList<>();
     for (RunningSource s : sources.values()) {
-      if (s.dataflow.state() == Dataflow.State.RUNNING) {
+      if (s.polling()) {
         active.add(s);
       }
     }
+    lastTickIdle = active.isEmpty();
     if (active.isEmpty()) {
       return 0;
     }
@@ -403,7 +684,7 @@ public final class Engine implements AutoCloseable {
     while (total < policy.maxRecords()) {
       long round = 0;
       for (RunningSource s : active) {
-        if (s.dataflow.state() != Dataflow.State.RUNNING) {
+        if (!s.polling()) {
           continue;
         }
         long remaining = Math.max(0, deadline - System.nanoTime());
@@ -412,17 +693,11 @@ public final class Engine implements AutoCloseable {
             lastRoundEmpty ? Duration.ofNanos(Math.min(remaining, Duration.ofMillis(20).toNanos()) / active.size()) : Duration.ZERO;
         int want = (int) Math.min(Integer.MAX_VALUE, policy.maxRecords() - total);
         try {
-          if (!s.seeked) {
-            s.source.seek(s.seekTo);
-            s.seeked = true;
-          }
           int n = s.source.poll(s, want, wait);
           round += n;
           total += n;
         } catch (RuntimeException e) {
-          LOG.error("Source {} failed: {}", s.name, e.getMessage(), e);
-          failDataflow(s.dataflow, "source failed: " + e.getMessage());
-          s.op.clearOffered();
+          onSourceError(s, "poll", e);
         }
         if (total >= policy.maxRecords()) {
           break;
@@ -531,22 +806,38 @@ public final class Engine implements AutoCloseable {
     return n;
   }
 
-  /** Whether every running source reports it has delivered everything up to its head. */
+  /**
+   * Whether every source has delivered everything up to its head, as published after the last
+   * tick: RUNNING sources must report caught up, a RESTARTING source is not, a FAILED one has
+   * nothing more to deliver (the recovery report and status say it failed).
+   */
   public boolean caughtUp() {
-    lock.lock();
-    try {
-      for (RunningSource s : sources.values()) {
-        if (s.dataflow.state() == Dataflow.State.RUNNING && (!s.seeked || !s.source.caughtUp())) {
-          return false;
-        }
+    Map<String, SourceStatus> st = statuses;
+    for (String name : sourceNames()) {
+      SourceStatus s = st.get(name);
+      if (s == null || s.state() == SourceStatus.State.RESTARTING || (s.state() == SourceStatus.State.RUNNING && !s.caughtUp())) {
+        return false;
       }
-      return true;
-    } finally {
-      lock.unlock();
     }
+    return true;
   }
 
-  /** Starts a driver thread that runs ticks until {@link #stop()}. */
+  /** Every source's status as published after the last tick, in catalog order; any thread. */
+  public Map<String, SourceStatus> sourceStatuses() {
+    return statuses;
+  }
+
+  /** The status of source {@code name} as published after the last tick, or empty. */
+  public Optional<SourceStatus> sourceStatus(String name) {
+    return Optional.ofNullable(statuses.get(name));
+  }
+
+  /**
+   * Starts a driver thread that runs ticks until {@link #stop()}. It sleeps for the tick
+   * duration (at least 50 ms) after a tick in which no source could be read, and backs off
+   * exponentially (100 ms to 5 s) after a tick that threw, so an idle or broken engine does not
+   * spin.
+   */
   public synchronized void start() {
     if (running) {
       return;
@@ -555,11 +846,20 @@ public final class Engine implements AutoCloseable {
     driver =
         new Thread(
             () -> {
+              int failures = 0;
               while (running) {
+                long pause;
                 try {
                   tick();
+                  failures = 0;
+                  pause = lastTickIdle ? Math.max(50_000_000L, policy.maxDuration().toNanos()) : 0;
                 } catch (RuntimeException e) {
-                  LOG.error("Tick failed", e);
+                  failures++;
+                  pause = Math.min(5_000_000_000L, 100_000_000L << Math.min(6, failures - 1));
+                  LOG.error("Tick failed ({} in a row); next try in {} ms", failures, pause / 1_000_000, e);
+                }
+                if (pause > 0 && running) {
+                  java.util.concurrent.locks.LockSupport.parkNanos(this, pause);
                 }
               }
             },
@@ -572,6 +872,7 @@ public final class Engine implements AutoCloseable {
   public synchronized void stop() {
     running = false;
     if (driver != null) {
+      java.util.concurrent.locks.LockSupport.unpark(driver);
       try {
         driver.join(30_000);
       } catch (InterruptedException e) {
@@ -656,15 +957,17 @@ public final class Engine implements AutoCloseable {
   // ---------------------------------------------------------------- snapshots
 
   /**
-   * A consistent cut as of the last closed tick: batches of every running dataflow's
-   * arrangements and {@code offsets(T)}. O(number of batches); nothing is copied.
+   * A consistent cut as of the last closed tick T: the batches of every source (whatever its
+   * status: its state is always at its recorded offsets) and of every RUNNING view, and {@code
+   * offsets(T)}. A FAILED view is left out; {@link #restore} recomputes it from its inputs.
+   * O(number of batches); nothing is copied.
    */
   public EngineState capture() {
     lock.lock();
     try {
       List<ArrangementState> out = new ArrayList<>();
       for (Dataflow d : dataflows.values()) {
-        if (d.state() != Dataflow.State.RUNNING) {
+        if (d.kind() == Dataflow.Kind.VIEW && d.state() != Dataflow.State.RUNNING) {
           continue;
         }
         for (Arrangement a : d.arrangements()) {
@@ -681,13 +984,24 @@ public final class Engine implements AutoCloseable {
     }
   }
 
+  /** What {@link #restore} could not load: views it recomputes, sources it re-reads from their beginning. */
+  public record Restored(List<String> recomputedViews, List<String> rereadSources) {
+    public Restored {
+      recomputedViews = List.copyOf(recomputedViews);
+      rereadSources = List.copyOf(rereadSources);
+    }
+  }
+
   /**
-   * Loads {@code state} into the dataflows created so far (before any tick ran): each dataflow
-   * whose arrangements are all in {@code state} gets their batches and will not re-read its
-   * inputs; any other dataflow hydrates from its inputs at the next tick. Sources resume at
-   * {@code state.offsets()}. A snapshot taken with another number of workers is re-sharded.
+   * Loads {@code state} into the dataflows created so far (before any tick ran). A dataflow
+   * gets its batches when all its arrangements are in {@code state} and every dataflow it reads
+   * was loaded too; it then resumes where the snapshot left it. Otherwise: a view hydrates from
+   * its inputs at the next tick; a source is never resumed from offsets its state is not at — it
+   * is re-read from its beginning (and so are the views over it recomputed). Sources with state
+   * resume at {@code state.offsets()}. A snapshot taken with another number of workers is
+   * re-sharded.
    */
-  public void restore(EngineState state) {
+  public Restored restore(EngineState state) {
     lock.lock();
     try {
       if (lastClosedTick != 0) {
@@ -698,7 +1012,10 @@ public final class Engine implements AutoCloseable {
         byName.computeIfAbsent(a.arrangement(), k -> new ArrayList<>()).add(a);
       }
       long upper = state.tick() + 1;
-      for (Dataflow d : dataflows.values()) {
+      java.util.Set<String> notLoaded = new java.util.HashSet<>();
+      List<String> recomputed = new ArrayList<>();
+      List<String> reread = new ArrayList<>();
+      for (Dataflow d : dataflows.values()) { // catalog order: inputs come first
         boolean complete = true;
         for (Arrangement a : d.arrangements()) {
           List<ArrangementState> parts = byName.get(a.name());
@@ -706,9 +1023,19 @@ public final class Engine implements AutoCloseable {
             complete = false;
           }
         }
-        if (!complete) {
-          LOG.warn("Dataflow {} ({}) has no complete state in the snapshot: it will be recomputed from its inputs", d.name(), d.id());
-          d.setHydrating(true);
+        boolean inputsLoaded = d.dependencies().stream().noneMatch(notLoaded::contains);
+        if (!complete || !inputsLoaded) {
+          notLoaded.add(d.name());
+          if (d.kind() == Dataflow.Kind.SOURCE) {
+            LOG.warn("Source {} ({}) has no state in the snapshot: it is re-read from its beginning, not resumed from the "
+                + "snapshot's offsets", d.name(), d.id());
+            reread.add(d.name());
+          } else {
+            LOG.warn("View {} ({}) has no {} in the snapshot: it is recomputed from its inputs", d.name(), d.id(),
+                complete ? "input state" : "complete state");
+            recomputed.add(d.name());
+            d.setHydrating(true);
+          }
           continue;
         }
         for (Arrangement a : d.arrangements()) {
@@ -716,13 +1043,17 @@ public final class Engine implements AutoCloseable {
         }
         d.setHydrating(false);
       }
+      Map<String, SourceOffsets> offsets = new TreeMap<>();
       for (RunningSource s : sources.values()) {
-        s.seekTo = state.offsets().getOrDefault(s.name, SourceOffsets.EMPTY);
+        s.recorded = notLoaded.contains(s.name)
+            ? SourceOffsets.EMPTY : state.offsets().getOrDefault(s.name, SourceOffsets.EMPTY);
         s.seeked = false;
+        offsets.put(s.name, s.recorded);
       }
-      lastOffsets = new TreeMap<>(state.offsets());
+      lastOffsets = offsets;
       lastClosedTick = state.tick();
       LOG.info("Restored state as of tick {} ({} rows)", state.tick(), state.rows());
+      return new Restored(recomputed, reread);
     } finally {
       lock.unlock();
     }
@@ -759,18 +1090,24 @@ public final class Engine implements AutoCloseable {
     }
   }
 
-  /** Tells each source that a snapshot holding {@code offsets} committed (Postgres confirms its LSN). */
-  public void onSnapshotCommitted(Map<String, SourceOffsets> offsets) {
+  /**
+   * Records that a snapshot holding {@code state} committed. Each source whose state the snapshot
+   * holds (every source in {@code state.offsets()} with arrangements in it) is told at the start
+   * of the next tick, on the thread that owns its client (Postgres then confirms the LSN to its
+   * slot); a source re-opened later is told again.
+   */
+  public void onSnapshotCommitted(EngineState state) {
+    java.util.Set<String> held = new java.util.HashSet<>();
+    for (ArrangementState a : state.arrangements()) {
+      held.add(a.arrangement());
+    }
     lock.lock();
     try {
       for (RunningSource s : sources.values()) {
-        SourceOffsets o = offsets.get(s.name);
-        if (o != null && !o.isEmpty()) {
-          try {
-            s.source.onSnapshotCommitted(o);
-          } catch (RuntimeException e) {
-            LOG.warn("Source {} could not acknowledge committed offsets: {}", s.name, e.getMessage());
-          }
+        SourceOffsets o = state.offsets().get(s.name);
+        boolean hasState = s.dataflow.arrangements().stream().allMatch(a -> held.contains(a.name()));
+        if (o != null && !o.isEmpty() && hasState) {
+          s.committed = o;
         }
       }
     } finally {
@@ -778,12 +1115,21 @@ public final class Engine implements AutoCloseable {
     }
   }
 
-  /** The running source named {@code name} (for meters and rate caps). */
-  public Optional<Source> source(String name) {
+  /**
+   * Caps the read rate of source {@code name} (records per second, 0 = none), e.g. while
+   * catching up. Applied by the thread that owns the source at the next tick.
+   */
+  public void setReadRateLimit(String name, double recordsPerSecond) {
+    if (recordsPerSecond < 0 || Double.isNaN(recordsPerSecond)) {
+      throw new IllegalArgumentException("Cannot limit source '" + name + "': rate " + recordsPerSecond + " is negative");
+    }
     lock.lock();
     try {
       RunningSource s = sources.get(name);
-      return s == null ? Optional.empty() : Optional.of(s.source);
+      if (s == null) {
+        throw new IllegalArgumentException("Cannot limit source '" + name + "': no such source");
+      }
+      s.rateLimit = recordsPerSecond;
     } finally {
       lock.unlock();
     }
@@ -835,19 +1181,19 @@ public final class Engine implements AutoCloseable {
   @Override
   public void close() {
     stop();
+    tickLock.lock();
     lock.lock();
     try {
       for (RunningSource s : sources.values()) {
-        try {
-          s.source.close();
-        } catch (RuntimeException e) {
-          LOG.warn("Closing source {} failed: {}", s.name, e.getMessage());
-        }
+        closeQuietly(s);
       }
+      closeDropped();
       sources.clear();
       dataflows.clear();
+      statuses = Map.of();
     } finally {
       lock.unlock();
+      tickLock.unlock();
       workers.close();
     }
   }

@@ -76,7 +76,13 @@ import org.slf4j.LoggerFactory;
  *       io.cairn.engine.source.Secrets}); the connector resolves it when the source opens.
  * </ul>
  *
- * <p>Thread-safe: statements of one session run one at a time.
+ * <p>Thread-safe. Locks, in this order only: the session's statement lock (this object's monitor),
+ * held by DDL and catalog replay so that catalog positions are taken one at a time, then the
+ * engine lock (through {@link Engine#betweenTicks}). Queries, SHOW and EXPLAIN take no statement
+ * lock — only the engine lock, for the read — so a SELECT never waits for a DDL statement's
+ * catalog I/O. {@link #position()} is a volatile value written under the engine lock together with
+ * the engine change it stands for: whoever holds the engine lock (a snapshot's capture) reads a
+ * position that matches the engine exactly, without taking the statement lock.
  */
 public final class SqlSession {
   private static final Logger LOG = LoggerFactory.getLogger(SqlSession.class);
@@ -85,8 +91,8 @@ public final class SqlSession {
   private final Engine engine;
   private final CatalogLog catalog;
   private final Clock clock;
-  private final Map<String, SourceDefinition> sources = new HashMap<>(); // validated, for SHOW SOURCES
-  private long position = CatalogLog.FIRST_POSITION;
+  private final Map<String, SourceDefinition> sources = new java.util.concurrent.ConcurrentHashMap<>(); // validated, for SHOW SOURCES
+  private volatile long position = CatalogLog.FIRST_POSITION;
 
   public SqlSession(Engine engine, CatalogLog catalog, Clock clock) {
     this.engine = Objects.requireNonNull(engine, "engine");
@@ -94,8 +100,11 @@ public final class SqlSession {
     this.clock = Objects.requireNonNull(clock, "clock");
   }
 
-  /** The next catalog position: every entry below it has been applied to the engine. */
-  public synchronized long position() {
+  /**
+   * The next catalog position: every entry below it has been applied to the engine. Takes no
+   * lock; read under the engine lock it matches the engine's dataflows exactly.
+   */
+  public long position() {
     return position;
   }
 
@@ -145,12 +154,12 @@ public final class SqlSession {
         Prepared p = prepare(st, e.position());
         p.beforeAppend.run();
         p.afterAppend.run();
+        position = e.position() + 1;
         return null;
       });
     } catch (SqlException ex) {
       throw new SqlException("Cannot replay catalog entry " + e.position() + " of " + catalog.describe() + ": " + ex.getMessage(), 0, 0, ex);
     }
-    position = e.position() + 1;
     LOG.debug("Applied catalog entry {}: {}", e.position(), e.sql());
   }
 
@@ -163,13 +172,17 @@ public final class SqlSession {
    *     unchanged, but the entry may have been written — the next statement or {@link #replayAll}
    *     applies it if so
    */
-  public synchronized Result execute(String sql) {
+  public Result execute(String sql) {
     Objects.requireNonNull(sql, "sql");
     String text = Parser.normalize(sql);
     Statement st = Parser.parse(text);
     if (!st.ddl()) {
       return query(st);
     }
+    return executeDdl(st, text);
+  }
+
+  private synchronized Result executeDdl(Statement st, String text) {
     for (int attempt = 1; ; attempt++) {
       replayAll();
       long p = position;
@@ -392,8 +405,11 @@ public final class SqlSession {
       for (Dataflow d : engine.dataflows()) {
         if (d.kind() == Dataflow.Kind.SOURCE) {
           SourceDefinition def = sources.get(d.name());
+          var status = engine.sourceStatus(d.name());
+          String state = d.state() == Dataflow.State.FAILED ? "FAILED" : status.map(x -> x.state().name()).orElse(d.state().name());
+          String error = d.error() != null ? d.error() : status.map(x -> x.error()).orElse(null);
           rows.add(Arrays.asList(d.name(), d.id(), def == null ? null : def.connector(),
-              def == null ? null : def.envelope().name(), d.state().name(), d.error()));
+              def == null ? null : def.envelope().name(), state, error));
         }
       }
       return new Result(List.of("name", "id", "connector", "envelope", "state", "error"), rows, "SHOW SOURCES");

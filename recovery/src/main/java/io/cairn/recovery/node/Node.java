@@ -41,6 +41,16 @@ import org.slf4j.LoggerFactory;
  * up; {@link #serve} then runs ticks in the background, takes snapshots on the schedule and
  * answers HTTP. {@link #close} stops everything; a node killed instead loses nothing that a
  * committed snapshot plus the sources' retained data cannot give back.
+ *
+ * <p>Lock order (deadlock freedom): {@code snapshotLock} (one snapshot at a time) → the SQL
+ * session's statement lock (DDL only) → the engine's tick lock → the engine lock. No code path
+ * takes them in another order: a snapshot holds the engine lock only for the capture (which reads
+ * the session's catalog position, a volatile value written under the engine lock, without its
+ * statement lock), uploads with no engine lock held, and a SELECT takes only the engine lock,
+ * for the read. So reads never wait behind an upload, and a snapshot never waits for a statement.
+ *
+ * <p>Status is read from values the engine publishes after each tick ({@link
+ * Engine#sourceStatuses()}); nothing here calls into a source's client.
  */
 public final class Node implements AutoCloseable, NodeApi {
   private static final Logger LOG = LoggerFactory.getLogger(Node.class);
@@ -143,12 +153,18 @@ public final class Node implements AutoCloseable, NodeApi {
     });
     long rowsLoaded = 0;
     Map<String, SourceOffsets> resumeFrom = Map.of();
+    Engine.Restored restored = new Engine.Restored(List.of(), List.of());
+    java.util.Set<String> inSnapshot = new java.util.HashSet<>();
     if (rec.found()) {
       session.replay(rec.manifest().catalogPosition());
       EngineState st = rec.state();
-      engine.restore(st);
+      restored = engine.restore(st);
+      engine.dataflows().forEach(d -> inSnapshot.add(d.name()));
       rowsLoaded = st.rows();
-      resumeFrom = st.offsets();
+      resumeFrom = new LinkedHashMap<>(st.offsets());
+      for (String s : restored.rereadSources()) {
+        resumeFrom.remove(s);
+      }
       LOG.info("Recovered snapshot {} as of tick {}: {} rows in {} ms", rec.info().key(), st.tick(), rowsLoaded, rec.loadMillis());
     } else {
       LOG.warn("NO SNAPSHOT FOUND in {}: FULL REPLAY — every source is read again from its beginning", store.describe());
@@ -162,21 +178,22 @@ public final class Node implements AutoCloseable, NodeApi {
       LOG.info("Running init statement: {}", stmt);
       session.execute(stmt);
     }
-    Map<String, Map<String, Long>> before = meters();
     if (config.catchUpRateLimit() > 0) {
       for (String s : engine.sourceNames()) {
-        engine.source(s).ifPresent(src -> src.setReadRateLimit(config.catchUpRateLimit()));
+        engine.setReadRateLimit(s, config.catchUpRateLimit());
       }
     }
+    // seek every source now, so that lost offsets or an unreachable source show in this report
+    Map<String, Map<String, Long>> before = meters(engine.seekSources());
     long c0 = System.nanoTime();
     boolean caughtUp = catchUp();
     long catchUpMillis = (System.nanoTime() - c0) / 1_000_000;
     if (config.catchUpRateLimit() > 0) {
       for (String s : engine.sourceNames()) {
-        engine.source(s).ifPresent(src -> src.setReadRateLimit(0));
+        engine.setReadRateLimit(s, 0);
       }
     }
-    Map<String, Map<String, Long>> after = meters();
+    Map<String, Map<String, Long>> after = meters(engine.sourceStatuses());
     List<RecoveryReport.SourceReport> sources = new ArrayList<>();
     for (String s : engine.sourceNames()) {
       Map<String, Long> delta = new LinkedHashMap<>();
@@ -184,6 +201,15 @@ public final class Node implements AutoCloseable, NodeApi {
       after.getOrDefault(s, Map.of()).forEach((k, v) -> delta.put(k, v - b.getOrDefault(k, 0L)));
       SourceOffsets from = resumeFrom.getOrDefault(s, SourceOffsets.EMPTY);
       sources.add(new RecoveryReport.SourceReport(s, from.values(), delta.getOrDefault("records", 0L), delta));
+    }
+    List<RecoveryReport.DataflowReport> flows = new ArrayList<>();
+    Map<String, io.cairn.engine.runtime.SourceStatus> statuses = engine.sourceStatuses();
+    for (Dataflow d : engine.dataflows()) {
+      String from = !inSnapshot.contains(d.name()) ? (rec.found() ? "new" : "full replay")
+          : restored.rereadSources().contains(d.name()) ? "re-read from the source's beginning (no state in the snapshot)"
+          : restored.recomputedViews().contains(d.name()) ? "recomputed from its inputs (no state in the snapshot)"
+          : "snapshot";
+      flows.add(new RecoveryReport.DataflowReport(d.name(), d.kind().name(), displayState(d, statuses), displayError(d, statuses), from));
     }
     long age = rec.found() ? Math.max(0, (options.clock().millis() - rec.info().lastModified().toEpochMilli()) / 1000) : 0;
     report =
@@ -200,7 +226,8 @@ public final class Node implements AutoCloseable, NodeApi {
             catchUpMillis,
             caughtUp,
             (System.nanoTime() - t0) / 1_000_000,
-            sources);
+            sources,
+            flows);
     state.set(State.CAUGHT_UP);
     registerMetrics();
   }
@@ -213,9 +240,17 @@ public final class Node implements AutoCloseable, NodeApi {
       CrashPoints.hit("recovery.tick");
       if (engine.caughtUp()) {
         if (options.progress()) {
-          System.err.print("\rcatching up: done" + " ".repeat(60) + "\n");
+          long failed = engine.sourceStatuses().values().stream()
+              .filter(st -> st.state() != io.cairn.engine.runtime.SourceStatus.State.RUNNING).count()
+              + engine.dataflows().stream().filter(d -> d.state() != Dataflow.State.RUNNING).count();
+          System.err.print("\rcatching up: " + (failed == 0 ? "done" : "done, but " + failed + " source(s)/view(s) FAILED (see the report)")
+              + " ".repeat(40) + "\n");
         }
         return true;
+      }
+      if (engine.sourceStatuses().values().stream().anyMatch(st -> st.state() == io.cairn.engine.runtime.SourceStatus.State.RESTARTING)) {
+        // a source is waiting for its restart backoff: do not spin through empty ticks meanwhile
+        java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
       }
       if (System.nanoTime() > deadline) {
         return false;
@@ -227,12 +262,27 @@ public final class Node implements AutoCloseable, NodeApi {
     }
   }
 
-  private Map<String, Map<String, Long>> meters() {
+  private static Map<String, Map<String, Long>> meters(Map<String, io.cairn.engine.runtime.SourceStatus> statuses) {
     Map<String, Map<String, Long>> out = new HashMap<>();
-    for (String s : engine.sourceNames()) {
-      engine.source(s).ifPresent(src -> out.put(s, src.meter().read()));
-    }
+    statuses.forEach((name, st) -> out.put(name, st.load()));
     return out;
+  }
+
+  /** A dataflow's state for people: a source shows its client's state (RUNNING, RESTARTING, FAILED). */
+  private static String displayState(Dataflow d, Map<String, io.cairn.engine.runtime.SourceStatus> statuses) {
+    if (d.state() == Dataflow.State.FAILED) {
+      return "FAILED";
+    }
+    io.cairn.engine.runtime.SourceStatus st = statuses.get(d.name());
+    return d.kind() == Dataflow.Kind.SOURCE && st != null ? st.state().name() : d.state().name();
+  }
+
+  private static String displayError(Dataflow d, Map<String, io.cairn.engine.runtime.SourceStatus> statuses) {
+    if (d.error() != null) {
+      return d.error();
+    }
+    io.cairn.engine.runtime.SourceStatus st = statuses.get(d.name());
+    return st == null || st.error() == null ? "" : st.error();
   }
 
   private void registerMetrics() {
@@ -247,10 +297,17 @@ public final class Node implements AutoCloseable, NodeApi {
     Gauge.builder("cairn_snapshot_bytes_uploaded", this, n -> number(n.lastSnapshot.get("bytesUploaded"))).register(registry);
     Gauge.builder("cairn_snapshot_tick", this, n -> number(n.lastSnapshot.get("tick"))).register(registry);
     for (String s : engine.sourceNames()) {
-      Gauge.builder("cairn_source_records", engine, e -> e.source(s).map(src -> (double) src.meter().read().getOrDefault("records", 0L)).orElse(0.0))
+      Gauge.builder("cairn_source_records", engine, e -> e.sourceStatus(s).map(st -> (double) st.load().getOrDefault("records", 0L)).orElse(0.0))
           .tag("source", s)
           .register(registry);
-      Gauge.builder("cairn_source_caught_up", engine, e -> e.source(s).map(src -> src.caughtUp() ? 1.0 : 0.0).orElse(0.0))
+      Gauge.builder("cairn_source_caught_up", engine, e -> e.sourceStatus(s).map(st -> st.caughtUp() ? 1.0 : 0.0).orElse(0.0))
+          .tag("source", s)
+          .register(registry);
+      Gauge.builder("cairn_source_restart_attempts", engine, e -> e.sourceStatus(s).map(st -> (double) st.attempts()).orElse(0.0))
+          .tag("source", s)
+          .register(registry);
+      Gauge.builder("cairn_source_running", engine,
+              e -> e.sourceStatus(s).map(st -> st.state() == io.cairn.engine.runtime.SourceStatus.State.RUNNING ? 1.0 : 0.0).orElse(0.0))
           .tag("source", s)
           .register(registry);
     }
@@ -299,6 +356,8 @@ public final class Node implements AutoCloseable, NodeApi {
     retentionWarnings = List.copyOf(warnings);
   }
 
+  private volatile String lastSnapshotError;
+
   private void scheduledSnapshot() {
     try {
       snapshotNow();
@@ -330,8 +389,15 @@ public final class Node implements AutoCloseable, NodeApi {
       long pauseNanos = (Long) cut[2];
       EngineState st = (EngineState) cut[0];
       long position = (Long) cut[1];
-      Map<String, Object> figures = snapshots.write(st, position, pauseNanos);
-      engine.onSnapshotCommitted(st.offsets());
+      Map<String, Object> figures;
+      try {
+        figures = snapshots.write(st, position, pauseNanos);
+        lastSnapshotError = null;
+      } catch (RuntimeException e) {
+        lastSnapshotError = java.time.Instant.now(options.clock()) + ": " + e.getMessage();
+        throw e;
+      }
+      engine.onSnapshotCommitted(st);
       lastSnapshot = figures;
       checkRetention();
       try {
@@ -406,22 +472,43 @@ public final class Node implements AutoCloseable, NodeApi {
     s.put("lastClosedTick", engine.lastClosedTick());
     s.put("catalogPosition", session.position());
     Map<String, Object> srcs = new LinkedHashMap<>();
-    Map<String, SourceOffsets> offsets = engine.offsets();
-    for (String name : engine.sourceNames()) {
+    Map<String, io.cairn.engine.runtime.SourceStatus> statuses = engine.sourceStatuses();
+    for (io.cairn.engine.runtime.SourceStatus st : statuses.values()) {
       Map<String, Object> one = new LinkedHashMap<>();
-      Source src = engine.source(name).orElse(null);
-      one.put("offsets", offsets.getOrDefault(name, SourceOffsets.EMPTY).values());
-      one.put("caughtUp", src != null && src.caughtUp());
-      one.put("load", src == null ? Map.of() : src.meter().read());
-      srcs.put(name, one);
+      one.put("state", st.state().name());
+      one.put("offsets", st.offsets().values());
+      one.put("caughtUp", st.caughtUp());
+      if (st.error() != null) {
+        one.put("error", st.error());
+      }
+      if (st.state() != io.cairn.engine.runtime.SourceStatus.State.RUNNING) {
+        one.put("restartAttempts", st.attempts());
+      }
+      if (st.nextAttempt() != null) {
+        one.put("nextAttempt", st.nextAttempt().toString());
+      }
+      one.put("load", st.load());
+      srcs.put(st.name(), one);
     }
     s.put("sources", srcs);
     Map<String, Object> views = new LinkedHashMap<>();
+    List<String> notInSnapshots = new ArrayList<>();
     for (Dataflow d : engine.dataflows()) {
-      views.put(d.name(), Map.of("id", d.id(), "kind", d.kind().name(), "state", d.state().name(),
-          "error", d.error() == null ? "" : d.error()));
+      String state = displayState(d, statuses);
+      views.put(d.name(), Map.of("id", d.id(), "kind", d.kind().name(), "state", state, "error", displayError(d, statuses)));
+      if (d.kind() == Dataflow.Kind.VIEW && d.state() == Dataflow.State.FAILED) {
+        notInSnapshots.add(d.name());
+      }
     }
     s.put("dataflows", views);
+    Map<String, Object> snap = new LinkedHashMap<>();
+    snap.put("failedViewsLeftOut", notInSnapshots);
+    snap.put("note", notInSnapshots.isEmpty()
+        ? "every source and view is in each snapshot"
+        : "FAILED views are left out of snapshots and recomputed from their inputs at recovery; "
+            + "sources are always snapshotted at the offsets their state is at, also while RESTARTING or FAILED");
+    snap.put("lastError", lastSnapshotError);
+    s.put("snapshots", snap);
     s.put("lastSnapshot", lastSnapshot);
     s.put("retentionWarnings", retentionWarnings);
     return json(s);

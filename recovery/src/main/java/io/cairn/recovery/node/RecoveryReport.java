@@ -26,11 +26,31 @@ public record RecoveryReport(
     long catchUpMillis,
     boolean caughtUp,
     long totalMillis,
-    List<SourceReport> sources) {
+    List<SourceReport> sources,
+    List<DataflowReport> dataflows) {
 
   public RecoveryReport {
     fallbacks = List.copyOf(fallbacks);
     sources = List.copyOf(sources);
+    dataflows = List.copyOf(dataflows);
+  }
+
+  /**
+   * One dataflow at the end of recovery: its state (RUNNING, RESTARTING or FAILED, with the
+   * error) and where its state came from ({@code snapshot}; {@code recomputed} from its inputs;
+   * {@code re-read} from the source's beginning because the snapshot did not hold its state;
+   * {@code new}: created after the snapshot).
+   */
+  public record DataflowReport(String name, String kind, String state, String error, String restoredFrom) {}
+
+  /** Whether every dataflow ended RUNNING (a FAILED or RESTARTING one makes {@code recover} exit non-zero). */
+  public boolean healthy() {
+    return dataflows.stream().allMatch(d -> d.state().equals("RUNNING"));
+  }
+
+  /** The dataflows that are not RUNNING. */
+  public List<DataflowReport> unhealthy() {
+    return dataflows.stream().filter(d -> !d.state().equals("RUNNING")).toList();
   }
 
   /** A snapshot that was rejected, and why. */
@@ -73,6 +93,14 @@ public record RecoveryReport(
     for (SourceReport s : sources) {
       sb.append(String.format(Locale.ROOT, "  source %-10s resumed from %s, replayed %,d records, load %s%n",
           s.name(), s.resumedFrom().isEmpty() ? "the beginning" : s.resumedFrom(), s.recordsReplayed(), s.load()));
+    }
+    for (DataflowReport d : dataflows) {
+      sb.append(String.format(Locale.ROOT, "  %-6s %-18s %-10s state from %s%s%n", d.kind().toLowerCase(Locale.ROOT), d.name(),
+          d.state(), d.restoredFrom(), d.error() == null || d.error().isEmpty() ? "" : ": " + d.error()));
+    }
+    if (!healthy()) {
+      sb.append(String.format(Locale.ROOT, "  NOT HEALTHY:     %d dataflow(s) not running: %s%n", unhealthy().size(),
+          unhealthy().stream().map(DataflowReport::name).toList()));
     }
     return sb.toString();
   }

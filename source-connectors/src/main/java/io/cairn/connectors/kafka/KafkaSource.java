@@ -264,7 +264,7 @@ final class KafkaSource implements Source {
     String where = "topic '" + r.topic() + "' partition " + r.partition() + " offset " + r.offset();
     if (config.badRecords() == BadRecordPolicy.FAIL) {
       failure = new KafkaSourceException("Cannot read source '" + config.sourceName() + "': bad record at " + where + ": "
-          + e.getMessage() + " (set bad-records = skip to skip such records)", e);
+          + e.getMessage() + " (set bad-records = skip to skip such records)", e, false);
       throw failure;
     }
     meter.badRecords.incrementAndGet();

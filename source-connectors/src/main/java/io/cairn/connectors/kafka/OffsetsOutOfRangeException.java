@@ -14,7 +14,7 @@ public final class OffsetsOutOfRangeException extends KafkaSourceException {
 
   public OffsetsOutOfRangeException(
       String message, String topic, int partition, long recordedOffset, long logStartOffset, long logEndOffset) {
-    super(message);
+    super(message, false);
     this.topic = topic;
     this.partition = partition;
     this.recordedOffset = recordedOffset;

@@ -295,7 +295,7 @@ final class PostgresSource implements Source {
           LOG.info("Source '{}': resuming from LSN {} on slot '{}' without a table scan", config.sourceName(),
               DebeziumOffsets.formatLsn(DebeziumOffsets.resumeLsn(offsets)), config.slot());
         } else if (config.slotLost() == SlotLostPolicy.FAIL) {
-          throw new IllegalStateException("Cannot resume source '" + config.sourceName() + "': " + problem
+          throw io.cairn.engine.source.SourceException.fatal("Cannot resume source '" + config.sourceName() + "': " + problem
               + ". The changes made since then cannot be replayed. Set option slot-lost = 'reload' to re-do the initial load "
               + "of " + config.qualifiedTable() + ", or recover from an older state.");
         } else {
