@@ -10,14 +10,12 @@ import io.cairn.engine.runtime.Engine;
 import io.cairn.engine.runtime.EngineState;
 import io.cairn.engine.testkit.ScriptedConnector;
 import io.cairn.engine.testkit.ScriptedConnector.Script;
+import io.cairn.engine.testkit.Gen;
+import io.cairn.engine.testkit.Property;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Test;
 
 /**
  * Every operator (map, filter, union, negate, join, reduce with COUNT/SUM/MIN/MAX/AVG, distinct,
@@ -27,15 +25,8 @@ import net.jqwik.api.Provide;
  */
 class OperatorPropertyTest {
 
-  @Provide
-  Arbitrary<Input> inputs() {
-    return OperatorScenario.inputs();
-  }
-
-  @Provide
-  Arbitrary<Integer> workers() {
-    return Arbitraries.of(1, 2, 4);
-  }
+  static final Gen<Input> INPUTS = OperatorScenario.inputs();
+  static final Gen<Integer> WORKERS = Gen.of(1, 2, 4);
 
   /** Runs {@code in} tick by tick on a fresh engine and returns the contents of every collection after each tick. */
   static List<Map<String, Map<Row, Long>>> run(Map<String, Script> scripts, int ticks, int workers) {
@@ -54,37 +45,50 @@ class OperatorPropertyTest {
     return out;
   }
 
-  @Property(tries = 150)
-  void everyOperatorMatchesTheOracleAfterEveryTick(@ForAll("inputs") Input in, @ForAll("workers") int workers) {
-    Map<String, Script> scripts = OperatorScenario.scripts(in);
-    List<Map<String, Map<Row, Long>>> seen = run(scripts, in.ticks(), workers);
-    for (int t = 0; t < in.ticks(); t++) {
-      assertSame("after tick " + (t + 1) + " with " + workers + " workers", seen.get(t), OperatorScenario.oracle(scripts, t + 1));
-    }
+  record InputAndWorkers(Input in, int workers) {}
+
+  @Test
+  void everyOperatorMatchesTheOracleAfterEveryTick() {
+    Gen<InputAndWorkers> gen = (r, size) -> new InputAndWorkers(INPUTS.next(r, size), WORKERS.next(r, size));
+    Property.tries(150).forAll(gen, c -> {
+      Input in = c.in();
+      int workers = c.workers();
+      Map<String, Script> scripts = OperatorScenario.scripts(in);
+      List<Map<String, Map<Row, Long>>> seen = run(scripts, in.ticks(), workers);
+      for (int t = 0; t < in.ticks(); t++) {
+        assertSame("after tick " + (t + 1) + " with " + workers + " workers", seen.get(t), OperatorScenario.oracle(scripts, t + 1));
+      }
+    });
   }
 
-  @Property(tries = 60)
-  void resultsDoNotDependOnTheNumberOfWorkers(@ForAll("inputs") Input in) {
-    Map<String, Script> scripts = OperatorScenario.scripts(in);
-    List<Map<String, Map<Row, Long>>> one = run(scripts, in.ticks(), 1);
-    for (int workers : new int[] {2, 4}) {
-      List<Map<String, Map<Row, Long>>> many = run(scripts, in.ticks(), workers);
-      for (int t = 0; t < in.ticks(); t++) {
-        assertSame("after tick " + (t + 1) + ": " + workers + " workers vs 1", many.get(t), one.get(t));
+  @Test
+  void resultsDoNotDependOnTheNumberOfWorkers() {
+    Property.tries(60).forAll(INPUTS, in -> {
+      Map<String, Script> scripts = OperatorScenario.scripts(in);
+      List<Map<String, Map<Row, Long>>> one = run(scripts, in.ticks(), 1);
+      for (int workers : new int[] {2, 4}) {
+        List<Map<String, Map<Row, Long>>> many = run(scripts, in.ticks(), workers);
+        for (int t = 0; t < in.ticks(); t++) {
+          assertSame("after tick " + (t + 1) + ": " + workers + " workers vs 1", many.get(t), one.get(t));
+        }
       }
-    }
+    });
   }
+
+  record CaptureCase(Input in, int workersBefore, int workersAfter, double cutFraction) {}
 
   /**
    * State captured after tick T and restored into a fresh engine (same or another number of
    * workers), then fed the rest of the stream, equals the uninterrupted run after every tick.
    */
-  @Property(tries = 80)
-  void captureAndRestoreContinueLikeAnUninterruptedRun(
-      @ForAll("inputs") Input in,
-      @ForAll("workers") int workersBefore,
-      @ForAll("workers") int workersAfter,
-      @ForAll double cutFraction) {
+  @Test
+  void captureAndRestoreContinueLikeAnUninterruptedRun() {
+    Gen<CaptureCase> gen = (r, size) ->
+        new CaptureCase(INPUTS.next(r, size), WORKERS.next(r, size), WORKERS.next(r, size), r.nextDouble());
+    Property.tries(80).forAll(gen, c -> captureAndRestore(c.in(), c.workersBefore(), c.workersAfter(), c.cutFraction()));
+  }
+
+  private static void captureAndRestore(Input in, int workersBefore, int workersAfter, double cutFraction) {
     Map<String, Script> scripts = OperatorScenario.scripts(in);
     int ticks = in.ticks();
     int cut = (int) Math.floor(Math.abs(cutFraction) % 1.0 * (ticks + 1)); // 0..ticks

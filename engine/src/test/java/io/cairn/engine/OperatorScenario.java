@@ -10,6 +10,7 @@ import io.cairn.engine.row.Schema;
 import io.cairn.engine.row.Type;
 import io.cairn.engine.runtime.Engine;
 import io.cairn.engine.runtime.TickPolicy;
+import io.cairn.engine.testkit.Gen;
 import io.cairn.engine.testkit.Multisets;
 import io.cairn.engine.testkit.ScriptedConnector;
 import io.cairn.engine.testkit.ScriptedConnector.Rec;
@@ -22,9 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Function;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
 
 /**
  * Three scripted sources and one view per operator over them, with a naive oracle that
@@ -69,44 +67,46 @@ final class OperatorScenario {
 
   // ------------------------------------------------------------------ generators
 
-  static Arbitrary<Row> rowsA() {
-    return Combinators.combine(
-            Arbitraries.longs().between(0, 4).injectNull(0.15),
-            Arbitraries.longs().between(-5, 5).injectNull(0.2),
-            Arbitraries.integers().between(-30, 30).map(x -> x / 10.0).injectNull(0.2),
-            Arbitraries.of("a", "b", "c", "dd").injectNull(0.2))
-        .as((k, v, d, s) -> Row.of(k, v, d, s));
+  static Gen<Row> rowsA() {
+    Gen<Long> k = Gen.longs(0, 4).orNull(0.15);
+    Gen<Long> v = Gen.longs(-5, 5).orNull(0.2);
+    Gen<Double> d = Gen.ints(-30, 30).map(x -> x / 10.0).orNull(0.2);
+    Gen<String> s = Gen.of("a", "b", "c", "dd").orNull(0.2);
+    return (r, size) -> Row.of(k.next(r, size), v.next(r, size), d.next(r, size), s.next(r, size));
   }
 
-  static Arbitrary<Row> rowsB() {
-    return Combinators.combine(
-            Arbitraries.longs().between(0, 4).injectNull(0.15), Arbitraries.longs().between(-3, 3).injectNull(0.2))
-        .as((k, w) -> Row.of(k, w));
+  static Gen<Row> rowsB() {
+    Gen<Long> k = Gen.longs(0, 4).orNull(0.15);
+    Gen<Long> w = Gen.longs(-3, 3).orNull(0.2);
+    return (r, size) -> Row.of(k.next(r, size), w.next(r, size));
   }
 
-  static Arbitrary<List<List<Action>>> actions(Arbitrary<Row> rows) {
-    Arbitrary<Action> insert =
-        Combinators.combine(rows, Arbitraries.frequency(net.jqwik.api.Tuple.of(5, 1), net.jqwik.api.Tuple.of(1, 2)))
-            .as((r, t) -> new Action(true, r, t, 0));
-    Arbitrary<Action> retract = Arbitraries.integers().between(0, 1000).map(p -> new Action(false, null, 1, p));
-    Arbitrary<Action> action = Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(3, insert), net.jqwik.api.Tuple.of(2, retract));
-    return action.list().ofMaxSize(12).list().ofMinSize(1).ofMaxSize(8);
+  static Gen<List<List<Action>>> actions(Gen<Row> rows) {
+    Gen<Integer> times = Gen.frequency(Gen.weighted(5, Gen.constant(1)), Gen.weighted(1, Gen.constant(2)));
+    Gen<Action> insert = (r, size) -> new Action(true, rows.next(r, size), times.next(r, size), 0);
+    Gen<Action> retract = Gen.ints(0, 1000).map(p -> new Action(false, null, 1, p));
+    Gen<Action> action = Gen.frequency(Gen.weighted(3, insert), Gen.weighted(2, retract));
+    return action.list(0, 12).list(1, 8);
   }
 
-  static Arbitrary<List<List<Upsert>>> upserts() {
-    Arbitrary<Upsert> put =
-        Combinators.combine(
-                Arbitraries.longs().between(0, 5),
-                Arbitraries.longs().between(0, 3).injectNull(0.2),
-                Arbitraries.of("p", "q", "r").injectNull(0.2))
-            .as((id, x, y) -> new Upsert(id, Row.of(id, x, y)));
-    Arbitrary<Upsert> del = Arbitraries.longs().between(0, 5).map(id -> new Upsert(id, null));
-    Arbitrary<Upsert> any = Arbitraries.frequencyOf(net.jqwik.api.Tuple.of(3, put), net.jqwik.api.Tuple.of(1, del));
-    return any.list().ofMaxSize(8).list().ofMinSize(1).ofMaxSize(8);
+  static Gen<List<List<Upsert>>> upserts() {
+    Gen<Long> ids = Gen.longs(0, 5);
+    Gen<Long> xs = Gen.longs(0, 3).orNull(0.2);
+    Gen<String> ys = Gen.of("p", "q", "r").orNull(0.2);
+    Gen<Upsert> put = (r, size) -> {
+      long id = ids.next(r, size);
+      return new Upsert(id, Row.of(id, xs.next(r, size), ys.next(r, size)));
+    };
+    Gen<Upsert> del = ids.map(id -> new Upsert(id, null));
+    Gen<Upsert> any = Gen.frequency(Gen.weighted(3, put), Gen.weighted(1, del));
+    return any.list(0, 8).list(1, 8);
   }
 
-  static Arbitrary<Input> inputs() {
-    return Combinators.combine(actions(rowsA()), actions(rowsB()), upserts()).as(Input::new);
+  static Gen<Input> inputs() {
+    Gen<List<List<Action>>> a = actions(rowsA());
+    Gen<List<List<Action>>> b = actions(rowsB());
+    Gen<List<List<Upsert>>> u = upserts();
+    return (r, size) -> new Input(a.next(r, size), b.next(r, size), u.next(r, size));
   }
 
   // ------------------------------------------------------------------ scripts

@@ -7,6 +7,8 @@ import io.cairn.engine.row.Column;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.row.Type;
+import io.cairn.engine.testkit.Gen;
+import io.cairn.engine.testkit.Property;
 import io.cairn.engine.trace.Batch;
 import io.cairn.engine.trace.Description;
 import io.cairn.engine.trace.Update;
@@ -21,12 +23,6 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -115,18 +111,23 @@ class ParquetBatchFilesTest {
         .isInstanceOf(CorruptSnapshotException.class).hasMessageContaining("Cannot read batch file t");
   }
 
-  @Provide
-  Arbitrary<List<Update>> updates() {
-    Arbitrary<Long> keys = Arbitraries.longs().between(-50, 50).injectNull(0.1);
-    Arbitrary<String> texts = Arbitraries.strings().ofMaxLength(6).injectNull(0.2);
-    Arbitrary<Double> doubles = Arbitraries.doubles().injectNull(0.2);
-    Arbitrary<Update> u = Combinators.combine(keys, texts, doubles, Arbitraries.longs().between(0, 20), Arbitraries.longs().between(-3, 3))
-        .as((k, t, d, time, diff) -> new Update(Row.of(k), Row.of(t, d), time, diff));
-    return u.list().ofMaxSize(200);
+  static Gen<List<Update>> updates() {
+    Gen<Long> keys = Gen.longs(-50, 50).orNull(0.1);
+    Gen<String> texts = Gen.strings(6).orNull(0.2);
+    Gen<Double> doubles = Gen.anyDouble().orNull(0.2);
+    Gen<Long> times = Gen.longs(0, 20);
+    Gen<Long> diffs = Gen.longs(-3, 3);
+    Gen<Update> u = (r, size) ->
+        new Update(Row.of(keys.next(r, size)), Row.of(texts.next(r, size), doubles.next(r, size)), times.next(r, size), diffs.next(r, size));
+    return u.list(0, 200);
   }
 
-  @Property(tries = 60)
-  void anyBatchRoundTrips(@ForAll("updates") List<Update> updates) {
+  @Test
+  void anyBatchRoundTrips() {
+    Property.tries(60).forAll(updates(), ParquetBatchFilesTest::roundTrips);
+  }
+
+  private static void roundTrips(List<Update> updates) {
     Schema key = Schema.of(Column.of("k", Type.BIGINT));
     Schema val = Schema.of(Column.of("t", Type.TEXT), Column.of("d", Type.DOUBLE));
     Batch b = Batch.fromUpdates(key, val, updates, new Description(0, 21, 0));

@@ -6,10 +6,9 @@ import io.cairn.engine.row.Column;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.row.Type;
+import io.cairn.engine.testkit.Gen;
+import io.cairn.engine.testkit.Property;
 import java.util.Random;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.constraints.IntRange;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -43,9 +42,17 @@ class ArrangementFuelTest {
     assertThat(a.updateCount()).isEqualTo(n);
   }
 
-  @Property(tries = 15)
-  void sealKeepsTheBatchCountLogarithmicForRandomTickSizes(
-      @ForAll @IntRange(min = 1, max = 300) int maxTick, @ForAll long seed) {
+  record TickSizes(int maxTick, long seed) {}
+
+  @Test
+  void sealKeepsTheBatchCountLogarithmicForRandomTickSizes() {
+    Gen<Integer> maxTicks = Gen.ints(1, 300);
+    Gen<Long> seeds = Gen.anyLong();
+    Property.tries(15).forAll((r, size) -> new TickSizes(maxTicks.next(r, size), seeds.next(r, size)),
+        c -> sealKeepsTheBatchCountLogarithmic(c.maxTick(), c.seed()));
+  }
+
+  private static void sealKeepsTheBatchCountLogarithmic(int maxTick, long seed) {
     Random rnd = new Random(seed);
     Arrangement a = new Arrangement("t", K, V, 1);
     long n = 0;

@@ -4,19 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cairn.engine.row.Row;
 import io.cairn.engine.runtime.Engine;
+import io.cairn.engine.testkit.Gen;
+import io.cairn.engine.testkit.Property;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Predicate;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.Example;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.constraints.IntRange;
+import org.junit.jupiter.api.Test;
 
 /** Random WHERE clauses and projections, planned from SQL, against a naive evaluation over the generator's table. */
 class SqlPropertyTest {
@@ -42,39 +37,61 @@ class SqlPropertyTest {
     };
   }
 
-  static Arbitrary<Pred> atom() {
-    Arbitrary<Integer> col = Arbitraries.integers().between(0, 2);
-    Arbitrary<String> op = Arbitraries.of("=", "<>", "<", "<=", ">", ">=");
-    Arbitrary<Long> k = Arbitraries.longs().between(-5, 1000);
-    Arbitrary<Pred> simple = Combinators.combine(col, op, k).as((c, o, v) ->
-        new Pred(COLS[c] + " " + o + " " + v, r -> cmp(o, r.getLong(c), v)));
-    Arbitrary<Pred> sum = Combinators.combine(col, col, op, k).as((a, b, o, v) ->
-        new Pred("(" + COLS[a] + " + " + COLS[b] + ") " + o + " " + v, r -> cmp(o, r.getLong(a) + r.getLong(b), v)));
-    Arbitrary<Pred> mod = Combinators.combine(col, Arbitraries.longs().between(1, 7), Arbitraries.longs().between(0, 6)).as((c, m, v) ->
-        new Pred(COLS[c] + " % " + m + " = " + v, r -> r.getLong(c) % m == v));
-    return Arbitraries.oneOf(simple, sum, mod);
+  static Gen<Pred> atom() {
+    Gen<Integer> col = Gen.ints(0, 2);
+    Gen<String> op = Gen.of("=", "<>", "<", "<=", ">", ">=");
+    Gen<Long> k = Gen.longs(-5, 1000);
+    Gen<Pred> simple = (r, size) -> {
+      int c = col.next(r, size);
+      String o = op.next(r, size);
+      long v = k.next(r, size);
+      return new Pred(COLS[c] + " " + o + " " + v, row -> cmp(o, row.getLong(c), v));
+    };
+    Gen<Pred> sum = (r, size) -> {
+      int a = col.next(r, size);
+      int b = col.next(r, size);
+      String o = op.next(r, size);
+      long v = k.next(r, size);
+      return new Pred("(" + COLS[a] + " + " + COLS[b] + ") " + o + " " + v, row -> cmp(o, row.getLong(a) + row.getLong(b), v));
+    };
+    Gen<Long> mods = Gen.longs(1, 7);
+    Gen<Long> rems = Gen.longs(0, 6);
+    Gen<Pred> mod = (r, size) -> {
+      int c = col.next(r, size);
+      long m = mods.next(r, size);
+      long v = rems.next(r, size);
+      return new Pred(COLS[c] + " % " + m + " = " + v, row -> row.getLong(c) % m == v);
+    };
+    return Gen.oneOf(simple, sum, mod);
   }
 
-  static Arbitrary<Pred> pred(int depth) {
+  static Gen<Pred> pred(int depth) {
     if (depth == 0) {
       return atom();
     }
-    Arbitrary<Pred> sub = pred(depth - 1);
-    return Arbitraries.oneOf(
+    Gen<Pred> sub = pred(depth - 1);
+    Gen<Pred> and = (r, size) -> {
+      Pred a = sub.next(r, size);
+      Pred b = sub.next(r, size);
+      return new Pred("(" + a.sql + " AND " + b.sql + ")", a.test.and(b.test));
+    };
+    Gen<Pred> or = (r, size) -> {
+      Pred a = sub.next(r, size);
+      Pred b = sub.next(r, size);
+      return new Pred("(" + a.sql + " OR " + b.sql + ")", a.test.or(b.test));
+    };
+    return Gen.oneOf(
         atom(),
-        Combinators.combine(sub, sub).as((a, b) -> new Pred("(" + a.sql + " AND " + b.sql + ")", a.test.and(b.test))),
-        Combinators.combine(sub, sub).as((a, b) -> new Pred("(" + a.sql + " OR " + b.sql + ")", a.test.or(b.test))),
+        and,
+        or,
         // parenthesized: JSqlParser 5.3 cannot parse three NOTs in a row
         sub.map(a -> new Pred("NOT (" + a.sql + ")", a.test.negate())));
   }
 
-  @Provide
-  Arbitrary<Pred> predicates() {
-    return pred(3);
-  }
+  static final Gen<Pred> PREDICATES = pred(3);
 
   /** Regression: JSqlParser parses "NOT NOT a = 1" as NOT ((NOT a) = 1); SQL means NOT (NOT (a = 1)). */
-  @Example
+  @Test
   void doubleNotBindsLooserThanComparison() {
     try (Engine e = SqlFixture.engine(1)) {
       SqlSession s = SqlFixture.session(e);
@@ -86,9 +103,17 @@ class SqlPropertyTest {
     }
   }
 
-  @Property(tries = 15)
-  void filterAndProjectMatchOracle(@ForAll("predicates") Pred where, @ForAll @IntRange(min = -3, max = 3) int mul,
-      @ForAll @IntRange(min = 1, max = 3) int workers) {
+  record Case(Pred where, int mul, int workers) {}
+
+  @Test
+  void filterAndProjectMatchOracle() {
+    Gen<Integer> muls = Gen.ints(-3, 3);
+    Gen<Integer> workerCounts = Gen.ints(1, 3);
+    Gen<Case> gen = (r, size) -> new Case(PREDICATES.next(r, size), muls.next(r, size), workerCounts.next(r, size));
+    Property.tries(15).forAll(gen, c -> filterAndProjectMatchOracle(c.where(), c.mul(), c.workers()));
+  }
+
+  private static void filterAndProjectMatchOracle(Pred where, int mul, int workers) {
     try (Engine e = SqlFixture.engine(workers)) {
       SqlSession s = SqlFixture.session(e);
       s.execute(SqlFixture.GEN);

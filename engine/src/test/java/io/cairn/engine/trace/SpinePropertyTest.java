@@ -7,16 +7,12 @@ import io.cairn.engine.row.Column;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.row.Type;
+import io.cairn.engine.testkit.Gen;
+import io.cairn.engine.testkit.Property;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,26 +26,23 @@ class SpinePropertyTest {
   /** One step: a batch of updates spanning {@code span} times, then {@code sinceLag} and {@code fuel}. */
   record Step(List<Update> updates, int span, int sinceLag, int fuel) {}
 
-  @Provide
-  Arbitrary<List<Step>> steps() {
-    Arbitrary<Row> keys =
-        Combinators.combine(Arbitraries.longs().between(0, 6).injectNull(0.1), Arbitraries.of("x", "y").injectNull(0.1))
-            .as((k, t) -> Row.of(k, t));
-    Arbitrary<Row> vals =
-        Combinators.combine(Arbitraries.longs().between(0, 3).injectNull(0.1), Arbitraries.of(0.5, 1.25).injectNull(0.2))
-            .as((v, d) -> Row.of(v, d));
-    Arbitrary<Update> update =
-        Combinators.combine(keys, vals, Arbitraries.integers().between(0, 2), Arbitraries.of(-2L, -1L, 1L, 1L, 2L))
-            .as((k, v, dt, diff) -> new Update(k, v, dt, diff)); // time = offset inside the batch, fixed up below
-    return Combinators.combine(
-            update.list().ofMaxSize(15),
-            Arbitraries.integers().between(1, 3),
-            Arbitraries.integers().between(0, 4),
-            Arbitraries.integers().between(0, 12))
-        .as(Step::new)
-        .list()
-        .ofMinSize(1)
-        .ofMaxSize(40);
+  static Gen<List<Step>> steps() {
+    Gen<Long> ks = Gen.longs(0, 6).orNull(0.1);
+    Gen<String> ts = Gen.of("x", "y").orNull(0.1);
+    Gen<Row> keys = (r, size) -> Row.of(ks.next(r, size), ts.next(r, size));
+    Gen<Long> vs = Gen.longs(0, 3).orNull(0.1);
+    Gen<Double> ds = Gen.of(0.5, 1.25).orNull(0.2);
+    Gen<Row> vals = (r, size) -> Row.of(vs.next(r, size), ds.next(r, size));
+    Gen<Integer> dts = Gen.ints(0, 2);
+    Gen<Long> diffs = Gen.of(-2L, -1L, 1L, 1L, 2L);
+    // time = offset inside the batch, fixed up below
+    Gen<Update> update = (r, size) -> new Update(keys.next(r, size), vals.next(r, size), dts.next(r, size), diffs.next(r, size));
+    Gen<List<Update>> updates = update.list(0, 15);
+    Gen<Integer> spans = Gen.ints(1, 3);
+    Gen<Integer> sinceLags = Gen.ints(0, 4);
+    Gen<Integer> fuels = Gen.ints(0, 12);
+    Gen<Step> step = (r, size) -> new Step(updates.next(r, size), spans.next(r, size), sinceLags.next(r, size), fuels.next(r, size));
+    return step.list(1, 40);
   }
 
   /** Oracle: the consolidated collection as of {@code time} over every update inserted so far. */
@@ -90,8 +83,12 @@ class SpinePropertyTest {
     }
   }
 
-  @Property(tries = 100)
-  void fueledMergesAndLogicalCompactionPreserveTheCollectionAtEveryTimeSinceOn(@ForAll("steps") List<Step> steps) {
+  @Test
+  void fueledMergesAndLogicalCompactionPreserveTheCollectionAtEveryTimeSinceOn() {
+    Property.tries(100).forAll(steps(), SpinePropertyTest::fueledMergesAndLogicalCompactionPreserveTheCollection);
+  }
+
+  private static void fueledMergesAndLogicalCompactionPreserveTheCollection(List<Step> steps) {
     Spine spine = new Spine(KEY, VAL);
     List<Update> all = new ArrayList<>();
     long lower = 0;
