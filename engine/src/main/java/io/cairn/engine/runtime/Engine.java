@@ -107,6 +107,7 @@ public final class Engine implements AutoCloseable {
   private Thread driver;
   private volatile boolean running;
   private volatile boolean lastTickIdle;
+  private static final long IDLE_PAUSE_NANOS = 250_000_000L;
 
   private Engine(Builder b) {
     this.shards = b.workers;
@@ -276,6 +277,10 @@ public final class Engine implements AutoCloseable {
       Dataflow d = Dataflow.source(id, def.name(), schema, pk, shards);
       dataflows.put(def.name(), d);
       sources.put(def.name(), new RunningSource(def.name(), c, valid, s, d));
+      Thread t = driver;
+      if (t != null) {
+        java.util.concurrent.locks.LockSupport.unpark(t); // an idle driver picks the new source up now
+      }
       LOG.info("Created source {} (dataflow {}, connector {})", def.name(), id, def.connector());
     } finally {
       lock.unlock();
@@ -834,7 +839,8 @@ public final class Engine implements AutoCloseable {
 
   /**
    * Starts a driver thread that runs ticks until {@link #stop()}. It sleeps for the tick
-   * duration (at least 50 ms) after a tick in which no source could be read, and backs off
+   * duration (at least 250 ms; a new source wakes it) after a tick in which no source could be
+   * read, and backs off
    * exponentially (100 ms to 5 s) after a tick that threw, so an idle or broken engine does not
    * spin.
    */
@@ -852,7 +858,7 @@ public final class Engine implements AutoCloseable {
                 try {
                   tick();
                   failures = 0;
-                  pause = lastTickIdle ? Math.max(50_000_000L, policy.maxDuration().toNanos()) : 0;
+                  pause = lastTickIdle ? Math.max(IDLE_PAUSE_NANOS, policy.maxDuration().toNanos()) : 0;
                 } catch (RuntimeException e) {
                   failures++;
                   pause = Math.min(5_000_000_000L, 100_000_000L << Math.min(6, failures - 1));

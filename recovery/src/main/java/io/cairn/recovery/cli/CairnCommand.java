@@ -93,7 +93,15 @@ public final class CairnCommand implements Runnable {
     }
   }
 
-  @Command(name = "recover", description = "Restart-and-recover: load the newest valid snapshot, replay sources, print the report.")
+  /** {@code recover --until-caught-up}: caught up, but a source or view is not RUNNING. */
+  public static final int EXIT_UNHEALTHY = 3;
+  /** {@code recover --until-caught-up}: not caught up within {@code --timeout}. */
+  public static final int EXIT_NOT_CAUGHT_UP = 4;
+
+  @Command(name = "recover", description = "Restart-and-recover: load the newest valid snapshot, replay sources, print the report.",
+      footer = {"", "Exit codes with --until-caught-up: 0 caught up and every source and view RUNNING; 1 recovery failed;",
+          "2 bad configuration; 3 caught up but a source or view FAILED or RESTARTING (the report says which and why);",
+          "4 not caught up within --timeout."})
   static final class Recover implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
 
@@ -115,7 +123,10 @@ public final class CairnCommand implements Runnable {
       System.out.println(json ? r.toJson() : r.toText());
       if (untilCaughtUp) {
         node.close();
-        return r.caughtUp() ? 0 : 1;
+        if (!r.caughtUp()) {
+          return EXIT_NOT_CAUGHT_UP;
+        }
+        return r.healthy() ? 0 : EXIT_UNHEALTHY;
       }
       Runtime.getRuntime().addShutdownHook(new Thread(node::close, "cairn-shutdown"));
       node.serve();

@@ -28,6 +28,9 @@ import java.util.Objects;
  * @param catchUpRateLimit records/s cap per source while catching up after recovery, 0 = none;
  *     key {@code recovery.catch-up-rate-limit}
  * @param init SQL statements run when the catalog is empty; key {@code init}
+ * @param sourceRestart how a source that failed with a retriable error is restarted; keys {@code
+ *     sources.restart.initial-backoff}, {@code max-backoff}, {@code multiplier}, {@code jitter},
+ *     {@code max-attempts} (0 = no limit)
  */
 public record CairnConfig(
     String storeUri,
@@ -43,7 +46,8 @@ public record CairnConfig(
     String httpHost,
     int httpPort,
     double catchUpRateLimit,
-    List<String> init) {
+    List<String> init,
+    io.cairn.engine.runtime.RestartStrategy sourceRestart) {
 
   /** The example the embedded default creates on an empty catalog. */
   public static final List<String> DEFAULT_INIT =
@@ -52,8 +56,17 @@ public record CairnConfig(
           "CREATE MATERIALIZED VIEW revenue_by_category AS SELECT category, COUNT(*) AS orders, SUM(amount) AS revenue,"
               + " MIN(amount) AS smallest, MAX(amount) AS largest FROM orders GROUP BY category");
 
+  /** A configuration with the default source restart strategy. */
+  public CairnConfig(String storeUri, Map<String, String> storeProperties, int workers, int tickMaxRecords,
+      Duration tickMaxDuration, String snapshotCron, ZoneId snapshotZone, int keepLast, int keepDailyDays, Duration gcGrace,
+      String httpHost, int httpPort, double catchUpRateLimit, List<String> init) {
+    this(storeUri, storeProperties, workers, tickMaxRecords, tickMaxDuration, snapshotCron, snapshotZone, keepLast,
+        keepDailyDays, gcGrace, httpHost, httpPort, catchUpRateLimit, init, io.cairn.engine.runtime.RestartStrategy.DEFAULT);
+  }
+
   public CairnConfig {
     Objects.requireNonNull(storeUri, "storeUri");
+    Objects.requireNonNull(sourceRestart, "sourceRestart");
     storeProperties = Map.copyOf(storeProperties);
     init = List.copyOf(init);
   }

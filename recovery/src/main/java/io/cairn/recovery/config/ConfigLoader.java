@@ -37,6 +37,11 @@ public final class ConfigLoader {
     DEFAULTS.put("http.host", "127.0.0.1");
     DEFAULTS.put("http.port", "7077");
     DEFAULTS.put("recovery.catch-up-rate-limit", "0");
+    DEFAULTS.put("sources.restart.initial-backoff", "1s");
+    DEFAULTS.put("sources.restart.max-backoff", "60s");
+    DEFAULTS.put("sources.restart.multiplier", "2");
+    DEFAULTS.put("sources.restart.jitter", "0.2");
+    DEFAULTS.put("sources.restart.max-attempts", "0");
   }
 
   private ConfigLoader() {}
@@ -150,9 +155,28 @@ public final class ConfigLoader {
     if (rate < 0) {
       throw new ConfigException("Bad configuration key 'recovery.catch-up-rate-limit': must be >= 0");
     }
+    io.cairn.engine.runtime.RestartStrategy restart;
+    try {
+      restart = new io.cairn.engine.runtime.RestartStrategy(
+          duration(flat, "sources.restart.initial-backoff"),
+          duration(flat, "sources.restart.max-backoff"),
+          decimal(flat, "sources.restart.multiplier"),
+          decimal(flat, "sources.restart.jitter"),
+          integer(flat, "sources.restart.max-attempts", 0, Integer.MAX_VALUE));
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException("Bad configuration keys 'sources.restart.*': " + e.getMessage());
+    }
     return new CairnConfig(
         uri, storeProps, workers, maxRecords, maxDuration, cron, zone, keepLast, keepDaily, grace, host, port, rate,
-        init == null ? CairnConfig.DEFAULT_INIT : init);
+        init == null ? CairnConfig.DEFAULT_INIT : init, restart);
+  }
+
+  private static double decimal(Map<String, String> flat, String key) {
+    try {
+      return Double.parseDouble(flat.get(key).trim());
+    } catch (NumberFormatException e) {
+      throw new ConfigException("Bad configuration key '" + key + "': '" + flat.get(key) + "' is not a number");
+    }
   }
 
   /**

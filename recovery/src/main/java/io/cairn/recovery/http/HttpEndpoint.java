@@ -27,7 +27,7 @@ public final class HttpEndpoint implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot start HTTP endpoint on " + host + ":" + port + ": " + e.getMessage(), e);
     }
-    server.setExecutor(Executors.newFixedThreadPool(2, r -> {
+    server.setExecutor(Executors.newFixedThreadPool(8, r -> {
       Thread t = new Thread(r, "cairn-http");
       t.setDaemon(true);
       return t;

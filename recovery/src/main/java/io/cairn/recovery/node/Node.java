@@ -126,6 +126,7 @@ public final class Node implements AutoCloseable, NodeApi {
             .tickPolicy(new TickPolicy(config.tickMaxRecords(), config.tickMaxDuration()))
             .clock(options.clock())
             .secrets(options.secrets())
+            .restartStrategy(config.sourceRestart())
             .build();
     CatalogLog log = snapshots.catalog();
     this.session = new SqlSession(engine, log, options.clock());
@@ -511,6 +512,8 @@ public final class Node implements AutoCloseable, NodeApi {
     s.put("snapshots", snap);
     s.put("lastSnapshot", lastSnapshot);
     s.put("retentionWarnings", retentionWarnings);
+    long[] deadlocked = java.lang.management.ManagementFactory.getThreadMXBean().findDeadlockedThreads();
+    s.put("deadlockedThreads", deadlocked == null ? 0 : deadlocked.length);
     return json(s);
   }
 

@@ -74,8 +74,9 @@ public final class KafkaBroker implements AutoCloseable {
   private final Path dir;
   private final int brokerPort;
   private final int saslPort;
-  private final KafkaRaftServer server;
+  private volatile KafkaRaftServer server;
   private final Admin admin;
+  private KafkaConfig config;
   private KafkaProducer<byte[], byte[]> producer;
   private boolean closed;
 
@@ -180,6 +181,7 @@ public final class KafkaBroker implements AutoCloseable {
       adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + brokerPort);
       Admin admin = Admin.create(adminProps);
       KafkaBroker broker = new KafkaBroker(dir, brokerPort, saslPort, server, admin);
+      broker.config = config;
       admin.describeCluster().nodes().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
       return broker;
     } catch (Exception e) {
@@ -294,6 +296,31 @@ public final class KafkaBroker implements AutoCloseable {
       out.sort(Comparator.<ConsumerRecord<byte[], byte[]>>comparingInt(ConsumerRecord::partition)
           .thenComparingLong(ConsumerRecord::offset));
       return out;
+    }
+  }
+
+  /**
+   * Stops the broker (a clean shutdown, as in a rolling upgrade), keeps it down for {@code down},
+   * and starts it again on the same ports with the same data. Clients reconnect by themselves.
+   */
+  public synchronized void restart(Duration down) {
+    if (closed) {
+      throw new IllegalStateException("Cannot restart: the broker is closed");
+    }
+    server.shutdown();
+    server.awaitShutdown();
+    try {
+      Thread.sleep(down.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    KafkaRaftServer fresh = new KafkaRaftServer(config, Time.SYSTEM);
+    fresh.startup();
+    server = fresh;
+    try {
+      admin.describeCluster().nodes().get(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (Exception e) {
+      throw new IllegalStateException("Cannot restart Kafka broker: " + e, e);
     }
   }
 

@@ -62,6 +62,7 @@ public final class PostgresServer implements AutoCloseable {
   private final String password;
   private final boolean asPostgresUser;
   private volatile boolean running;
+  private String opts;
 
   private PostgresServer(Path baseDir, Path bin, int port, String password, boolean asPostgresUser) {
     this.baseDir = baseDir;
@@ -126,7 +127,7 @@ public final class PostgresServer implements AutoCloseable {
       run(cmd(bin.resolve("initdb").toString(), "-D", dataDir.toString(), "-U", USER, "--pwfile=" + pwFile,
           "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync"), 120);
       Files.deleteIfExists(pwFile);
-      String opts = String.join(" ",
+      opts = String.join(" ",
           "-p " + port,
           "-c listen_addresses=127.0.0.1",
           "-c unix_socket_directories=" + baseDir,
@@ -244,6 +245,25 @@ public final class PostgresServer implements AutoCloseable {
   /** A database name not used before in this JVM, created on this server. */
   public String createUniqueDatabase(String prefix) {
     return createDatabase((prefix + "_" + UUID.randomUUID().toString().substring(0, 8)).toLowerCase(Locale.ROOT).replace('-', '_'));
+  }
+
+  /**
+   * Stops the server ({@code pg_ctl stop -m fast}: clients are disconnected, as in a failover or
+   * a restart for maintenance), keeps it down for {@code down}, and starts it again on the same
+   * port with the same data.
+   */
+  public synchronized void restart(java.time.Duration down) {
+    try {
+      run(cmd(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-m", "fast", "-w", "-t", "30", "stop"), 60);
+      Thread.sleep(down.toMillis());
+      run(cmd(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-l", baseDir.resolve("server.log").toString(),
+          "-w", "-t", "60", "-o", opts, "start"), 90);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot restart PostgreSQL in " + baseDir, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Interrupted while restarting PostgreSQL", e);
+    }
   }
 
   /** Stops the server (fast shutdown) and deletes its directory. Idempotent. */
