@@ -348,12 +348,16 @@ class KillRecoveryIT {
       LOG.info("Round {} traffic: {}{}", round, ok, failures.isEmpty() ? "" : ", failures: " + failures.subList(0, Math.min(5, failures.size())));
     }
 
+    /** Stops the loops and waits for each to finish its step: a producer interrupted mid-send would leave the oracle behind. */
     @Override
     public void close() {
       stop.set(true);
-      pool.shutdownNow();
+      pool.shutdown();
       try {
-        pool.awaitTermination(10, TimeUnit.SECONDS);
+        if (!pool.awaitTermination(60, TimeUnit.SECONDS)) {
+          pool.shutdownNow();
+          throw new AssertionError("traffic did not stop within 60 s");
+        }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }

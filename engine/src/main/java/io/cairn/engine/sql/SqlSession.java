@@ -175,11 +175,85 @@ public final class SqlSession {
   public Result execute(String sql) {
     Objects.requireNonNull(sql, "sql");
     String text = Parser.normalize(sql);
-    Statement st = Parser.parse(text);
+    Statement st = parse(text);
     if (!st.ddl()) {
       return query(st);
     }
     return executeDdl(st, text);
+  }
+
+  /** The deepest nesting of parentheses a statement may have (a deeper one is refused before parsing). */
+  public static final int MAX_NESTING = 64;
+
+  private static Statement parse(String text) {
+    int depth = 0;
+    int max = 0;
+    boolean quoted = false;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c == '\'') {
+        quoted = !quoted;
+      } else if (!quoted && c == '(') {
+        max = Math.max(max, ++depth);
+      } else if (!quoted && c == ')') {
+        depth--;
+      }
+    }
+    if (max > MAX_NESTING) {
+      throw new SqlException("Cannot parse statement: parentheses nested " + max + " deep; at most " + MAX_NESTING + " are allowed");
+    }
+    try {
+      return Parser.parse(text);
+    } catch (StackOverflowError e) {
+      throw new SqlException("Cannot parse statement: it is nested too deeply");
+    }
+  }
+
+  /**
+   * Executes the statements of one request as a unit: all are parsed first (a syntax error in
+   * any changes nothing), and a request may hold at most one DDL statement (any number of
+   * queries), so it is applied all or nothing. Errors name the statement (1-based).
+   */
+  public List<Result> executeRequest(List<String> statements) {
+    List<Statement> parsed = new ArrayList<>();
+    List<String> texts = new ArrayList<>();
+    int ddl = -1;
+    for (int i = 0; i < statements.size(); i++) {
+      String text = Parser.normalize(statements.get(i));
+      Statement st;
+      try {
+        st = parse(text);
+      } catch (SqlException e) {
+        throw numbered(i, statements.size(), e, "nothing was applied");
+      }
+      if (st.ddl()) {
+        if (ddl >= 0) {
+          throw new SqlException("Cannot execute request: statements " + (ddl + 1) + " and " + (i + 1) + " of "
+              + statements.size() + " both change the catalog; a request applies at most one CREATE or DROP (send them one "
+              + "by one); nothing was applied");
+        }
+        ddl = i;
+      }
+      parsed.add(st);
+      texts.add(text);
+    }
+    List<Result> out = new ArrayList<>();
+    for (int i = 0; i < parsed.size(); i++) {
+      try {
+        Statement st = parsed.get(i);
+        out.add(st.ddl() ? executeDdl(st, texts.get(i)) : query(st));
+      } catch (SqlException e) {
+        throw numbered(i, parsed.size(), e, ddl >= 0 && ddl < i ? "statement " + (ddl + 1) + " was applied" : "nothing was applied");
+      }
+    }
+    return out;
+  }
+
+  private static SqlException numbered(int i, int n, SqlException e, String outcome) {
+    if (n == 1) {
+      return e;
+    }
+    return new SqlException("Statement " + (i + 1) + " of " + n + ": " + e.getMessage() + " (" + outcome + ")", e.line(), e.column(), e);
   }
 
   private synchronized Result executeDdl(Statement st, String text) {

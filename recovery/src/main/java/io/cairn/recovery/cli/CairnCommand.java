@@ -63,6 +63,17 @@ public final class CairnCommand implements Runnable {
     return cl.execute(args);
   }
 
+  /** The bound on waiting for a running node's answer (sql, status, snapshot). */
+  static class ClientTimeout {
+    @Option(names = "--timeout", description = "How long to wait for the node's answer (e.g. 30s, 5m). Default: ${DEFAULT-VALUE}.",
+        defaultValue = "60s")
+    String value;
+
+    Duration get() {
+      return ConfigLoader.parseDuration("--timeout", value);
+    }
+  }
+
   /** Options shared by the commands that read the configuration. */
   static class ConfigOption {
     @Option(names = {"-c", "--config"}, description = "Configuration file (YAML). Default: embedded laptop setup.")
@@ -138,10 +149,11 @@ public final class CairnCommand implements Runnable {
   @Command(name = "snapshot", description = "Take a snapshot now on the running node.")
   static final class Snapshot implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
+    @CommandLine.Mixin ClientTimeout timeout = new ClientTimeout();
 
     @Override
     public Integer call() throws Exception {
-      System.out.println(http(config.load(), "POST", "/snapshot", ""));
+      System.out.println(http(config.load(), timeout.get(), "POST", "/snapshot", ""));
       return 0;
     }
   }
@@ -175,13 +187,14 @@ public final class CairnCommand implements Runnable {
   @Command(name = "sql", description = "Run SQL statements against the running node.")
   static final class Sql implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
+    @CommandLine.Mixin ClientTimeout timeout = new ClientTimeout();
 
     @Parameters(index = "0", description = "The statement(s), e.g. \"SELECT * FROM revenue_by_category\"")
     String sql;
 
     @Override
     public Integer call() throws Exception {
-      System.out.print(http(config.load(), "POST", "/sql", sql));
+      System.out.print(http(config.load(), timeout.get(), "POST", "/sql", sql));
       return 0;
     }
   }
@@ -189,26 +202,30 @@ public final class CairnCommand implements Runnable {
   @Command(name = "status", description = "Status of the running node.")
   static final class Status implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
+    @CommandLine.Mixin ClientTimeout timeout = new ClientTimeout();
 
     @Override
     public Integer call() throws Exception {
-      System.out.println(http(config.load(), "GET", "/status", null));
+      System.out.println(http(config.load(), timeout.get(), "GET", "/status", null));
       return 0;
     }
   }
 
-  static String http(CairnConfig cfg, String method, String path, String body) throws IOException, InterruptedException {
+  static String http(CairnConfig cfg, Duration timeout, String method, String path, String body) throws IOException, InterruptedException {
     if (cfg.httpPort() == 0) {
       throw new IllegalArgumentException("Cannot reach the node: http.port is 0 (HTTP disabled)");
     }
     URI uri = URI.create("http://" + cfg.httpHost() + ":" + cfg.httpPort() + path);
-    HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(Duration.ofMinutes(10));
+    HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(timeout);
     b = body == null ? b.GET() : b.method(method, HttpRequest.BodyPublishers.ofString(body));
     HttpResponse<String> r;
     try {
       r = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build().send(b.build(), HttpResponse.BodyHandlers.ofString());
     } catch (java.net.ConnectException e) {
       throw new IllegalStateException("Cannot reach the node at " + uri + ": is `cairn run` running?");
+    } catch (java.net.http.HttpTimeoutException e) {
+      throw new IllegalStateException("No answer from the node at " + uri + " within " + timeout.toSeconds()
+          + " s (--timeout to wait longer)");
     }
     if (r.statusCode() != 200) {
       throw new IllegalArgumentException(r.body().strip());

@@ -28,6 +28,7 @@ import java.util.Objects;
  * @param catchUpRateLimit records/s cap per source while catching up after recovery, 0 = none;
  *     key {@code recovery.catch-up-rate-limit}
  * @param init SQL statements run when the catalog is empty; key {@code init}
+ * @param httpMaxBodyBytes the largest HTTP request body accepted (larger: 413); key {@code http.max-body}
  * @param sourceRestart how a source that failed with a retriable error is restarted; keys {@code
  *     sources.restart.initial-backoff}, {@code max-backoff}, {@code multiplier}, {@code jitter},
  *     {@code max-attempts} (0 = no limit)
@@ -47,6 +48,7 @@ public record CairnConfig(
     int httpPort,
     double catchUpRateLimit,
     List<String> init,
+    int httpMaxBodyBytes,
     io.cairn.engine.runtime.RestartStrategy sourceRestart) {
 
   /** The example the embedded default creates on an empty catalog. */
@@ -61,7 +63,7 @@ public record CairnConfig(
       Duration tickMaxDuration, String snapshotCron, ZoneId snapshotZone, int keepLast, int keepDailyDays, Duration gcGrace,
       String httpHost, int httpPort, double catchUpRateLimit, List<String> init) {
     this(storeUri, storeProperties, workers, tickMaxRecords, tickMaxDuration, snapshotCron, snapshotZone, keepLast,
-        keepDailyDays, gcGrace, httpHost, httpPort, catchUpRateLimit, init, io.cairn.engine.runtime.RestartStrategy.DEFAULT);
+        keepDailyDays, gcGrace, httpHost, httpPort, catchUpRateLimit, init, 1 << 20, io.cairn.engine.runtime.RestartStrategy.DEFAULT);
   }
 
   public CairnConfig {

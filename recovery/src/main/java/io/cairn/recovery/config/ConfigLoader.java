@@ -36,6 +36,7 @@ public final class ConfigLoader {
     DEFAULTS.put("snapshots.retention.gc-grace", "1h");
     DEFAULTS.put("http.host", "127.0.0.1");
     DEFAULTS.put("http.port", "7077");
+    DEFAULTS.put("http.max-body", "1048576");
     DEFAULTS.put("recovery.catch-up-rate-limit", "0");
     DEFAULTS.put("sources.restart.initial-backoff", "1s");
     DEFAULTS.put("sources.restart.max-backoff", "60s");
@@ -168,7 +169,7 @@ public final class ConfigLoader {
     }
     return new CairnConfig(
         uri, storeProps, workers, maxRecords, maxDuration, cron, zone, keepLast, keepDaily, grace, host, port, rate,
-        init == null ? CairnConfig.DEFAULT_INIT : init, restart);
+        init == null ? CairnConfig.DEFAULT_INIT : init, integer(flat, "http.max-body", 1024, Integer.MAX_VALUE - 1), restart);
   }
 
   private static double decimal(Map<String, String> flat, String key) {

@@ -15,13 +15,39 @@ import org.slf4j.LoggerFactory;
 /**
  * The node's HTTP endpoint (JDK HttpServer; binds 127.0.0.1 unless configured otherwise):
  * {@code POST /sql} (body: statements), {@code GET /status}, {@code POST /snapshot}, {@code GET
- * /metrics} (Prometheus), {@code GET /recovery}. Errors are 400 with the message as body.
+ * /metrics} (Prometheus), {@code GET /recovery}.
+ *
+ * <p>Bounds: a request body above {@code maxBodyBytes} is refused with 413 without being read
+ * whole; reading a request may take at most 30 s and an idle connection is closed after 30 s
+ * (the JDK server's {@code sun.net.httpserver.maxReqTime} and {@code idleInterval}, set unless
+ * already set); 8 handler threads, so a slow snapshot or SELECT does not hold up status polls.
+ * Errors: a bad statement or request is 400 with the message (at most {@value #MAX_ERROR_CHARS}
+ * characters, never the whole input echoed), anything else 500; the handler thread survives
+ * every error, a {@link StackOverflowError} included.
  */
 public final class HttpEndpoint implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HttpEndpoint.class);
+  static final int MAX_ERROR_CHARS = 2000;
+  /** The default request body limit: 1 MiB. */
+  public static final int DEFAULT_MAX_BODY_BYTES = 1 << 20;
   private final HttpServer server;
+  private final int maxBodyBytes;
+
+  static {
+    if (System.getProperty("sun.net.httpserver.maxReqTime") == null) {
+      System.setProperty("sun.net.httpserver.maxReqTime", "30");
+    }
+    if (System.getProperty("sun.net.httpserver.idleInterval") == null) {
+      System.setProperty("sun.net.httpserver.idleInterval", "30000");
+    }
+  }
 
   public HttpEndpoint(String host, int port, NodeApi api) {
+    this(host, port, DEFAULT_MAX_BODY_BYTES, api);
+  }
+
+  public HttpEndpoint(String host, int port, int maxBodyBytes, NodeApi api) {
+    this.maxBodyBytes = maxBodyBytes;
     try {
       server = HttpServer.create(new InetSocketAddress(host, port), 16);
     } catch (IOException e) {
@@ -32,7 +58,7 @@ public final class HttpEndpoint implements AutoCloseable {
       t.setDaemon(true);
       return t;
     }));
-    server.createContext("/sql", ex -> handle(ex, "POST", () -> api.sql(body(ex)), "text/plain"));
+    server.createContext("/sql", ex -> handle(ex, "POST", () -> api.sql(body(ex, maxBodyBytes)), "text/plain"));
     server.createContext("/status", ex -> handle(ex, "GET", api::statusJson, "application/json"));
     server.createContext("/snapshot", ex -> handle(ex, "POST", api::snapshotJson, "application/json"));
     server.createContext("/metrics", ex -> handle(ex, "GET", api::prometheus, "text/plain; version=0.0.4"));
@@ -45,12 +71,39 @@ public final class HttpEndpoint implements AutoCloseable {
     return server.getAddress().getPort();
   }
 
-  private static String body(HttpExchange ex) {
+  /** A request whose body is over the limit. */
+  static final class TooLarge extends RuntimeException {
+    TooLarge(String message) {
+      super(message);
+    }
+  }
+
+  private static String body(HttpExchange ex, int limit) {
+    String declared = ex.getRequestHeaders().getFirst("Content-Length");
+    if (declared != null) {
+      try {
+        if (Long.parseLong(declared.trim()) > limit) {
+          throw new TooLarge("Request body of " + declared.trim() + " bytes is over the limit of " + limit
+              + " bytes (http.max-body)");
+        }
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("Bad Content-Length header");
+      }
+    }
     try {
-      return new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+      byte[] bytes = ex.getRequestBody().readNBytes(limit + 1);
+      if (bytes.length > limit) {
+        throw new TooLarge("Request body is over the limit of " + limit + " bytes (http.max-body)");
+      }
+      return new String(bytes, StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  private static String clip(String message) {
+    String m = message == null ? "" : message;
+    return m.length() <= MAX_ERROR_CHARS ? m : m.substring(0, MAX_ERROR_CHARS) + "... (" + (m.length() - MAX_ERROR_CHARS) + " more characters)";
   }
 
   private static void handle(HttpExchange ex, String method, Supplier<String> action, String type) throws IOException {
@@ -63,13 +116,22 @@ public final class HttpEndpoint implements AutoCloseable {
       try {
         body = action.get();
         code = 200;
-      } catch (IllegalArgumentException | IllegalStateException e) {
-        code = 400;
+      } catch (TooLarge e) {
+        code = 413;
         body = e.getMessage() + "\n";
+      } catch (io.cairn.engine.sql.SqlException | IllegalArgumentException | IllegalStateException e) {
+        code = 400;
+        body = clip(e.getMessage()) + "\n";
+      } catch (StackOverflowError e) {
+        code = 400;
+        body = "Cannot execute request: it is nested too deeply\n";
       } catch (RuntimeException e) {
         LOG.warn("HTTP {} failed", ex.getRequestURI(), e);
         code = 500;
-        body = e.getClass().getSimpleName() + ": " + e.getMessage() + "\n";
+        body = clip(e.getClass().getSimpleName() + ": " + e.getMessage()) + "\n";
+      }
+      if (code == 413) {
+        ex.getResponseHeaders().set("Connection", "close");
       }
     }
     byte[] bytes = body.getBytes(StandardCharsets.UTF_8);

@@ -323,7 +323,7 @@ public final class Node implements AutoCloseable, NodeApi {
     engine.start();
     schedule = snapshots.schedule(config, this::scheduledSnapshot);
     if (config.httpPort() > 0) {
-      http = new HttpEndpoint(config.httpHost(), config.httpPort(), this);
+      http = new HttpEndpoint(config.httpHost(), config.httpPort(), config.httpMaxBodyBytes(), this);
     }
     checkRetention();
     state.set(State.SERVING);
@@ -436,8 +436,8 @@ public final class Node implements AutoCloseable, NodeApi {
   @Override
   public String sql(String statements) {
     StringBuilder sb = new StringBuilder();
-    for (String stmt : splitStatements(statements)) {
-      sb.append(session.execute(stmt).render());
+    for (io.cairn.engine.sql.Result r : session.executeRequest(splitStatements(statements))) {
+      sb.append(r.render());
     }
     return sb.toString();
   }
