@@ -39,13 +39,15 @@ import org.slf4j.LoggerFactory;
  *       younger than the grace period. The newest valid snapshot is therefore always kept.
  *       Invalid manifests older than the grace period and older than the newest valid one are
  *       deleted; those newer are kept and reported.
- *   <li>Delete expired manifests, then the listed files that no kept manifest references, that are
- *       not pinned and that are older than the grace period (this includes orphans of failed
- *       uploads).
+ *   <li>Delete expired manifests. Then list the manifests <em>again</em> and add the files of
+ *       every manifest not seen in step 3 to the referenced set — a manifest another writer
+ *       committed meanwhile may reference old files (an incremental snapshot reuses them) — and
+ *       only then delete the listed files that no manifest references, that are not pinned and
+ *       that are older than the grace period (this includes orphans of failed uploads).
  * </ol>
  *
- * Across processes (another node snapshotting into the same prefix) only the grace period
- * protects a running snapshot's files: set it well above the longest upload.
+ * Across processes, one writer owns the store (the node's epoch fence refuses the deletes of a
+ * fenced node); the re-listing and the grace period cover the moment of a hand-over.
  */
 public final class GarbageCollector {
   private static final Logger LOG = LoggerFactory.getLogger(GarbageCollector.class);
@@ -151,6 +153,21 @@ public final class GarbageCollector {
     // 4. delete
     if (!deleteManifests.isEmpty()) {
       store.delete(deleteManifests);
+    }
+    Set<String> seen = new HashSet<>();
+    infos.forEach(i -> seen.add(i.key()));
+    for (ManifestInfo info : reader.list()) {
+      if (seen.contains(info.key())) {
+        continue;
+      }
+      try {
+        for (BatchFile f : reader.read(info).files()) {
+          referenced.add(paths.key(f.path()));
+        }
+        kept.add(info.key());
+      } catch (CorruptSnapshotException e) {
+        LOG.warn("Manifest {} appeared during garbage collection and does not read: {}", info.key(), e.getMessage());
+      }
     }
     List<String> deleteFiles = new ArrayList<>();
     long bytes = 0;

@@ -25,6 +25,9 @@ import java.util.TreeMap;
  * @param shards the number of workers (shards) the state was captured with
  * @param offsets per source, {@code offsets(T)}
  * @param arrangements one entry per (arrangement, shard)
+ * @param catalogHash the hash of catalog entry {@code catalogPosition - 1} ("" for none; null in
+ *     format version 1): recovery checks that the catalog still holds that very entry
+ * @param epoch the epoch of the node that wrote the manifest (0 in format version 1)
  */
 public record Manifest(
     int formatVersion,
@@ -34,14 +37,18 @@ public record Manifest(
     long catalogPosition,
     int shards,
     Map<String, Map<String, String>> offsets,
-    List<ArrangementEntry> arrangements) {
-  public static final int FORMAT_VERSION = 1;
+    List<ArrangementEntry> arrangements,
+    String catalogHash,
+    long epoch) {
+  /** The format this build writes; it reads 1 (no catalog hash, no epoch) and 2. */
+  public static final int FORMAT_VERSION = 2;
 
   public Manifest {
     Objects.requireNonNull(snapshotId, "snapshotId");
     Objects.requireNonNull(createdAt, "createdAt");
-    if (formatVersion != FORMAT_VERSION) {
-      throw new IllegalArgumentException("Cannot read manifest: format version " + formatVersion + " is not supported (expected " + FORMAT_VERSION + ")");
+    if (formatVersion < 1 || formatVersion > FORMAT_VERSION) {
+      throw new IllegalArgumentException("Cannot read manifest: format version " + formatVersion + " is not supported (this build reads 1 to "
+          + FORMAT_VERSION + ")");
     }
     if (tick < 0 || shards < 1) {
       throw new IllegalArgumentException("Cannot create manifest: tick " + tick + " < 0 or shards " + shards + " < 1");

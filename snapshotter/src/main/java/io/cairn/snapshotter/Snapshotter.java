@@ -223,9 +223,17 @@ public final class Snapshotter implements AutoCloseable {
 
   /** Uploads and commits a captured state whose capture took {@code capturePause}. */
   public SnapshotResult snapshot(EngineState state, long catalogPosition, Duration capturePause) {
+    return snapshot(state, catalogPosition, null, 0, capturePause);
+  }
+
+  /**
+   * Uploads and commits a captured state, recording the hash of the last catalog entry it
+   * includes ({@code catalogHash}) and the writer's {@code epoch}.
+   */
+  public SnapshotResult snapshot(EngineState state, long catalogPosition, String catalogHash, long epoch, Duration capturePause) {
     begin();
     try {
-      return run(state, catalogPosition, capturePause);
+      return run(state, catalogPosition, catalogHash, epoch, capturePause);
     } finally {
       running.set(false);
     }
@@ -280,7 +288,7 @@ public final class Snapshotter implements AutoCloseable {
     try {
       return CompletableFuture.supplyAsync(() -> {
         try {
-          return run(state, position, pause);
+          return run(state, position, null, 0, pause);
         } finally {
           running.set(false);
         }
@@ -306,7 +314,7 @@ public final class Snapshotter implements AutoCloseable {
     }
   }
 
-  private SnapshotResult run(EngineState state, long catalogPosition, Duration capturePause) {
+  private SnapshotResult run(EngineState state, long catalogPosition, String catalogHash, long epoch, Duration capturePause) {
     Objects.requireNonNull(state, "state");
     Instant createdAt = clock.instant();
     long t0 = System.nanoTime();
@@ -392,7 +400,8 @@ public final class Snapshotter implements AutoCloseable {
       }
       Map<String, Map<String, String>> offsets = new HashMap<>();
       state.offsets().forEach((k, v) -> offsets.put(k, v.values()));
-      Manifest m = new Manifest(Manifest.FORMAT_VERSION, id, state.tick(), createdAt.toString(), catalogPosition, state.shards(), offsets, entries);
+      Manifest m = new Manifest(Manifest.FORMAT_VERSION, id, state.tick(), createdAt.toString(), catalogPosition, state.shards(), offsets,
+          entries, catalogHash, epoch);
       byte[] bytes = ManifestCodec.encode(m);
       String key = paths.manifestKey(state.tick(), id);
       commit(key, bytes, state.tick());

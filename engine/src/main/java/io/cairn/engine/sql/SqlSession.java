@@ -93,6 +93,9 @@ public final class SqlSession {
   private final Clock clock;
   private final Map<String, SourceDefinition> sources = new java.util.concurrent.ConcurrentHashMap<>(); // validated, for SHOW SOURCES
   private volatile long position = CatalogLog.FIRST_POSITION;
+  /** The hash of entry {@code position - 1} ("" before entry 0): written with {@code position}. */
+  private volatile String lastHash = "";
+  private volatile long epoch;
 
   public SqlSession(Engine engine, CatalogLog catalog, Clock clock) {
     this.engine = Objects.requireNonNull(engine, "engine");
@@ -110,6 +113,16 @@ public final class SqlSession {
 
   public Engine engine() {
     return engine;
+  }
+
+  /** The hash of the last applied catalog entry ("" when none): a manifest records it with the position. */
+  public String lastHash() {
+    return lastHash;
+  }
+
+  /** The writer epoch recorded in the entries this session appends (0: none). */
+  public void setEpoch(long epoch) {
+    this.epoch = epoch;
   }
 
   public CatalogLog catalog() {
@@ -144,6 +157,7 @@ public final class SqlSession {
     if (e.position() != position) {
       throw new IllegalStateException("Cannot replay catalog entry " + e.position() + ": expected position " + position);
     }
+    io.cairn.engine.catalog.CatalogIntegrityException.verifyChain(List.of(e), lastHash, catalog.describe());
     if (e.schemaVersion() > CatalogEntry.SCHEMA_VERSION) {
       throw new SqlException("Cannot replay catalog entry " + e.position() + ": schema version " + e.schemaVersion()
           + " is newer than this build's " + CatalogEntry.SCHEMA_VERSION);
@@ -154,6 +168,7 @@ public final class SqlSession {
         Prepared p = prepare(st, e.position());
         p.beforeAppend.run();
         p.afterAppend.run();
+        lastHash = e.hash();
         position = e.position() + 1;
         return null;
       });
@@ -180,6 +195,11 @@ public final class SqlSession {
       return query(st);
     }
     return executeDdl(st, text);
+  }
+
+  /** The statement text as the catalog stores it (normalized). */
+  public static String normalize(String sql) {
+    return Parser.normalize(sql);
   }
 
   /** The deepest nesting of parentheses a statement may have (a deeper one is refused before parsing). */
@@ -267,13 +287,15 @@ public final class SqlSession {
             return Result.message(prepared.message);
           }
           prepared.beforeAppend.run();
+          CatalogEntry entry = CatalogEntry.of(p, text, clock.instant(), lastHash, epoch);
           try {
-            catalog.append(CatalogEntry.of(p, text, clock.instant()));
+            catalog.append(entry);
           } catch (RuntimeException ex) {
             prepared.undo.run();
             throw ex;
           }
           prepared.afterAppend.run();
+          lastHash = entry.hash();
           position = p + 1;
           LOG.info("Catalog entry {}: {}", p, text);
           return Result.message(prepared.message);

@@ -92,16 +92,32 @@ public final class CairnCommand implements Runnable {
   static final class Run implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
 
+    @Option(names = "--no-takeover", description = "Refuse to start while another live node owns the store "
+        + "(default: take the store over; the other node is fenced and stops writing).")
+    boolean noTakeover;
+
     @Override
     public Integer call() throws Exception {
       CairnConfig cfg = config.load();
-      Node node = Node.recover(cfg, Node.Options.defaults().withProgress(true));
+      Node node = Node.recover(cfg, Node.Options.defaults().withProgress(true).withTakeover(!noTakeover));
       System.out.print(node.report().toText());
       Runtime.getRuntime().addShutdownHook(new Thread(node::close, "cairn-shutdown"));
       node.serve();
       node.awaitTermination();
+      return fencedExit(node);
+    }
+  }
+
+  /** Exit code of a node that stopped because another node took its store. */
+  public static final int EXIT_FENCED = 5;
+
+  static int fencedExit(Node node) {
+    String why = node.fencedBy();
+    if (why == null) {
       return 0;
     }
+    System.err.println("cairn: " + why);
+    return EXIT_FENCED;
   }
 
   /** {@code recover --until-caught-up}: caught up, but a source or view is not RUNNING. */
@@ -122,6 +138,9 @@ public final class CairnCommand implements Runnable {
     @Option(names = "--json", description = "Print the report as JSON.")
     boolean json;
 
+    @Option(names = "--no-takeover", description = "Refuse to start while another live node owns the store.")
+    boolean noTakeover;
+
     @Option(names = "--timeout", description = "Give up catching up after this long (e.g. 10m). Default: none.")
     String timeout;
 
@@ -129,7 +148,7 @@ public final class CairnCommand implements Runnable {
     public Integer call() throws Exception {
       CairnConfig cfg = config.load();
       Duration limit = timeout == null ? null : ConfigLoader.parseDuration("--timeout", timeout);
-      Node node = Node.recover(cfg, Node.Options.defaults().withProgress(!json).withCatchUpTimeout(limit));
+      Node node = Node.recover(cfg, Node.Options.defaults().withProgress(!json).withCatchUpTimeout(limit).withTakeover(!noTakeover));
       RecoveryReport r = node.report();
       System.out.println(json ? r.toJson() : r.toText());
       if (untilCaughtUp) {
@@ -142,7 +161,7 @@ public final class CairnCommand implements Runnable {
       Runtime.getRuntime().addShutdownHook(new Thread(node::close, "cairn-shutdown"));
       node.serve();
       node.awaitTermination();
-      return 0;
+      return fencedExit(node);
     }
   }
 

@@ -68,37 +68,44 @@ public final class Node implements AutoCloseable, NodeApi {
       Duration catchUpTimeout,
       Clock clock,
       java.util.function.UnaryOperator<ObjectStore> storeDecorator,
-      io.cairn.engine.source.Secrets secrets) {
+      io.cairn.engine.source.Secrets secrets,
+      boolean takeover) {
     public static Options defaults() {
-      return new Options(false, null, Clock.systemUTC(), s -> s, io.cairn.engine.source.Secrets.environment());
+      return new Options(false, null, Clock.systemUTC(), s -> s, io.cairn.engine.source.Secrets.environment(), true);
     }
 
     public Options withProgress(boolean p) {
-      return new Options(p, catchUpTimeout, clock, storeDecorator, secrets);
+      return new Options(p, catchUpTimeout, clock, storeDecorator, secrets, takeover);
     }
 
     /** Stop catching up after {@code d} (null: no limit); the report then says not caught up. */
     public Options withCatchUpTimeout(Duration d) {
-      return new Options(progress, d, clock, storeDecorator, secrets);
+      return new Options(progress, d, clock, storeDecorator, secrets, takeover);
     }
 
     public Options withClock(Clock c) {
-      return new Options(progress, catchUpTimeout, c, storeDecorator, secrets);
+      return new Options(progress, catchUpTimeout, c, storeDecorator, secrets, takeover);
     }
 
     /** Wraps the object store the node opens (e.g. in a {@code MeteredObjectStore} to count requests). */
     public Options withStoreDecorator(java.util.function.UnaryOperator<ObjectStore> d) {
-      return new Options(progress, catchUpTimeout, clock, d, secrets);
+      return new Options(progress, catchUpTimeout, clock, d, secrets, takeover);
     }
 
     /** Where sources resolve {@code SECRET 'NAME'} references (default: the process environment). */
     public Options withSecrets(io.cairn.engine.source.Secrets s) {
-      return new Options(progress, catchUpTimeout, clock, storeDecorator, s);
+      return new Options(progress, catchUpTimeout, clock, storeDecorator, s, takeover);
+    }
+
+    /**
+     * Whether to take the store from a node that owns it (default true: the new node fences the
+     * old one); false refuses to start while the owner looks alive.
+     */
+    public Options withTakeover(boolean t) {
+      return new Options(progress, catchUpTimeout, clock, storeDecorator, secrets, t);
     }
   }
 
-  private static final java.util.regex.Pattern INIT_NAME =
-      java.util.regex.Pattern.compile("(?i)^\\s*CREATE\\s+(SOURCE|MATERIALIZED\\s+VIEW)\\s+([A-Za-z_][A-Za-z0-9_]*)");
   private final CairnConfig config;
   private final Options options;
   private final ObjectStore store;
@@ -113,12 +120,20 @@ public final class Node implements AutoCloseable, NodeApi {
   private volatile Map<String, Object> lastSnapshot = Map.of();
   private HttpEndpoint http;
   private AutoCloseable schedule;
+  private java.util.concurrent.ScheduledExecutorService fenceWatch;
 
   private Node(CairnConfig config, Options options) {
     this.config = config;
     this.options = options;
     ObjectStore raw = ObjectStores.open(config.storeUri(), config.storeProperties());
-    this.store = options.storeDecorator().apply(CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw);
+    ObjectStore decorated = options.storeDecorator().apply(CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw);
+    try {
+      this.fence = StoreFence.acquire(decorated, options.clock(), options.takeover());
+    } catch (RuntimeException e) {
+      decorated.close();
+      throw e;
+    }
+    this.store = fence.guard(decorated, this::onFenced);
     this.snapshots = SnapshotStore.open(store, config, options.clock());
     this.engine =
         Engine.builder()
@@ -130,6 +145,32 @@ public final class Node implements AutoCloseable, NodeApi {
             .build();
     CatalogLog log = snapshots.catalog();
     this.session = new SqlSession(engine, log, options.clock());
+    session.setEpoch(fence.epoch());
+  }
+
+  private final StoreFence fence;
+  private final java.util.concurrent.atomic.AtomicBoolean fencedOnce = new java.util.concurrent.atomic.AtomicBoolean();
+
+  /** A newer node took the store: stop writing and shut down (on another thread: the caller may hold locks). */
+  private void onFenced(StoreFence.FencedException e) {
+    if (!fencedOnce.compareAndSet(false, true)) {
+      return;
+    }
+    LOG.error("{}. Shutting down.", e.getMessage());
+    Thread t = new Thread(this::close, "cairn-fenced");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /** Why this node stopped because another node took its store, or null. */
+  public String fencedBy() {
+    StoreFence.FencedException f = fence.fenced();
+    return f == null ? null : f.getMessage();
+  }
+
+  /** The epoch this node owns the store with. */
+  public long epoch() {
+    return fence.epoch();
   }
 
   /** Starts a node: recovery from the newest valid snapshot, then catch-up. */
@@ -157,7 +198,20 @@ public final class Node implements AutoCloseable, NodeApi {
     Engine.Restored restored = new Engine.Restored(List.of(), List.of());
     java.util.Set<String> inSnapshot = new java.util.HashSet<>();
     if (rec.found()) {
-      session.replay(rec.manifest().catalogPosition());
+      long want = rec.manifest().catalogPosition();
+      session.replay(want);
+      if (session.position() < want) {
+        throw new io.cairn.engine.catalog.CatalogIntegrityException(session.position(), "Cannot recover: snapshot "
+            + rec.info().key() + " includes catalog entries up to " + (want - 1) + ", but the catalog in " + store.describe()
+            + " ends at entry " + (session.position() - 1) + ": entries " + session.position() + ".." + (want - 1)
+            + " are missing. Restore them (from a backup or object versions); cairn will not replay a shorter history");
+      }
+      String hash = rec.manifest().catalogHash();
+      if (hash != null && !hash.equals(session.lastHash())) {
+        throw new io.cairn.engine.catalog.CatalogIntegrityException(want - 1, "Cannot recover: catalog entry " + (want - 1)
+            + " in " + store.describe() + " is not the entry snapshot " + rec.info().key() + " was taken with (it was "
+            + "changed or replaced). Restore the original entry; cairn will not replay a different history");
+      }
       EngineState st = rec.state();
       restored = engine.restore(st);
       engine.dataflows().forEach(d -> inSnapshot.add(d.name()));
@@ -171,14 +225,7 @@ public final class Node implements AutoCloseable, NodeApi {
       LOG.warn("NO SNAPSHOT FOUND in {}: FULL REPLAY — every source is read again from its beginning", store.describe());
     }
     session.replayAll();
-    for (String stmt : config.init()) {
-      java.util.regex.Matcher m = INIT_NAME.matcher(stmt);
-      if (m.find() && engine.dataflow(m.group(2).toLowerCase(Locale.ROOT)).isPresent()) {
-        continue; // already in the catalog
-      }
-      LOG.info("Running init statement: {}", stmt);
-      session.execute(stmt);
-    }
+    runInit();
     if (config.catchUpRateLimit() > 0) {
       for (String s : engine.sourceNames()) {
         engine.setReadRateLimit(s, config.catchUpRateLimit());
@@ -231,6 +278,32 @@ public final class Node implements AutoCloseable, NodeApi {
             flows);
     state.set(State.CAUGHT_UP);
     registerMetrics();
+  }
+
+  /**
+   * Runs the configured init statements once, when the catalog is empty. A start killed part-way
+   * through init left a catalog that is exactly a prefix of the init statements: the rest are
+   * run then. Any other catalog (a DROP, a statement someone ran) means init has run: nothing is
+   * re-created, so a view dropped on purpose stays dropped.
+   */
+  private void runInit() {
+    List<String> init = config.init();
+    List<io.cairn.engine.catalog.CatalogEntry> entries = session.catalog().read(CatalogLog.FIRST_POSITION);
+    int done = 0;
+    while (done < entries.size() && done < init.size()
+        && entries.get(done).sql().equals(io.cairn.engine.sql.SqlSession.normalize(init.get(done)))) {
+      done++;
+    }
+    if (done < entries.size()) {
+      if (!entries.isEmpty()) {
+        LOG.debug("Catalog has {} entries: init statements already ran", entries.size());
+      }
+      return;
+    }
+    for (String stmt : init.subList(done, init.size())) {
+      LOG.info("Running init statement: {}", stmt);
+      session.execute(stmt);
+    }
   }
 
   private boolean catchUp() {
@@ -325,6 +398,20 @@ public final class Node implements AutoCloseable, NodeApi {
     if (config.httpPort() > 0) {
       http = new HttpEndpoint(config.httpHost(), config.httpPort(), config.httpMaxBodyBytes(), this);
     }
+    fenceWatch = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "cairn-fence-watch");
+      t.setDaemon(true);
+      return t;
+    });
+    fenceWatch.scheduleWithFixedDelay(() -> {
+      try {
+        fence.check();
+      } catch (StoreFence.FencedException e) {
+        onFenced(e);
+      } catch (RuntimeException e) {
+        LOG.debug("Epoch check failed (will retry): {}", e.getMessage());
+      }
+    }, 5, 5, java.util.concurrent.TimeUnit.SECONDS);
     checkRetention();
     state.set(State.SERVING);
     LOG.info("cairn is serving: {} sources, {} views; snapshots '{}' ({}); store {}",
@@ -383,16 +470,17 @@ public final class Node implements AutoCloseable, NodeApi {
           engine.betweenTicks(
               () -> {
                 long p0 = System.nanoTime(); // the pause: the engine is held between two ticks
-                Object[] c = {engine.capture(), session.position(), 0L};
+                Object[] c = {engine.capture(), session.position(), 0L, session.lastHash()};
                 c[2] = System.nanoTime() - p0;
                 return c;
               });
       long pauseNanos = (Long) cut[2];
       EngineState st = (EngineState) cut[0];
       long position = (Long) cut[1];
+      String catalogHash = (String) cut[3];
       Map<String, Object> figures;
       try {
-        figures = snapshots.write(st, position, pauseNanos);
+        figures = snapshots.write(st, position, catalogHash, fence.epoch(), pauseNanos);
         lastSnapshotError = null;
       } catch (RuntimeException e) {
         lastSnapshotError = java.time.Instant.now(options.clock()) + ": " + e.getMessage();
@@ -552,11 +640,15 @@ public final class Node implements AutoCloseable, NodeApi {
     } catch (Exception e) {
       LOG.warn("Stopping the snapshot schedule failed: {}", e.getMessage());
     }
+    if (fenceWatch != null) {
+      fenceWatch.shutdownNow();
+    }
     if (http != null) {
       http.close();
     }
     engine.close();
     snapshots.close();
+    fence.release();
     try {
       store.close();
     } catch (RuntimeException e) {

@@ -78,8 +78,8 @@ final class SnapshotStore implements AutoCloseable {
   }
 
   /** Writes and commits a snapshot of {@code state}; returns its figures. */
-  Map<String, Object> write(EngineState state, long catalogPosition, long pauseNanos) {
-    SnapshotResult r = snapshotter.snapshot(state, catalogPosition, Duration.ofNanos(pauseNanos));
+  Map<String, Object> write(EngineState state, long catalogPosition, String catalogHash, long epoch, long pauseNanos) {
+    SnapshotResult r = snapshotter.snapshot(state, catalogPosition, catalogHash, epoch, Duration.ofNanos(pauseNanos));
     Map<String, Object> f = new LinkedHashMap<>();
     f.put("snapshotId", r.snapshotId());
     f.put("manifest", r.manifestKey());
@@ -139,10 +139,32 @@ final class SnapshotStore implements AutoCloseable {
 
   String verifyText() {
     StringBuilder sb = new StringBuilder();
+    List<io.cairn.engine.catalog.CatalogEntry> entries = List.of();
+    String catalogProblem = null;
+    try {
+      entries = catalog().read(io.cairn.engine.catalog.CatalogLog.FIRST_POSITION);
+      io.cairn.engine.catalog.CatalogIntegrityException.verifyChain(entries, "", catalog().describe());
+    } catch (RuntimeException e) {
+      catalogProblem = e.getMessage();
+    }
+    sb.append(catalogProblem == null ? "OK       " : "INVALID  ").append("catalog (").append(entries.size()).append(" entries)");
+    if (catalogProblem != null) {
+      sb.append(": ").append(catalogProblem);
+    }
+    sb.append('\n');
     for (ManifestInfo i : reader.list()) {
       List<String> problems;
       try {
-        problems = reader.verify(reader.read(i), SnapshotReader.Verification.FULL);
+        Manifest m = reader.read(i);
+        problems = new ArrayList<>(reader.verify(m, SnapshotReader.Verification.FULL));
+        if (catalogProblem == null) {
+          long p = m.catalogPosition();
+          if (p > entries.size()) {
+            problems.add("it includes catalog entries up to " + (p - 1) + " but the catalog ends at entry " + (entries.size() - 1));
+          } else if (m.catalogHash() != null && !m.catalogHash().equals(p == 0 ? "" : entries.get((int) p - 1).hash())) {
+            problems.add("catalog entry " + (p - 1) + " is not the one this snapshot was taken with (changed or replaced)");
+          }
+        }
       } catch (RuntimeException e) {
         problems = List.of(e.getMessage());
       }

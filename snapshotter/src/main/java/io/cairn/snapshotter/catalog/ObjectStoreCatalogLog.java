@@ -33,7 +33,13 @@ import java.util.Objects;
  *       listing: a GET after a completed PUT sees it (read-after-write), while a listing may lag.
  *       A writer appends at N only after reading N-1, so there are no gaps; an append checks
  *       (with a HEAD, unless this instance has already seen N-1) that N-1 exists.
- *   <li>Format (JSON): {@code {"schemaVersion":1,"position":N,"wallClock":"<ISO-8601>","sql":"..."}}.
+ *   <li>Format (JSON): {@code {"schemaVersion":2,"position":N,"wallClock":"<ISO-8601>","sql":"...",
+ *       "prevHash":"<SHA-256 of entry N-1>","epoch":E}} (version 1, from older builds, has no
+ *       {@code prevHash} or {@code epoch}).
+ *   <li>No silent gaps: a read that finds entry N missing lists the catalog; if a later entry
+ *       exists, it throws {@link io.cairn.engine.catalog.CatalogIntegrityException} naming N. The
+ *       hash chain itself is checked by whoever applies the entries (the SQL session) and by
+ *       {@code snapshots verify}.
  *       An entry of a newer schema version than {@link CatalogEntry#SCHEMA_VERSION} is refused
  *       with an error naming it; the SQL text holds secret references only, never values.
  * </ul>
@@ -84,10 +90,28 @@ public final class ObjectStoreCatalogLog implements CatalogLog {
       try {
         bytes = store.readAllBytes(key(p));
       } catch (ObjectNotFoundException e) {
+        requireNoEntryAfter(p);
         knownEnd.accumulateAndGet(p, Math::max);
         return out;
       }
       out.add(decode(p, bytes));
+    }
+  }
+
+  /** Entry {@code missing} is absent: any entry after it means a gap, which is an error naming it. */
+  private void requireNoEntryAfter(long missing) {
+    long last = -1;
+    for (var o : store.list(PREFIX)) {
+      String name = o.key().substring(o.key().lastIndexOf('/') + 1);
+      if (name.matches("\\d{20}\\.json")) {
+        last = Math.max(last, Long.parseLong(name.substring(0, 20)));
+      }
+    }
+    if (last > missing) {
+      throw new io.cairn.engine.catalog.CatalogIntegrityException(missing, "Catalog entry " + missing + " (" + key(missing)
+          + ") is missing from " + store.describe() + " but entries up to " + last + " exist: a gap in the catalog. "
+          + "Restore that object (from a backup or an object version) before starting; cairn will not replay a history "
+          + "with a hole in it");
     }
   }
 
@@ -102,6 +126,10 @@ public final class ObjectStoreCatalogLog implements CatalogLog {
     n.put("position", e.position());
     n.put("wallClock", e.wallClock().toString());
     n.put("sql", e.sql());
+    if (e.chained()) {
+      n.put("prevHash", e.prevHash());
+      n.put("epoch", e.epoch());
+    }
     try {
       return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(n);
     } catch (IOException ex) {
@@ -138,7 +166,8 @@ public final class ObjectStoreCatalogLog implements CatalogLog {
       throw new IllegalStateException("Cannot read catalog entry " + where + ": missing 'sql' or 'wallClock'");
     }
     try {
-      return new CatalogEntry(position, sql.asText(), version, Instant.parse(time.asText()));
+      return new CatalogEntry(position, sql.asText(), version, Instant.parse(time.asText()), n.path("prevHash").asText(""),
+          n.path("epoch").asLong(0));
     } catch (DateTimeParseException ex) {
       throw new IllegalStateException("Cannot read catalog entry " + where + ": bad 'wallClock' " + time.asText(), ex);
     }
