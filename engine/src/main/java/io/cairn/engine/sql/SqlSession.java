@@ -246,7 +246,11 @@ public final class SqlSession {
       } catch (SqlException e) {
         throw numbered(i, statements.size(), e, "nothing was applied");
       }
-      if (st.ddl()) {
+      parsed.add(st);
+      texts.add(text);
+    }
+    for (int i = 0; i < parsed.size(); i++) {
+      if (parsed.get(i).ddl()) {
         if (ddl >= 0) {
           throw new SqlException("Cannot execute request: statements " + (ddl + 1) + " and " + (i + 1) + " of "
               + statements.size() + " both change the catalog; a request applies at most one CREATE or DROP (send them one "
@@ -254,8 +258,6 @@ public final class SqlSession {
         }
         ddl = i;
       }
-      parsed.add(st);
-      texts.add(text);
     }
     List<Result> out = new ArrayList<>();
     for (int i = 0; i < parsed.size(); i++) {
