@@ -124,6 +124,7 @@ public final class S3ObjectStore implements ObjectStore {
                 BackoffStrategy.exponentialDelay(config.baseRetryDelay().multipliedBy(5), config.maxRetryDelay()))
             .build())
         .apiCallAttemptTimeout(config.attemptTimeout())
+        .apiCallTimeout(config.apiCallTimeout())
         .addExecutionInterceptor(new ExecutionInterceptor() {
           @Override
           public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {

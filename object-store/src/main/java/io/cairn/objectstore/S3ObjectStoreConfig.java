@@ -37,8 +37,11 @@ import java.util.Set;
  * @param baseRetryDelay base delay of the backoff
  * @param maxRetryDelay cap of one backoff delay
  * @param connectTimeout TCP connect timeout
- * @param attemptTimeout timeout of one HTTP attempt
+ * @param attemptTimeout timeout of one HTTP attempt (default 10 s; also the socket read timeout)
  * @param maxConnections HTTP connection pool size
+ * @param apiCallTimeout bound on one call with all its retries (default 30 s): an endpoint that
+ *     accepts connections and never answers fails within it. Raise both for very slow links (one
+ *     part of a multipart upload must fit in one attempt)
  */
 public record S3ObjectStoreConfig(
     String bucket,
@@ -58,7 +61,8 @@ public record S3ObjectStoreConfig(
     Duration maxRetryDelay,
     Duration connectTimeout,
     Duration attemptTimeout,
-    int maxConnections) {
+    int maxConnections,
+    Duration apiCallTimeout) {
 
   public static final long MIN_PART_SIZE = 5L << 20;
   public static final long DEFAULT_MULTIPART_THRESHOLD = 16L << 20;
@@ -109,10 +113,11 @@ public record S3ObjectStoreConfig(
     public static final String CONNECT_TIMEOUT_MS = "s3.connect-timeout-ms";
     public static final String ATTEMPT_TIMEOUT_MS = "s3.attempt-timeout-ms";
     public static final String MAX_CONNECTIONS = "s3.max-connections";
+    public static final String API_CALL_TIMEOUT_MS = "s3.api-call-timeout-ms";
 
     static final Set<String> ALL = Set.of(ENDPOINT, REGION, PATH_STYLE, ACCESS_KEY_ID, SECRET_ACCESS_KEY,
         CHECKSUM_MODE, MULTIPART_THRESHOLD, PART_SIZE, PARALLELISM, SSE, SSE_KMS_KEY_ID, MAX_ATTEMPTS,
-        BASE_RETRY_DELAY_MS, MAX_RETRY_DELAY_MS, CONNECT_TIMEOUT_MS, ATTEMPT_TIMEOUT_MS, MAX_CONNECTIONS);
+        BASE_RETRY_DELAY_MS, MAX_RETRY_DELAY_MS, CONNECT_TIMEOUT_MS, ATTEMPT_TIMEOUT_MS, MAX_CONNECTIONS, API_CALL_TIMEOUT_MS);
 
     private Keys() {}
   }
@@ -158,7 +163,12 @@ public record S3ObjectStoreConfig(
     baseRetryDelay = requirePositive(Keys.BASE_RETRY_DELAY_MS, baseRetryDelay, Duration.ofMillis(100));
     maxRetryDelay = requirePositive(Keys.MAX_RETRY_DELAY_MS, maxRetryDelay, Duration.ofSeconds(5));
     connectTimeout = requirePositive(Keys.CONNECT_TIMEOUT_MS, connectTimeout, Duration.ofSeconds(5));
-    attemptTimeout = requirePositive(Keys.ATTEMPT_TIMEOUT_MS, attemptTimeout, Duration.ofMinutes(2));
+    attemptTimeout = requirePositive(Keys.ATTEMPT_TIMEOUT_MS, attemptTimeout, Duration.ofSeconds(10));
+    apiCallTimeout = requirePositive(Keys.API_CALL_TIMEOUT_MS, apiCallTimeout, Duration.ofSeconds(30));
+    if (apiCallTimeout.compareTo(attemptTimeout) < 0) {
+      throw new ObjectStoreConfigException("Invalid " + Keys.API_CALL_TIMEOUT_MS + " " + apiCallTimeout.toMillis()
+          + ": must be at least " + Keys.ATTEMPT_TIMEOUT_MS + " (" + attemptTimeout.toMillis() + ")");
+    }
     if (serverSideEncryption != ServerSideEncryption.KMS && kmsKeyId != null) {
       throw new ObjectStoreConfigException(
           "Invalid " + Keys.SSE_KMS_KEY_ID + ": set only with " + Keys.SSE + "=kms, not " + serverSideEncryption);
@@ -205,6 +215,7 @@ public record S3ObjectStoreConfig(
     b.connectTimeout = connectTimeout;
     b.attemptTimeout = attemptTimeout;
     b.maxConnections = maxConnections;
+    b.apiCallTimeout = apiCallTimeout;
     return b;
   }
 
@@ -276,6 +287,9 @@ public record S3ObjectStoreConfig(
     if ((v = props.get(Keys.ATTEMPT_TIMEOUT_MS)) != null) {
       b.attemptTimeout(Duration.ofMillis(parseLong(Keys.ATTEMPT_TIMEOUT_MS, v)));
     }
+    if ((v = props.get(Keys.API_CALL_TIMEOUT_MS)) != null) {
+      b.apiCallTimeout(Duration.ofMillis(parseLong(Keys.API_CALL_TIMEOUT_MS, v)));
+    }
     if ((v = props.get(Keys.MAX_CONNECTIONS)) != null) {
       b.maxConnections((int) parseLong(Keys.MAX_CONNECTIONS, v));
     }
@@ -341,6 +355,7 @@ public record S3ObjectStoreConfig(
     private Duration connectTimeout;
     private Duration attemptTimeout;
     private int maxConnections = 64;
+    private Duration apiCallTimeout;
 
     private Builder(String bucket) {
       this.bucket = bucket;
@@ -367,11 +382,12 @@ public record S3ObjectStoreConfig(
     public Builder connectTimeout(Duration v) { this.connectTimeout = v; return this; }
     public Builder attemptTimeout(Duration v) { this.attemptTimeout = v; return this; }
     public Builder maxConnections(int v) { this.maxConnections = v; return this; }
+    public Builder apiCallTimeout(Duration v) { this.apiCallTimeout = v; return this; }
 
     public S3ObjectStoreConfig build() {
       return new S3ObjectStoreConfig(bucket, prefix, endpoint, region, pathStyleAccess, credentials,
           checksumMode, multipartThresholdBytes, partSizeBytes, multipartParallelism, serverSideEncryption,
-          kmsKeyId, maxAttempts, baseRetryDelay, maxRetryDelay, connectTimeout, attemptTimeout, maxConnections);
+          kmsKeyId, maxAttempts, baseRetryDelay, maxRetryDelay, connectTimeout, attemptTimeout, maxConnections, apiCallTimeout);
     }
   }
 }

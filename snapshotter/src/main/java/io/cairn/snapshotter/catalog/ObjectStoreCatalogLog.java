@@ -90,7 +90,20 @@ public final class ObjectStoreCatalogLog implements CatalogLog {
       try {
         bytes = store.readAllBytes(key(p));
       } catch (ObjectNotFoundException e) {
-        requireNoEntryAfter(p);
+        if (laterEntryExists(p)) {
+          // an entry after p exists, so p existed when it was written (appends check their predecessor):
+          // either p was written after our GET (a racing writer) or it was removed (a gap)
+          try {
+            bytes = store.readAllBytes(key(p));
+          } catch (ObjectNotFoundException gone) {
+            throw new io.cairn.engine.catalog.CatalogIntegrityException(p, "Catalog entry " + p + " (" + key(p)
+                + ") is missing from " + store.describe() + " but later entries exist: a gap in the catalog. "
+                + "Restore that object (from a backup or an object version) before starting; cairn will not replay a "
+                + "history with a hole in it");
+          }
+          out.add(decode(p, bytes));
+          continue;
+        }
         knownEnd.accumulateAndGet(p, Math::max);
         return out;
       }
@@ -98,21 +111,15 @@ public final class ObjectStoreCatalogLog implements CatalogLog {
     }
   }
 
-  /** Entry {@code missing} is absent: any entry after it means a gap, which is an error naming it. */
-  private void requireNoEntryAfter(long missing) {
-    long last = -1;
+  /** Whether the catalog holds an entry after position {@code missing}. */
+  private boolean laterEntryExists(long missing) {
     for (var o : store.list(PREFIX)) {
       String name = o.key().substring(o.key().lastIndexOf('/') + 1);
-      if (name.matches("\\d{20}\\.json")) {
-        last = Math.max(last, Long.parseLong(name.substring(0, 20)));
+      if (name.matches("\\d{20}\\.json") && Long.parseLong(name.substring(0, 20)) > missing) {
+        return true;
       }
     }
-    if (last > missing) {
-      throw new io.cairn.engine.catalog.CatalogIntegrityException(missing, "Catalog entry " + missing + " (" + key(missing)
-          + ") is missing from " + store.describe() + " but entries up to " + last + " exist: a gap in the catalog. "
-          + "Restore that object (from a backup or an object version) before starting; cairn will not replay a history "
-          + "with a hole in it");
-    }
+    return false;
   }
 
   @Override

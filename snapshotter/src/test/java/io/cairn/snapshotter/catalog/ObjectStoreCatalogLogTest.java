@@ -22,7 +22,7 @@ class ObjectStoreCatalogLogTest {
         .containsExactly("catalog/00000000000000000000.json", "catalog/00000000000000000001.json");
     assertThat(ObjectStoreCatalogLog.key(7)).isEqualTo("catalog/00000000000000000007.json");
     String json = new String(store.readAllBytes("catalog/00000000000000000001.json"), StandardCharsets.UTF_8);
-    assertThat(json).contains("\"schemaVersion\" : 1", "\"position\" : 1", "\"wallClock\" : \"2026-12-01T00:00:01Z\"",
+    assertThat(json).contains("\"schemaVersion\" : 2", "\"position\" : 1", "\"wallClock\" : \"2026-12-01T00:00:01Z\"",
         "\"sql\" : \"CREATE SOURCE k FROM KAFKA (password = SECRET 'PW')\"");
   }
 
@@ -31,7 +31,7 @@ class ObjectStoreCatalogLogTest {
     store.put(ObjectStoreCatalogLog.key(0),
         "{\"schemaVersion\":9,\"position\":0,\"wallClock\":\"2026-12-01T00:00:00Z\",\"sql\":\"X\"}".getBytes(StandardCharsets.UTF_8));
     assertThatThrownBy(() -> log.read(0)).hasMessageContaining("catalog/00000000000000000000.json")
-        .hasMessageContaining("schema version 9 is newer than this build's 1");
+        .hasMessageContaining("schema version 9 is newer than this build's 2");
   }
 
   @Test

@@ -28,9 +28,10 @@ class UnknownOutcomeTest {
     try (Engine e = Engine.builder().workers(1).build()) {
       SqlSession s = new SqlSession(e, new ObjectStoreCatalogLog(store), Clock.fixed(T0, ZoneOffset.UTC));
       s.execute(GEN);
-      // the store writes entry 1, then the response is lost
+      String hash0 = s.lastHash();
+      // the store writes entry 1 (chained to entry 0, as the session writes it), then the response is lost
       store.failWhen(c -> c.kind() == Kind.PUT_IF_ABSENT && c.key().equals(ObjectStoreCatalogLog.key(1)), c -> {
-        mem.putIfAbsent(c.key(), ObjectStoreCatalogLog.encode(CatalogEntry.of(1, VIEW, T0)));
+        mem.putIfAbsent(c.key(), ObjectStoreCatalogLog.encode(CatalogEntry.of(1, VIEW, T0, hash0, 0)));
         return new InjectedFault(c);
       });
       assertThatThrownBy(() -> s.execute(VIEW)).isInstanceOf(InjectedFault.class);
