@@ -54,6 +54,10 @@ public final class ObjectStores {
           throw new ObjectStoreConfigException(
               "Invalid object store URI '" + uri + "': expected file:///absolute/path (three slashes)");
         }
+        if (!properties.isEmpty()) {
+          throw new ObjectStoreConfigException("Invalid store properties " + new java.util.TreeSet<>(properties.keySet())
+              + " for " + uri + ": a file:// store uses none (they apply to s3:// stores)");
+        }
         Path root = Path.of(uri.getPath());
         yield "true".equalsIgnoreCase(query.get("create"))
             ? LocalObjectStore.createDirectories(root) : new LocalObjectStore(root);

@@ -558,7 +558,9 @@ public final class S3ObjectStore implements ObjectStore {
 
   private BucketNotFoundException bucketNotFound(String op, String key) {
     return new BucketNotFoundException("Cannot " + op + (key == null ? "" : " " + key) + " in " + name
-        + ": bucket " + config.bucket() + " does not exist");
+        + ": bucket " + config.bucket() + " does not exist. cairn does not create buckets: create it first (e.g. `aws s3 mb s3://"
+        + config.bucket() + "`, or the S3-compatible server's console), with versioning on if you can (it lets you restore a "
+        + "deleted or edited object)");
   }
 
   /**

@@ -53,7 +53,7 @@ public final class CairnCommand implements Runnable {
     }
     cl.setExecutionExceptionHandler(
         (e, cmd, parsed) -> {
-          if (e instanceof ConfigException) {
+          if (e instanceof ConfigException || e instanceof io.cairn.objectstore.exceptions.ObjectStoreConfigException) {
             cmd.getErr().println("cairn: " + e.getMessage());
             return 2;
           }
@@ -88,7 +88,7 @@ public final class CairnCommand implements Runnable {
     }
   }
 
-  @Command(name = "run", description = "Start (recover) and serve: ingest, snapshot on schedule, answer SQL over HTTP.")
+  @Command(name = "run", mixinStandardHelpOptions = true, description = "Start (recover) and serve: ingest, snapshot on schedule, answer SQL over HTTP.")
   static final class Run implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
 
@@ -125,7 +125,7 @@ public final class CairnCommand implements Runnable {
   /** {@code recover --until-caught-up}: not caught up within {@code --timeout}. */
   public static final int EXIT_NOT_CAUGHT_UP = 4;
 
-  @Command(name = "recover", description = "Restart-and-recover: load the newest valid snapshot, replay sources, print the report.",
+  @Command(name = "recover", mixinStandardHelpOptions = true, description = "Restart-and-recover: load the newest valid snapshot, replay sources, print the report.",
       footer = {"", "Exit codes with --until-caught-up: 0 caught up and every source and view RUNNING; 1 recovery failed;",
           "2 bad configuration; 3 caught up but a source or view FAILED or RESTARTING (the report says which and why);",
           "4 not caught up within --timeout."})
@@ -165,7 +165,7 @@ public final class CairnCommand implements Runnable {
     }
   }
 
-  @Command(name = "snapshot", description = "Take a snapshot now on the running node.")
+  @Command(name = "snapshot", mixinStandardHelpOptions = true, description = "Take a snapshot now on the running node.")
   static final class Snapshot implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
     @CommandLine.Mixin ClientTimeout timeout = new ClientTimeout();
@@ -177,7 +177,7 @@ public final class CairnCommand implements Runnable {
     }
   }
 
-  @Command(name = "snapshots", description = "Inspect the snapshot store: list, verify, gc.")
+  @Command(name = "snapshots", mixinStandardHelpOptions = true, description = "Inspect the snapshot store: list, verify, gc.")
   static final class Snapshots implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
 
@@ -203,7 +203,7 @@ public final class CairnCommand implements Runnable {
     }
   }
 
-  @Command(name = "sql", description = "Run SQL statements against the running node.")
+  @Command(name = "sql", mixinStandardHelpOptions = true, description = "Run SQL statements against the running node.")
   static final class Sql implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
     @CommandLine.Mixin ClientTimeout timeout = new ClientTimeout();
@@ -218,7 +218,7 @@ public final class CairnCommand implements Runnable {
     }
   }
 
-  @Command(name = "status", description = "Status of the running node.")
+  @Command(name = "status", mixinStandardHelpOptions = true, description = "Status of the running node.")
   static final class Status implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
     @CommandLine.Mixin ClientTimeout timeout = new ClientTimeout();

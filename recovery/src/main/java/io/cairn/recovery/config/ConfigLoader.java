@@ -91,16 +91,18 @@ public final class ConfigLoader {
           matched = true;
         }
       }
-      if (!matched) {
-        for (String key : new ArrayList<>(flat.keySet())) {
-          if (key.startsWith("store.properties.") && envName(key).equals(envKey)) {
-            flat.put(key, e.getValue());
-          }
-        }
+      if (!matched && !NOT_CONFIG.contains(e.getKey())) {
+        throw new ConfigException("Unknown configuration variable '" + e.getKey() + "': it matches no configuration key "
+            + "(CAIRN_ + the key upper-cased, dots and dashes as underscores, e.g. CAIRN_HTTP_PORT for http.port; store "
+            + "properties can be overridden only when the configuration file sets them). Unset it, or name secrets "
+            + "without the CAIRN_ prefix");
       }
     }
     return build(flat, init);
   }
+
+  /** CAIRN_ variables that are not configuration: read by the launcher or the test harness. */
+  private static final java.util.Set<String> NOT_CONFIG = java.util.Set.of("CAIRN_JAVA_OPTS", "CAIRN_PG_BIN");
 
   static String envName(String key) {
     return key.toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
@@ -188,7 +190,10 @@ public final class ConfigLoader {
     if (uri.isEmpty()) {
       throw new ConfigException("Bad configuration key 'store.uri': it is empty");
     }
-    if (uri.startsWith("file://") || uri.startsWith("s3://") || uri.startsWith("memory:")) {
+    if (uri.startsWith("file://")) {
+      return uri.contains("?") ? uri : uri + "?create=true"; // the node creates its local store directory
+    }
+    if (uri.startsWith("s3://") || uri.startsWith("memory:")) {
       return uri;
     }
     String path = uri.startsWith("file:") ? uri.substring(5) : uri;

@@ -1,0 +1,52 @@
+package io.cairn.recovery.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cairn.objectstore.ObjectStores;
+import io.cairn.objectstore.exceptions.ObjectStoreConfigException;
+import io.cairn.recovery.cli.CairnCommand;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Configuration errors name what was wrong and exit 2; nothing a user sets is silently ignored. */
+class ConfigLoaderTest {
+  @Test
+  void anEnvironmentVariableThatMatchesNoKeyIsAnError() {
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("CAIRN_HTTP_PROT", "8080")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("CAIRN_HTTP_PROT");
+    assertThat(ConfigLoader.load(null, Map.of("CAIRN_HTTP_PORT", "8080", "CAIRN_JAVA_OPTS", "-Xmx1g")).httpPort()).isEqualTo(8080);
+  }
+
+  @Test
+  void restartAndBodyLimitKeysAreReadAndChecked() {
+    CairnConfig c = ConfigLoader.load(null, Map.of("CAIRN_SOURCES_RESTART_MAX_BACKOFF", "5m", "CAIRN_HTTP_MAX_BODY", "2048"));
+    assertThat(c.sourceRestart().maxBackoff()).isEqualTo(Duration.ofMinutes(5));
+    assertThat(c.httpMaxBodyBytes()).isEqualTo(2048);
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("CAIRN_SOURCES_RESTART_JITTER", "1.5")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("sources.restart").hasMessageContaining("jitter");
+  }
+
+  @Test
+  void aLocalStoreDirectoryIsCreatedAndTakesNoProperties(@TempDir Path dir) throws Exception {
+    Path store = dir.resolve("a").resolve("b");
+    CairnConfig c = ConfigLoader.load(null, Map.of("CAIRN_STORE_URI", "file://" + store));
+    ObjectStores.open(c.storeUri(), c.storeProperties()).close();
+    assertThat(Files.isDirectory(store)).isTrue();
+    assertThatThrownBy(() -> ObjectStores.open(c.storeUri(), Map.of("s3.region", "eu-west-1")))
+        .isInstanceOf(ObjectStoreConfigException.class).hasMessageContaining("s3.region").hasMessageContaining("file://");
+  }
+
+  @Test
+  void configurationErrorsExitWithTwoAndSubcommandsHaveHelp(@TempDir Path dir) throws Exception {
+    Path f = dir.resolve("c.yaml");
+    Files.writeString(f, "store:\n  uri: \"file://" + dir + "/s\"\n  properties:\n    s3.region: x\nhttp:\n  port: 0\n");
+    assertThat(CairnCommand.execute("snapshots", "list", "--config", f.toString())).isEqualTo(2);
+    assertThat(CairnCommand.execute("run", "--help")).isZero();
+    assertThat(CairnCommand.execute("recover", "--help")).isZero();
+  }
+}
