@@ -414,6 +414,64 @@ class NodeUnderTrafficIT {
     }
   }
 
+  /**
+   * The README's least-privilege user: LOGIN REPLICATION, SELECT on the table, pg_read_all_stats;
+   * the table owner created the publication and set REPLICA IDENTITY FULL. The source loads,
+   * catches up, resumes from a snapshot without a table scan, and applies a TRUNCATE (it used to
+   * fail the source).
+   */
+  @Test
+  void aLeastPrivilegeUserLoadsCatchesUpResumesAndAppliesTruncate(@TempDir Path dir) throws Exception {
+    PostgresServer pg = PostgresServer.shared();
+    String db = pg.createUniqueDatabase("least");
+    String role = "cdc_" + db.substring(db.length() - 8);
+    Map<Long, String> oracle = new TreeMap<>();
+    try (Connection c = pg.connect(db); Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE customers (id BIGINT PRIMARY KEY, region TEXT NOT NULL)");
+      st.execute("ALTER TABLE customers REPLICA IDENTITY FULL");
+      st.execute("INSERT INTO customers SELECT g, 'r' || (g % 3) FROM generate_series(0, 49) g");
+      st.execute("CREATE ROLE " + role + " LOGIN REPLICATION PASSWORD 'least-pw'");
+      st.execute("GRANT pg_read_all_stats TO " + role);
+      st.execute("GRANT SELECT ON customers TO " + role);
+      st.execute("CREATE PUBLICATION pub_" + role + " FOR TABLE customers");
+    }
+    for (long i = 0; i < 50; i++) {
+      oracle.put(i, "r" + (i % 3));
+    }
+    Path config = Http.config(dir, DAILY, List.of(
+        String.format(Locale.ROOT, "CREATE SOURCE customers FROM POSTGRES (host = '%s', port = '%d', database = '%s', user = '%s',"
+            + " password = SECRET 'PGPASSWORD', table = 'public.customers', slot = 'slot_%s', publication = 'pub_%s')",
+            pg.host(), pg.port(), db, role, role, role),
+        "CREATE MATERIALIZED VIEW by_region AS SELECT region, COUNT(*) AS n FROM customers GROUP BY region"));
+    CairnConfig cfg = ConfigLoader.load(config, Map.of());
+    Node.Options opts = Node.Options.defaults().withSecrets(ref -> "least-pw").withCatchUpTimeout(Duration.ofMinutes(1));
+    try (Node node = Node.recover(cfg, opts)) {
+      assertThat(node.report().caughtUp()).as("caught up as the least-privilege user").isTrue();
+      assertThat(node.report().healthy()).as("%s", node.report().unhealthy()).isTrue();
+      assertThat(node.engine().peek("by_region")).isEqualTo(byRegion(oracle));
+      node.snapshotNow();
+    }
+    try (Connection c = pg.connect(db); Statement st = c.createStatement()) {
+      st.execute("INSERT INTO customers VALUES (100, 'late')");
+      st.execute("TRUNCATE customers");
+      st.execute("INSERT INTO customers VALUES (1, 'after'), (2, 'after'), (3, 'other')");
+    }
+    oracle.clear();
+    oracle.put(1L, "after");
+    oracle.put(2L, "after");
+    oracle.put(3L, "other");
+    try (Node node = Node.recover(cfg, opts)) {
+      assertThat(node.report().fullReplay()).isFalse();
+      assertThat(node.report().caughtUp()).isTrue();
+      assertThat(node.report().healthy()).as("%s", node.report().unhealthy()).isTrue();
+      await("the TRUNCATE and the rows after it", Duration.ofSeconds(30), () -> {
+        node.engine().tick();
+        return node.engine().peek("by_region").equals(byRegion(oracle));
+      });
+      assertThat(node.report().sources().get(0).load()).containsEntry("rows_scanned", 0L).containsEntry("initial_loads", 0L);
+    }
+  }
+
   static List<Row> byRegion(Map<Long, String> table) {
     Map<String, Long> g = new TreeMap<>();
     table.values().forEach(r -> g.merge(r, 1L, Long::sum));

@@ -120,7 +120,7 @@ public final class Node implements AutoCloseable, NodeApi {
   private volatile Map<String, Object> lastSnapshot = Map.of();
   private HttpEndpoint http;
   private AutoCloseable schedule;
-  private java.util.concurrent.ScheduledExecutorService fenceWatch;
+  private java.util.concurrent.ScheduledExecutorService background;
 
   private Node(CairnConfig config, Options options) {
     this.config = config;
@@ -398,12 +398,12 @@ public final class Node implements AutoCloseable, NodeApi {
     if (config.httpPort() > 0) {
       http = new HttpEndpoint(config.httpHost(), config.httpPort(), config.httpMaxBodyBytes(), this);
     }
-    fenceWatch = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "cairn-fence-watch");
+    background = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "cairn-background");
       t.setDaemon(true);
       return t;
     });
-    fenceWatch.scheduleWithFixedDelay(() -> {
+    background.scheduleWithFixedDelay(() -> {
       try {
         fence.check();
       } catch (StoreFence.FencedException e) {
@@ -412,7 +412,7 @@ public final class Node implements AutoCloseable, NodeApi {
         LOG.debug("Epoch check failed (will retry): {}", e.getMessage());
       }
     }, 5, 5, java.util.concurrent.TimeUnit.SECONDS);
-    checkRetention();
+    background.execute(this::checkRetention);
     state.set(State.SERVING);
     LOG.info("cairn is serving: {} sources, {} views; snapshots '{}' ({}); store {}",
         engine.sourceNames().size(), engine.dataflows().size() - engine.sourceNames().size(), config.snapshotCron(),
@@ -434,6 +434,9 @@ public final class Node implements AutoCloseable, NodeApi {
         try {
           if (def.connector().equals("kafka")) {
             io.cairn.connectors.kafka.KafkaRetentionGuard.check(def, options.secrets(), interval)
+                .ifPresent(warnings::add);
+          } else if (def.connector().equals("postgres")) {
+            io.cairn.connectors.postgres.PostgresRetentionGuard.check(def, options.secrets(), interval, Duration.ofSeconds(1))
                 .ifPresent(warnings::add);
           }
         } catch (RuntimeException e) {
@@ -488,7 +491,10 @@ public final class Node implements AutoCloseable, NodeApi {
       }
       engine.onSnapshotCommitted(st);
       lastSnapshot = figures;
-      checkRetention();
+      java.util.concurrent.ScheduledExecutorService bg = background;
+      if (bg != null) {
+        bg.execute(this::checkRetention); // off the snapshot's path: it samples the WAL rate for a second
+      }
       try {
         snapshots.applyRetention();
       } catch (RuntimeException e) {
@@ -640,8 +646,8 @@ public final class Node implements AutoCloseable, NodeApi {
     } catch (Exception e) {
       LOG.warn("Stopping the snapshot schedule failed: {}", e.getMessage());
     }
-    if (fenceWatch != null) {
-      fenceWatch.shutdownNow();
+    if (background != null) {
+      background.shutdownNow();
     }
     if (http != null) {
       http.close();

@@ -15,9 +15,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@code requests}: SQL statements cairn itself issued (checks at open/seek, statistics
  *       probes) plus one per replication session Debezium opened. Debezium's own catalog queries
  *       are not counted.
- *   <li>{@code rows_scanned}: growth of {@code seq_tup_read + idx_tup_fetch} of the table in
- *       {@code pg_stat_user_tables} since open — the initial load's table scan, but also any other
- *       client's scans of that table. PG 15 publishes these statistics up to ~1 s late.
+ *   <li>{@code rows_scanned}: rows cairn's own initial load (and reload) queries read from the
+ *       table — counted as they are delivered, so other clients' scans of the table never count
+ *       as cairn's load (the table-wide {@code pg_stat_user_tables} counters would).
  *   <li>{@code wal_bytes_streamed}: WAL the server decoded and sent through this source's slot
  *       (growth of {@code pg_stat_replication.sent_lsn}).
  *   <li>{@code wal_bytes_retained}: a gauge, {@code pg_current_wal_lsn() - restart_lsn} of the

@@ -54,6 +54,45 @@ public final class PostgresRetentionGuard {
     return check(maxSlotWalKeepSizeBytes(connection), snapshotInterval, walBytesPerSecond);
   }
 
+  /**
+   * Checks the source {@code definition} reads: connects with its own short-lived connection
+   * (never the source's), samples the cluster's WAL rate over {@code sample} from {@code
+   * pg_current_wal_lsn()}, and compares one snapshot interval of it with {@code
+   * max_slot_wal_keep_size}. Needs no privilege beyond the source's own.
+   */
+  public static Optional<String> check(io.cairn.engine.source.SourceDefinition definition, io.cairn.engine.source.Secrets secrets,
+      Duration snapshotInterval, Duration sample) {
+    PostgresSourceConfig config = PostgresSourceConfig.from(new PostgresConnector().validate(definition));
+    java.util.Properties p = new java.util.Properties();
+    p.setProperty("user", config.user());
+    p.setProperty("password", secrets.resolve(config.passwordRef()));
+    p.setProperty("ApplicationName", "cairn-retention-guard");
+    p.setProperty("connectTimeout", "10");
+    p.setProperty("socketTimeout", "30");
+    try (Connection c = java.sql.DriverManager.getConnection(config.jdbcUrl(), p)) {
+      long a = currentLsn(c);
+      long t0 = System.nanoTime();
+      try {
+        Thread.sleep(sample.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      long b = currentLsn(c);
+      double rate = Math.max(0, b - a) / ((System.nanoTime() - t0) / 1e9);
+      return check(c, snapshotInterval, rate).map(w -> "source '" + config.sourceName() + "': " + w);
+    } catch (SQLException e) {
+      throw new IllegalStateException("Cannot check WAL retention for source '" + config.sourceName() + "': "
+          + e.getMessage() + " [SQLState " + e.getSQLState() + "]");
+    }
+  }
+
+  private static long currentLsn(Connection c) throws SQLException {
+    try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_current_wal_lsn()::text")) {
+      rs.next();
+      return DebeziumOffsets.parseLsn(rs.getString(1));
+    }
+  }
+
   /** The server's {@code max_slot_wal_keep_size} in bytes (-1 for unlimited). */
   public static long maxSlotWalKeepSizeBytes(Connection connection) {
     try (Statement st = connection.createStatement();

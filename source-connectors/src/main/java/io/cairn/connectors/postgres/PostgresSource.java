@@ -87,8 +87,8 @@ import org.slf4j.LoggerFactory;
  *       which case a marker that still reaches the source fails it with a clear message rather
  *       than storing a placeholder as data. FULL also gives complete {@code before} rows.
  *   <li><b>Delivery.</b> Events become {@code upsert(key, row)} (insert, update, initial-load
- *       read) and {@code upsert(key, null)} (delete). TRUNCATE fails the source (no SPI
- *       operation drops all rows). On resume Debezium may re-deliver events of the last
+ *       read) and {@code upsert(key, null)} (delete). TRUNCATE retracts every row of the
+ *       source ({@link SourceOutput#reset()}), as a reload does. On resume Debezium may re-deliver events of the last
  *       transaction before the position; upserts by key make that harmless.
  *   <li><b>Errors.</b> Debezium's retries are off ({@code errors.max.retries=0}): an error stops
  *       the engine and the next {@link #poll} throws it with the source, slot and server named.
@@ -100,11 +100,15 @@ final class PostgresSource implements Source {
   static final String UNAVAILABLE = "__debezium_unavailable_value";
   private static final long MICROS_PER_DAY = 86_400_000_000L;
 
-  private sealed interface Item permits Change, Heartbeat, Failure {}
+  private sealed interface Item permits Change, Truncate, Heartbeat, Failure {}
 
-  private record Change(Row key, Row row, Map<String, ?> offsets, long bytes) implements Item {}
+  /** A change; {@code scanned}: a row read by cairn's own initial load (or reload) query, counted as {@code rows_scanned}. */
+  private record Change(Row key, Row row, Map<String, ?> offsets, long bytes, boolean scanned) implements Item {}
 
   private record Heartbeat(Map<String, ?> offsets) implements Item {}
+
+  /** TRUNCATE of the table: every row of the source is retracted (as after a reload). */
+  private record Truncate(Map<String, ?> offsets) implements Item {}
 
   private record Failure(RuntimeException error) implements Item {}
 
@@ -119,7 +123,6 @@ final class PostgresSource implements Source {
   private final String storeId = UUID.randomUUID().toString();
   private final EngineOffsetStore.Channel channel;
   private final String heartbeatTopicPrefix;
-  private final long tableReadsBaseline;
 
   private volatile boolean closed;
   private volatile RuntimeException failure;
@@ -183,7 +186,6 @@ final class PostgresSource implements Source {
         }
       }
       applyReplicaIdentityPolicy(table);
-      this.tableReadsBaseline = catalog.probe().tableReads();
     } catch (SQLException e) {
       closeQuietly(conn);
       throw new IllegalStateException("Cannot open source '" + config.sourceName() + "': reading table "
@@ -505,8 +507,10 @@ final class PostgresSource implements Source {
       try {
         item = toItem(r);
       } catch (RuntimeException e) {
-        Failure f = new Failure(new IllegalStateException("Cannot decode a change of source '" + config.sourceName()
-            + "' (table " + config.qualifiedTable() + ", offsets " + r.sourceOffset() + "): " + e.getMessage(), e));
+        // the same change arrives again after a restart: not retriable
+        Failure f = new Failure(new io.cairn.engine.source.SourceException("Cannot decode a change of source '"
+            + config.sourceName() + "' (table " + config.qualifiedTable() + ", offsets " + r.sourceOffset() + "): "
+            + e.getMessage(), e, false));
         failure = f.error();
         put(f);
         throw f.error();
@@ -541,7 +545,7 @@ final class PostgresSource implements Source {
     return switch (op) {
       case "c", "r", "u" -> {
         Row row = toRow(value.getStruct("after"), op);
-        yield new Change(row.select(keyIndices), row, r.sourceOffset(), estimateBytes(row));
+        yield new Change(row.select(keyIndices), row, r.sourceOffset(), estimateBytes(row), op.equals("r"));
       }
       case "d" -> {
         Struct before = value.getStruct("before");
@@ -549,10 +553,9 @@ final class PostgresSource implements Source {
           throw new IllegalStateException("DELETE without the old row's key (replica identity NOTHING?)");
         }
         Row key = toKey(before);
-        yield new Change(key, null, r.sourceOffset(), estimateBytes(key));
+        yield new Change(key, null, r.sourceOffset(), estimateBytes(key), false);
       }
-      case "t" -> throw new IllegalStateException("TRUNCATE of " + config.qualifiedTable()
-          + " cannot be applied: cairn has no operation that removes all rows of a source; re-create the source");
+      case "t" -> new Truncate(r.sourceOffset());
       default -> null;
     };
   }
@@ -691,7 +694,16 @@ final class PostgresSource implements Source {
           delivered++;
           meter.add(LoadMeter.RECORDS, 1);
           meter.add(LoadMeter.BYTES, c.bytes());
+          if (c.scanned()) {
+            meter.add(PostgresLoadMeter.ROWS_SCANNED, 1);
+          }
           advance(c.offsets());
+        } else if (item instanceof Truncate t) {
+          LOG.info("Source '{}': TRUNCATE of {}: retracting every row", config.sourceName(), config.qualifiedTable());
+          out.reset();
+          delivered++;
+          meter.add(LoadMeter.RECORDS, 1);
+          advance(t.offsets());
         } else if (item instanceof Heartbeat h) {
           advance(h.offsets());
         } else if (item instanceof Failure f) {
@@ -824,7 +836,6 @@ final class PostgresSource implements Source {
       synchronized (catalog) {
         p = catalog.probe();
       }
-      meter.set(PostgresLoadMeter.ROWS_SCANNED, Math.max(0, p.tableReads() - tableReadsBaseline));
       if (p.senderPid() != null && p.sentLsn() >= 0) {
         if (p.senderPid().equals(lastSenderPid) && lastSentLsn >= 0) {
           meter.add(PostgresLoadMeter.WAL_BYTES_STREAMED, Math.max(0, p.sentLsn() - lastSentLsn));

@@ -270,7 +270,8 @@ class PostgresSourceTest {
       Source source = pg.open(def);
       try {
         assertThatThrownBy(() -> source.seek(pos))
-            .isInstanceOf(IllegalStateException.class)
+            .isInstanceOfSatisfying(io.cairn.engine.source.SourceException.class,
+                e -> assertThat(e.retriable()).as("a lost slot is not worth a restart").isFalse())
             .hasMessageContaining("Cannot resume source 'slotfail'")
             .hasMessageContaining("replication slot '" + slot + "' does not exist")
             .hasMessageContaining(pg.database)
@@ -291,7 +292,8 @@ class PostgresSourceTest {
       pg.exec("DROP PUBLICATION pub_items");
       Source source = pg.open(def);
       try {
-        assertThatThrownBy(() -> source.seek(pos)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> source.seek(pos)).isInstanceOfSatisfying(io.cairn.engine.source.SourceException.class,
+                e -> assertThat(e.retriable()).as("a lost slot is not worth a restart").isFalse())
             .hasMessageContaining("publication 'pub_items'").hasMessageContaining("does not exist or no longer publishes");
       } finally {
         source.close();
@@ -344,7 +346,8 @@ class PostgresSourceTest {
       assertThat(pg.queryString("SELECT wal_status FROM pg_replication_slots WHERE slot_name = '" + slot + "'")).isEqualTo("lost");
       Source source = pg.open(failing);
       try {
-        assertThatThrownBy(() -> source.seek(pos)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> source.seek(pos)).isInstanceOfSatisfying(io.cairn.engine.source.SourceException.class,
+                e -> assertThat(e.retriable()).as("a lost slot is not worth a restart").isFalse())
             .hasMessageContaining("replication slot '" + slot + "'")
             .hasMessageContaining("was invalidated (wal_status = lost")
             .hasMessageContaining("max_slot_wal_keep_size");
