@@ -125,6 +125,7 @@ final class PostgresSource implements Source {
   private final String heartbeatTopicPrefix;
 
   private volatile boolean closed;
+  private boolean warnedNoSentLsn;
   private volatile RuntimeException failure;
   private boolean seeked;
   private SourceOffsets position = SourceOffsets.EMPTY;
@@ -773,6 +774,11 @@ final class PostgresSource implements Source {
           break;
         }
       }
+    }
+    if (settled != null && settled.sentLsn() < 0 && settled.senderPid() != null && !warnedNoSentLsn) {
+      warnedNoSentLsn = true;
+      LOG.warn("Source '{}': cannot read pg_stat_replication.sent_lsn of its own replication session, so it can never "
+          + "report caught up: GRANT pg_read_all_stats TO {} (see the README's Postgres grants)", config.sourceName(), config.user());
     }
     return settled != null && settled.sentLsn() >= 0 && settled.sentLsn() >= settled.flushHeadLsn();
   }
