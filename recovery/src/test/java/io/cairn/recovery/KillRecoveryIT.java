@@ -42,14 +42,15 @@ import org.slf4j.LoggerFactory;
  * node is killed at random moments, at named crash points (during a batch upload, between upload
  * and manifest commit, while reading during recovery, while catching up), while its Kafka source
  * is RESTARTING (the broker down), after a broker restart and after a Postgres restart (each with
- * a snapshot requested during the outage).
+ * a snapshot requested during the outage), and once a second node starts on the same store mid-run (an
+ * overlapping deploy): it takes the store over and the first node, fenced, exits with code 5.
  *
  * <p>Every round that recovers checks, before any new traffic, that the Kafka and Postgres views
  * equal the oracle; at the end a node recovers in this JVM from a snapshot (not a full replay) and
  * every view, the generator's included, must equal the oracle: no update lost, none counted twice.
  * The test also asserts that each named crash point was hit and each special round happened.
  *
- * <p>Rounds: {@code -Dcairn.kill.rounds=N} (default 20, at least 12; the {@code kill-soak} profile runs hundreds).
+ * <p>Rounds: {@code -Dcairn.kill.rounds=N} (default 20, at least 14; the {@code kill-soak} profile runs hundreds).
  */
 class KillRecoveryIT {
   private static final Logger LOG = LoggerFactory.getLogger(KillRecoveryIT.class);
@@ -59,10 +60,11 @@ class KillRecoveryIT {
   private static final int BROKER_RESTART_ROUND = 4;
   private static final int PG_RESTART_ROUND = 7;
   private static final int KILL_WHILE_RESTARTING_ROUND = 10;
+  private static final int SECOND_NODE_ROUND = 13;
 
   @Test
   void viewsEqualTheOracleAfterRepeatedKillsUnderTraffic(@TempDir Path dir) throws Exception {
-    int rounds = Math.max(12, Integer.getInteger("cairn.kill.rounds", 20));
+    int rounds = Math.max(14, Integer.getInteger("cairn.kill.rounds", 20));
     long seed = Long.getLong("cairn.kill.seed", System.nanoTime());
     LOG.info("Kill test: {} rounds, seed {}", rounds, seed);
     Random random = new Random(seed);
@@ -82,7 +84,8 @@ class KillRecoveryIT {
       Set<String> specialRounds = new LinkedHashSet<>();
       int checkedRounds = 0;
       for (int round = 0; round < rounds; round++) {
-        boolean special = round == BROKER_RESTART_ROUND || round == PG_RESTART_ROUND || round == KILL_WHILE_RESTARTING_ROUND;
+        boolean special = round == BROKER_RESTART_ROUND || round == PG_RESTART_ROUND || round == KILL_WHILE_RESTARTING_ROUND
+            || round == SECOND_NODE_ROUND;
         String crashAt = !special && round % 3 == 2 ? CRASH_POINTS[(round / 3) % CRASH_POINTS.length] : null;
         Path log = dir.resolve("node-" + round + ".log");
         Process p = startNode(config, crashAt, log, pg.password());
@@ -140,6 +143,29 @@ class KillRecoveryIT {
               r.join(120_000);
               assertThat(state).as("the Kafka source was seen RESTARTING before the kill").isIn("RESTARTING", "FAILED");
               specialRounds.add("killed while a source was " + state);
+            } else if (round == SECOND_NODE_ROUND) {
+              // an overlapping deploy: a second node on the same store takes it over; the first is fenced and exits
+              Thread.sleep(1000);
+              int port2 = Http.freePort();
+              Path config2 = dir.resolve("cairn-2.yaml");
+              Files.writeString(config2, Files.readString(config).replace("port: " + port, "port: " + port2));
+              Path log2 = dir.resolve("node-" + round + "-second.log");
+              Process second = startNode(config2, null, log2, pg.password());
+              try {
+                awaitServing(second, port2, log2);
+                assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("the first node exits once fenced: %s", tail(log)).isTrue();
+                assertThat(p.exitValue()).as("exit code of the fenced node").isEqualTo(5);
+                assertThat(Files.readString(log)).contains("Fenced");
+                t.stop();
+                checkAgainstOracle(port2, scenario, round);
+                Http.Response snap = Http.post(port2, "/snapshot", "");
+                assertThat(snap.code()).as("the new owner snapshots: %s", snap.body()).isEqualTo(200);
+                Thread.sleep(500 + random.nextInt(1500));
+              } finally {
+                second.destroyForcibly(); // kill -9 the new owner too
+                second.waitFor(10, TimeUnit.SECONDS);
+              }
+              specialRounds.add("a second node took the store mid-run; the first was fenced (exit 5)");
             } else {
               Thread.sleep(800 + random.nextInt(3500));
             }
@@ -157,7 +183,7 @@ class KillRecoveryIT {
       LOG.info("Kill rounds:\n  {}", String.join("\n  ", outcomes));
       assertThat(crashPointsHit).as("named crash points hit").containsExactlyInAnyOrderElementsOf(
           java.util.Arrays.stream(CRASH_POINTS).limit(Math.min(CRASH_POINTS.length, crashRounds(rounds))).toList());
-      assertThat(specialRounds).hasSize(3);
+      assertThat(specialRounds).hasSize(4);
       assertThat(checkedRounds).isGreaterThanOrEqualTo(rounds / 2);
 
       CairnConfig cfg = ConfigLoader.load(config, Map.of());
@@ -192,7 +218,8 @@ class KillRecoveryIT {
   private static int crashRounds(int rounds) {
     int n = 0;
     for (int round = 0; round < rounds; round++) {
-      boolean special = round == BROKER_RESTART_ROUND || round == PG_RESTART_ROUND || round == KILL_WHILE_RESTARTING_ROUND;
+      boolean special = round == BROKER_RESTART_ROUND || round == PG_RESTART_ROUND || round == KILL_WHILE_RESTARTING_ROUND
+            || round == SECOND_NODE_ROUND;
       if (!special && round % 3 == 2) {
         n++;
       }
