@@ -489,6 +489,12 @@ public final class Node implements AutoCloseable, NodeApi {
         lastSnapshotError = java.time.Instant.now(options.clock()) + ": " + e.getMessage();
         throw e;
       }
+      try {
+        fence.check(); // a newer owner may have recovered from an older snapshot: never confirm offsets past it
+      } catch (StoreFence.FencedException e) {
+        onFenced(e);
+        throw e;
+      }
       engine.onSnapshotCommitted(st);
       lastSnapshot = figures;
       java.util.concurrent.ScheduledExecutorService bg = background;
@@ -529,6 +535,9 @@ public final class Node implements AutoCloseable, NodeApi {
 
   @Override
   public String sql(String statements) {
+    if (fence.fenced() != null) {
+      throw fence.fenced();
+    }
     StringBuilder sb = new StringBuilder();
     for (io.cairn.engine.sql.Result r : session.executeRequest(splitStatements(statements))) {
       sb.append(r.render());
