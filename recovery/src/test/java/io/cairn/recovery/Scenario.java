@@ -80,7 +80,7 @@ final class Scenario {
   }
 
   /** {@code by_region} as the table holds it now. */
-  List<Row> expectedByRegion() {
+  synchronized List<Row> expectedByRegion() {
     List<Row> out = new ArrayList<>();
     try (var c = pg.connect(pgDatabase); var st = c.createStatement();
         var rs = st.executeQuery("SELECT region, COUNT(*) FROM customers GROUP BY region ORDER BY region")) {

@@ -198,6 +198,22 @@ final class PostgresCatalog {
     }
   }
 
+  /**
+   * Writes a non-transactional logical decoding message into the WAL of the slot's database and
+   * returns its LSN. Any role may call {@code pg_logical_emit_message}; it needs no grant.
+   */
+  long emitMessage(String prefix, String content) throws SQLException {
+    meter.add(PostgresLoadMeter.REQUESTS, 1);
+    try (PreparedStatement ps = conn.prepareStatement("SELECT pg_logical_emit_message(false, ?, ?)::text")) {
+      ps.setString(1, prefix);
+      ps.setString(2, content);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return DebeziumOffsets.parseLsn(rs.getString(1));
+      }
+    }
+  }
+
   private String quoted() {
     return "\"" + config.schemaName() + "\".\"" + config.tableName() + "\"";
   }

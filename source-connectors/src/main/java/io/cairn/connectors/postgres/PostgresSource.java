@@ -48,8 +48,8 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Threads.</b> Debezium runs on its own daemon thread and hands change events to {@link
  *       #poll} through a bounded queue ({@code queue-capacity}); when the engine does not poll,
  *       Debezium blocks, and so does the replication stream (backpressure). A second daemon thread
- *       probes the server every {@code stats-interval-ms} for the load meter, the head position
- *       and the slot's confirmed position.
+ *       probes the server every {@code stats-interval-ms} for the load meter and the slot's
+ *       confirmed position, and writes the caught-up watermarks ({@link #caughtUp()}).
  *   <li><b>Offsets live in the engine.</b> {@link #position()} is Debezium's offset map of the last
  *       delivered event (or heartbeat). Debezium's offset store is {@link EngineOffsetStore}:
  *       while Debezium's task starts it serves the offsets given to {@link #seek}; afterwards it
@@ -100,7 +100,7 @@ final class PostgresSource implements Source {
   static final String UNAVAILABLE = "__debezium_unavailable_value";
   private static final long MICROS_PER_DAY = 86_400_000_000L;
 
-  private sealed interface Item permits Change, Truncate, Heartbeat, Failure {}
+  private sealed interface Item permits Change, Truncate, Heartbeat, Watermark, Failure {}
 
   /** A change; {@code scanned}: a row read by cairn's own initial load (or reload) query, counted as {@code rows_scanned}. */
   private record Change(Row key, Row row, Map<String, ?> offsets, long bytes, boolean scanned) implements Item {}
@@ -111,6 +111,9 @@ final class PostgresSource implements Source {
   private record Truncate(Map<String, ?> offsets) implements Item {}
 
   private record Failure(RuntimeException error) implements Item {}
+
+  /** This source's caught-up watermark number {@code seq} came through the stream (see {@link #caughtUp()}). */
+  private record Watermark(long seq) implements Item {}
 
   private final PostgresSourceConfig config;
   private final String password;
@@ -125,7 +128,7 @@ final class PostgresSource implements Source {
   private final String heartbeatTopicPrefix;
 
   private volatile boolean closed;
-  private boolean warnedNoSentLsn;
+  private volatile boolean warnedNoSentLsn;
   private volatile RuntimeException failure;
   private boolean seeked;
   private SourceOffsets position = SourceOffsets.EMPTY;
@@ -143,13 +146,21 @@ final class PostgresSource implements Source {
   private volatile long lastCommitRequestNanos;
 
   // probes
-  private record TimedProbe(long nanos, PostgresCatalog.Probe probe) {}
-
-  /** Time for WAL the server has sent to pass through Debezium into the queue (> 2 Debezium poll intervals). */
-  private static final long SETTLE_NANOS = TimeUnit.MILLISECONDS.toNanos(300);
-  private final java.util.ArrayDeque<TimedProbe> probes = new java.util.ArrayDeque<>();
   private Integer lastSenderPid;
   private long lastSentLsn = -1;
+
+  // caught-up watermarks
+  static final String WATERMARK_PREFIX = "cairn.watermark";
+  /** A watermark still in flight this long after it was written no longer counts as caught up. */
+  private static final long WATERMARK_LAG_NANOS = TimeUnit.SECONDS.toNanos(2);
+  /** Asked within this long: the monitor keeps writing watermarks. */
+  private static final long WATERMARK_ASKED_NANOS = TimeUnit.SECONDS.toNanos(5);
+  /** {@code <slot>:<random per instance>:}: an old run's watermarks replayed from the resume LSN never match. */
+  private final String watermarkTag;
+  private volatile long watermarkEmitted;
+  private volatile long watermarkEmittedNanos;
+  private volatile long watermarkSeen;
+  private volatile long caughtUpAskedNanos;
 
   // read-rate limit
   private volatile double rateLimit;
@@ -161,6 +172,7 @@ final class PostgresSource implements Source {
     this.password = password;
     this.queue = new ArrayBlockingQueue<>(config.queueCapacity());
     this.heartbeatTopicPrefix = "__debezium-heartbeat." + topicPrefix();
+    this.watermarkTag = config.slot() + ":" + UUID.randomUUID() + ":";
     Connection conn = connect();
     this.catalog = new PostgresCatalog(conn, config, meter);
     try {
@@ -412,6 +424,7 @@ final class PostgresSource implements Source {
     p.setProperty("snapshot.mode", snapshotMode);
     p.setProperty("lsn.flush.mode", "connector");
     p.setProperty("heartbeat.interval.ms", Long.toString(config.heartbeatInterval().toMillis()));
+    p.setProperty("message.prefix.include.list", WATERMARK_PREFIX.replace(".", "\\."));
     p.setProperty("tombstones.on.delete", "false");
     p.setProperty("skipped.operations", "none");
     p.setProperty("decimal.handling.mode", "double");
@@ -557,8 +570,27 @@ final class PostgresSource implements Source {
         yield new Change(key, null, r.sourceOffset(), estimateBytes(key), false);
       }
       case "t" -> new Truncate(r.sourceOffset());
+      case "m" -> watermark(value.getStruct("message"));
       default -> null;
     };
+  }
+
+  /** This instance's watermark, or null for any other logical decoding message (another run's, another app's). */
+  private Watermark watermark(Struct message) {
+    if (message == null || !WATERMARK_PREFIX.equals(message.getString("prefix"))) {
+      return null;
+    }
+    Object c = message.get("content");
+    String content = c instanceof byte[] b ? new String(b, java.nio.charset.StandardCharsets.UTF_8)
+        : c instanceof ByteBuffer bb ? java.nio.charset.StandardCharsets.UTF_8.decode(bb.duplicate()).toString() : String.valueOf(c);
+    if (!content.startsWith(watermarkTag)) {
+      return null;
+    }
+    try {
+      return new Watermark(Long.parseLong(content.substring(watermarkTag.length())));
+    } catch (NumberFormatException e) {
+      return null;
+    }
   }
 
   private Row toRow(Struct s, String op) {
@@ -707,6 +739,9 @@ final class PostgresSource implements Source {
           advance(t.offsets());
         } else if (item instanceof Heartbeat h) {
           advance(h.offsets());
+        } else if (item instanceof Watermark w) {
+          // everything the server had written before the watermark has passed through poll: no offsets move
+          watermarkSeen = Math.max(watermarkSeen, w.seq());
         } else if (item instanceof Failure f) {
           throw f.error();
         }
@@ -757,30 +792,57 @@ final class PostgresSource implements Source {
     return position;
   }
 
+  /**
+   * Caught up when the stream has delivered, and {@link #poll} has handed on, everything up to a
+   * watermark written after the question was first asked. A watermark is a non-transactional
+   * logical decoding message ({@code pg_logical_emit_message}, prefix {@value #WATERMARK_PREFIX})
+   * that the monitor thread writes into this database's WAL; its LSN is at or above {@code
+   * pg_current_wal_lsn()} at the time it was written, and the server streams WAL in order. So this
+   * decides from the LSNs the connector itself received, needs no statistics grant, and stays true
+   * on an idle table (where the offsets of the last change never move). While the question keeps
+   * being asked a new watermark is written every {@code watermark-interval-ms}; the answer stays
+   * true while the newest one is less than 2 s in flight.
+   */
   @Override
   public boolean caughtUp() {
     if (!seeked || closed || !loadDone || failure != null || !queue.isEmpty()) {
       return false;
     }
-    // The newest probe old enough for what the server had sent then to have reached the (empty) queue:
-    // caught up when the server had sent Debezium everything up to its WAL flush position at that time.
+    caughtUpAskedNanos = System.nanoTime();
+    long seen = watermarkSeen;
+    if (seen == 0) {
+      return false;
+    }
+    return seen >= watermarkEmitted || System.nanoTime() - watermarkEmittedNanos < WATERMARK_LAG_NANOS;
+  }
+
+  /** Writes the next watermark when one is due (monitor thread). */
+  private void maybeEmitWatermark() throws SQLException {
+    if (!loadDone || failure != null || !taskStarted.get()) {
+      return;
+    }
     long now = System.nanoTime();
-    PostgresCatalog.Probe settled = null;
-    synchronized (probes) {
-      for (java.util.Iterator<TimedProbe> it = probes.descendingIterator(); it.hasNext(); ) {
-        TimedProbe t = it.next();
-        if (now - t.nanos() >= SETTLE_NANOS) {
-          settled = t.probe();
-          break;
-        }
-      }
+    long emitted = watermarkEmitted;
+    boolean asked = now - caughtUpAskedNanos < WATERMARK_ASKED_NANOS;
+    boolean due;
+    if (emitted == 0) {
+      due = true; // the first one right after the stream starts: recovery's wait for caught-up ends early
+    } else if (watermarkSeen >= emitted) {
+      due = asked && now - watermarkEmittedNanos >= config.watermarkInterval().toNanos();
+    } else {
+      due = asked && now - watermarkEmittedNanos >= Math.max(config.watermarkInterval().toNanos(), TimeUnit.SECONDS.toNanos(30));
     }
-    if (settled != null && settled.sentLsn() < 0 && settled.senderPid() != null && !warnedNoSentLsn) {
-      warnedNoSentLsn = true;
-      LOG.warn("Source '{}': cannot read pg_stat_replication.sent_lsn of its own replication session, so it can never "
-          + "report caught up: GRANT pg_read_all_stats TO {} (see the README's Postgres grants)", config.sourceName(), config.user());
+    if (!due) {
+      return;
     }
-    return settled != null && settled.sentLsn() >= 0 && settled.sentLsn() >= settled.flushHeadLsn();
+    long seq = emitted + 1;
+    watermarkEmittedNanos = now;
+    long lsn;
+    synchronized (catalog) {
+      lsn = catalog.emitMessage(WATERMARK_PREFIX, watermarkTag + seq);
+    }
+    watermarkEmitted = seq;
+    LOG.debug("Source '{}': caught-up watermark {} written at LSN {}", config.sourceName(), seq, DebeziumOffsets.formatLsn(lsn));
   }
 
   @Override
@@ -842,6 +904,12 @@ final class PostgresSource implements Source {
       synchronized (catalog) {
         p = catalog.probe();
       }
+      if (p.senderPid() != null && p.sentLsn() < 0 && !warnedNoSentLsn) {
+        warnedNoSentLsn = true;
+        LOG.info("Source '{}': cannot read pg_stat_replication.sent_lsn of its own replication session, so the load "
+            + "meter's wal_bytes_streamed stays 0 (GRANT pg_read_all_stats TO {} shows it; nothing else needs it)",
+            config.sourceName(), config.user());
+      }
       if (p.senderPid() != null && p.sentLsn() >= 0) {
         if (p.senderPid().equals(lastSenderPid) && lastSentLsn >= 0) {
           meter.add(PostgresLoadMeter.WAL_BYTES_STREAMED, Math.max(0, p.sentLsn() - lastSentLsn));
@@ -857,12 +925,7 @@ final class PostgresSource implements Source {
       LOG.debug("Source '{}': probe head {} flush {} sent {} confirmed {}", config.sourceName(),
           DebeziumOffsets.formatLsn(p.headLsn()), DebeziumOffsets.formatLsn(p.flushHeadLsn()),
           DebeziumOffsets.formatLsn(p.sentLsn()), p.slot() == null ? "none" : DebeziumOffsets.formatLsn(p.slot().confirmedFlushLsn()));
-      synchronized (probes) {
-        probes.addLast(new TimedProbe(System.nanoTime(), p));
-        while (probes.size() > 2 + SETTLE_NANOS / Math.max(1, config.statsInterval().toNanos())) {
-          probes.removeFirst();
-        }
-      }
+      maybeEmitWatermark();
     } catch (SQLException | RuntimeException e) {
       if (!closed) {
         LOG.warn("Source '{}': cannot read statistics from {}: {}", config.sourceName(), where(), scrub(e.getMessage()));

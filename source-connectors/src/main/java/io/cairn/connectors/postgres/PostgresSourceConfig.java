@@ -27,6 +27,8 @@ import java.util.Set;
  *   <tr><td>queue-capacity</td><td>4096</td><td>records buffered between Debezium's thread and poll()</td></tr>
  *   <tr><td>heartbeat-interval-ms</td><td>1000</td><td>Debezium heartbeat; bounds the delay of an LSN confirmation on an idle table</td></tr>
  *   <tr><td>stats-interval-ms</td><td>1000</td><td>how often the load meter and head position are read from the server</td></tr>
+ *   <tr><td>watermark-interval-ms</td><td>10000</td><td>how often, while someone asks whether the source is caught up,
+ *       a caught-up watermark (a logical decoding message) is written to the WAL</td></tr>
  * </table>
  */
 record PostgresSourceConfig(
@@ -44,7 +46,8 @@ record PostgresSourceConfig(
     ReplicaIdentityPolicy replicaIdentity,
     int queueCapacity,
     Duration heartbeatInterval,
-    Duration statsInterval) {
+    Duration statsInterval,
+    Duration watermarkInterval) {
 
   /** What to do when the replication slot or the publication is missing or invalidated on resume. */
   enum SlotLostPolicy {
@@ -62,7 +65,8 @@ record PostgresSourceConfig(
   }
 
   static final Set<String> KEYS = Set.of("host", "port", "database", "user", "password", "table", "slot", "publication",
-      "slot-lost", "replica-identity", "queue-capacity", "heartbeat-interval-ms", "stats-interval-ms");
+      "slot-lost", "replica-identity", "queue-capacity", "heartbeat-interval-ms", "stats-interval-ms",
+      "watermark-interval-ms");
 
   private static final String IDENT = "[A-Za-z_][A-Za-z0-9_$]*";
 
@@ -118,8 +122,9 @@ record PostgresSourceConfig(
     int queue = intOption(def, "queue-capacity", 4096, 1, 1 << 24);
     int heartbeat = intOption(def, "heartbeat-interval-ms", 1000, 10, 3_600_000);
     int stats = intOption(def, "stats-interval-ms", 1000, 10, 3_600_000);
+    int watermark = intOption(def, "watermark-interval-ms", 10_000, 100, 3_600_000);
     return new PostgresSourceConfig(src, host, port, database, user, passwordRef, schemaName, tableName, slot,
-        publication, slotLost, ri, queue, Duration.ofMillis(heartbeat), Duration.ofMillis(stats));
+        publication, slotLost, ri, queue, Duration.ofMillis(heartbeat), Duration.ofMillis(stats), Duration.ofMillis(watermark));
   }
 
   String qualifiedTable() {

@@ -174,6 +174,36 @@ class PostgresSourceTest {
     }
   }
 
+  /**
+   * Caught up is decided by a watermark that comes back through the source's own stream: not while
+   * a backlog waits unpolled, yes once it is applied, and still yes after WAL written for another
+   * table (which moves no offset of this source; the old criterion needed pg_stat_replication).
+   */
+  @Test
+  void caughtUpFollowsTheWatermarkThroughTheStream() {
+    try (PgFixture pg = new PgFixture("wmark")) {
+      createItems(pg, 50);
+      pg.exec("CREATE TABLE other (id BIGINT PRIMARY KEY, v TEXT)");
+      Source source = pg.open(pg.definition("wmark", TABLE, Map.of("watermark-interval-ms", "200")));
+      try {
+        source.seek(SourceOffsets.EMPTY);
+        Oracle oracle = new Oracle();
+        PgFixture.pollUntil(source, oracle, Duration.ofSeconds(60), () -> oracle.rows.size() == 50 && source.caughtUp(),
+            "the initial load and a first watermark");
+        pg.exec("INSERT INTO items SELECT g, 'late', 0, 0, true, now(), NULL FROM generate_series(1001, 3000) g");
+        PgFixture.sleep(3000); // not polled: the backlog fills the queue, newer watermarks wait behind it
+        assertThat(source.caughtUp()).as("caught up with 2000 changes not yet polled").isFalse();
+        PgFixture.pollUntil(source, oracle, Duration.ofSeconds(60), () -> oracle.rows.size() == 2050 && source.caughtUp(),
+            "the backlog");
+        pg.exec("INSERT INTO other SELECT g, md5(g::text) FROM generate_series(1, 20000) g");
+        PgFixture.pollUntil(source, oracle, Duration.ofSeconds(30), source::caughtUp, "caught up after another table's WAL");
+        assertThat(oracle.rows).isEqualTo(pg.table(TABLE, source.schema()));
+      } finally {
+        source.close();
+      }
+    }
+  }
+
   @Test
   void initialLoadIsMeteredAndStreamingCountsRecordsBytesAndWal() {
     try (PgFixture pg = new PgFixture("meter")) {
