@@ -1,5 +1,6 @@
 package io.cairn.engine.dataflow;
 
+import io.cairn.engine.row.KeySort;
 import io.cairn.engine.row.Row;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -10,16 +11,23 @@ record Keyed(Row key, Row row, long diff) {
   static final Comparator<Keyed> BY_KEY = Comparator.comparing(Keyed::key);
 
   static List<Keyed> sort(Rows rows, int[] keyCols, boolean skipNullKeys) {
-    List<Keyed> out = new ArrayList<>(rows.size());
+    Keyed[] all = new Keyed[rows.size()];
+    Row[] keys = new Row[rows.size()];
+    int n = 0;
     for (int i = 0; i < rows.size(); i++) {
       Row r = rows.row(i);
       Row k = r.select(keyCols);
       if (skipNullKeys && hasNull(k)) {
         continue;
       }
-      out.add(new Keyed(k, r, rows.diff(i)));
+      keys[n] = k;
+      all[n++] = new Keyed(k, r, rows.diff(i));
     }
-    out.sort(BY_KEY);
+    int[] perm = KeySort.byKey(keys, n);
+    List<Keyed> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      out.add(all[perm[i]]);
+    }
     return out;
   }
 

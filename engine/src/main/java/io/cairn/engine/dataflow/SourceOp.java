@@ -121,8 +121,12 @@ public final class SourceOp extends Operator implements Collection {
       last.put(c[0], c[1]);
     }
     cmds.clear();
-    List<Row> keys = new ArrayList<>(last.keySet());
-    keys.sort(null);
+    Row[] distinct = last.keySet().toArray(new Row[0]);
+    int[] perm = io.cairn.engine.row.KeySort.byKey(distinct, distinct.length);
+    List<Row> keys = new ArrayList<>(distinct.length);
+    for (int p : perm) {
+      keys.add(distinct[p]);
+    }
     Spine.Reader reader = arrangement.spine(shard).reader();
     Values vals = new Values();
     for (Row key : keys) {

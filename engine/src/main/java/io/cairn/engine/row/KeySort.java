@@ -1,0 +1,95 @@
+package io.cairn.engine.row;
+
+import java.util.Arrays;
+import java.util.Comparator;
+
+/**
+ * Stable sorts of rows by key that avoid comparator chains over boxed values where they can.
+ *
+ * <p>The result is always a permutation: {@code perm[i]} is the index of the i-th smallest key,
+ * and equal keys keep their input order (stable), as {@link java.util.List#sort} would. When every
+ * key is one non-null BIGINT (ids, customer numbers, categories: the common case), the keys are
+ * unboxed once into a {@code long[]} and sorted by a least-significant-digit radix sort (16-bit
+ * digits, passes whose digit is the same for every key skipped); otherwise the permutation is
+ * sorted by {@link Row#compareTo}. Both orders are the same: {@link Row#compareTo} orders BIGINT
+ * numerically.
+ */
+public final class KeySort {
+  private static final int DIGIT_BITS = 16;
+  private static final int RADIX = 1 << DIGIT_BITS;
+  /** Below this size a comparison sort is as fast and allocates less. */
+  private static final int RADIX_MIN = 256;
+
+  private KeySort() {}
+
+  /** A stable permutation ordering {@code keys[0..n)} ascending. */
+  public static int[] byKey(Row[] keys, int n) {
+    long[] longs = n >= RADIX_MIN ? singleLongs(keys, n) : null;
+    if (longs != null) {
+      return radix(longs, n);
+    }
+    Integer[] boxed = new Integer[n];
+    for (int i = 0; i < n; i++) {
+      boxed[i] = i;
+    }
+    Arrays.sort(boxed, Comparator.comparing(i -> keys[i]));
+    int[] perm = new int[n];
+    for (int i = 0; i < n; i++) {
+      perm[i] = boxed[i];
+    }
+    return perm;
+  }
+
+  /**
+   * The keys as sign-flipped longs (so that unsigned order is signed order), or null unless every
+   * key is exactly one non-null {@link Long}.
+   */
+  private static long[] singleLongs(Row[] keys, int n) {
+    long[] out = new long[n];
+    for (int i = 0; i < n; i++) {
+      Row k = keys[i];
+      if (k.size() != 1 || !(k.get(0) instanceof Long v)) {
+        return null;
+      }
+      out[i] = v ^ Long.MIN_VALUE;
+    }
+    return out;
+  }
+
+  /** LSD radix sort of indices by {@code keys} (unsigned), stable. */
+  private static int[] radix(long[] keys, int n) {
+    long or = 0;
+    long and = -1L;
+    for (int i = 0; i < n; i++) {
+      or |= keys[i];
+      and &= keys[i];
+    }
+    long varying = or ^ and; // bits that differ between some keys
+    int[] perm = new int[n];
+    for (int i = 0; i < n; i++) {
+      perm[i] = i;
+    }
+    int[] tmp = new int[n];
+    int[] count = new int[RADIX + 1];
+    for (int shift = 0; shift < 64; shift += DIGIT_BITS) {
+      if (((varying >>> shift) & (RADIX - 1)) == 0) {
+        continue; // every key has the same digit here
+      }
+      Arrays.fill(count, 0);
+      for (int i = 0; i < n; i++) {
+        count[(int) ((keys[perm[i]] >>> shift) & (RADIX - 1)) + 1]++;
+      }
+      for (int d = 0; d < RADIX; d++) {
+        count[d + 1] += count[d];
+      }
+      for (int i = 0; i < n; i++) {
+        int p = perm[i];
+        tmp[count[(int) ((keys[p] >>> shift) & (RADIX - 1))]++] = p;
+      }
+      int[] swap = perm;
+      perm = tmp;
+      tmp = swap;
+    }
+    return perm;
+  }
+}
