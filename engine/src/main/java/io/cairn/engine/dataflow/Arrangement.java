@@ -5,9 +5,7 @@ import io.cairn.engine.row.Schema;
 import io.cairn.engine.trace.Batch;
 import io.cairn.engine.trace.Description;
 import io.cairn.engine.trace.Spine;
-import io.cairn.engine.trace.Update;
-import java.util.ArrayList;
-import java.util.List;
+import io.cairn.engine.trace.UpdateBuffer;
 
 /**
  * A named, key-sharded collection of updates: one {@link Spine} per worker shard. Operators
@@ -20,18 +18,17 @@ public final class Arrangement {
   private final Schema keySchema;
   private final Schema valSchema;
   private final Spine[] spines;
-  private final List<Update>[] staged;
+  private final UpdateBuffer[] staged;
 
-  @SuppressWarnings("unchecked")
   public Arrangement(String name, Schema keySchema, Schema valSchema, int shards) {
     this.name = name;
     this.keySchema = keySchema;
     this.valSchema = valSchema;
     this.spines = new Spine[shards];
-    this.staged = new List[shards];
+    this.staged = new UpdateBuffer[shards];
     for (int i = 0; i < shards; i++) {
       spines[i] = new Spine(keySchema, valSchema);
-      staged[i] = new ArrayList<>();
+      staged[i] = new UpdateBuffer(keySchema, valSchema);
     }
   }
 
@@ -57,9 +54,7 @@ public final class Arrangement {
 
   /** Stages an update of the open tick for {@code shard} (called by the worker owning it). */
   public void stage(int shard, Row key, Row val, long time, long diff) {
-    if (diff != 0) {
-      staged[shard].add(new Update(key, val, time, diff));
-    }
+    staged[shard].add(key, val, time, diff);
   }
 
   /** Drops staged updates (a failed dataflow's partial tick). */
@@ -70,10 +65,8 @@ public final class Arrangement {
   /** Seals the staged updates of {@code shard} as the batch for {@code tick}. */
   public void seal(int shard, long tick, long fuel) {
     Spine spine = spines[shard];
-    List<Update> s = staged[shard];
     long lower = Math.max(spine.upper(), tick);
-    Batch b = Batch.fromUpdates(keySchema, valSchema, s, new Description(lower, tick + 1, spine.since()));
-    s.clear();
+    Batch b = staged[shard].seal(new Description(lower, tick + 1, spine.since()));
     spine.insert(b);
     spine.advanceSince(tick);
     // Merging keeps pace with insertion only if every inserted update pays for one merge per

@@ -58,33 +58,49 @@ public final class KeySort {
 
   /** LSD radix sort of indices by {@code keys} (unsigned), stable. */
   private static int[] radix(long[] keys, int n) {
-    long or = 0;
-    long and = -1L;
-    for (int i = 0; i < n; i++) {
-      or |= keys[i];
-      and &= keys[i];
-    }
-    long varying = or ^ and; // bits that differ between some keys
     int[] perm = new int[n];
     for (int i = 0; i < n; i++) {
       perm[i] = i;
     }
-    int[] tmp = new int[n];
-    int[] count = new int[RADIX + 1];
+    int[] sorted = radixPasses(keys, true, perm, new int[n], n);
+    return sorted;
+  }
+
+  /**
+   * Stably re-orders {@code perm[0..n)} by {@code values[perm[i]]}: signed order, or unsigned
+   * order when {@code flipped} (values already XOR-ed with the sign bit). Used for one column
+   * after another, last column first, it sorts lexicographically (LSD). Returns the array that
+   * holds the result: {@code perm} or {@code tmp} (both have length {@code >= n}).
+   */
+  public static int[] radixPasses(long[] values, boolean flipped, int[] perm, int[] tmp, int n) {
+    long flip = flipped ? 0 : Long.MIN_VALUE;
+    long or = 0;
+    long and = -1L;
+    for (int i = 0; i < n; i++) {
+      long v = values[perm[i]] ^ flip;
+      or |= v;
+      and &= v;
+    }
+    long varying = or ^ and; // bits that differ between some values
+    int[] count = null;
     for (int shift = 0; shift < 64; shift += DIGIT_BITS) {
       if (((varying >>> shift) & (RADIX - 1)) == 0) {
-        continue; // every key has the same digit here
+        continue; // every value has the same digit here
       }
-      Arrays.fill(count, 0);
+      if (count == null) {
+        count = new int[RADIX + 1];
+      } else {
+        Arrays.fill(count, 0);
+      }
       for (int i = 0; i < n; i++) {
-        count[(int) ((keys[perm[i]] >>> shift) & (RADIX - 1)) + 1]++;
+        count[(int) (((values[perm[i]] ^ flip) >>> shift) & (RADIX - 1)) + 1]++;
       }
       for (int d = 0; d < RADIX; d++) {
         count[d + 1] += count[d];
       }
       for (int i = 0; i < n; i++) {
         int p = perm[i];
-        tmp[count[(int) ((keys[p] >>> shift) & (RADIX - 1))]++] = p;
+        tmp[count[(int) (((values[p] ^ flip) >>> shift) & (RADIX - 1))]++] = p;
       }
       int[] swap = perm;
       perm = tmp;

@@ -145,6 +145,67 @@ public final class Batch {
     return b.build(description);
   }
 
+  /**
+   * Sorts and consolidates the updates held column by column in {@code keys}, {@code vals},
+   * {@code times} and {@code diffs} (entries {@code 0..n), any order) into a batch: the seal of a
+   * tick. The order is found as an {@code int[]} permutation without boxing: when every key and
+   * value column is BIGINT/TIMESTAMP without NULLs, by LSD radix passes (time, then the value
+   * columns, then the key columns, last column first); otherwise by a comparison sort over the
+   * columns. One scan in that order then consolidates equal (key, val, time) entries and gathers
+   * the columns into the batch.
+   */
+  static Batch sortAndConsolidate(Schema keySchema, Schema valSchema, ColumnVector[] keys, ColumnVector[] vals,
+      long[] times, long[] diffs, int n, Description description) {
+    Batch raw = new Batch("staged", keySchema, valSchema, description, keys, vals, times, diffs, n);
+    int[] perm = raw.sortedPermutation();
+    SortedBuilder b = new SortedBuilder(keySchema, valSchema, n);
+    for (int i = 0; i < n; i++) {
+      int p = perm[i];
+      b.addFrom(raw, p, times[p], diffs[p]);
+    }
+    return b.build(description);
+  }
+
+  /** A permutation putting this (unsorted) batch's entries in (key, val, time) order, stable. */
+  private int[] sortedPermutation() {
+    int n = size;
+    int[] perm = new int[n];
+    for (int i = 0; i < n; i++) {
+      perm[i] = i;
+    }
+    if (n < 2) {
+      return perm;
+    }
+    if (allLongsWithoutNulls(keys) && allLongsWithoutNulls(vals)) {
+      int[] a = perm;
+      int[] b = new int[n];
+      int[] cur = KeySort.radixPasses(times, false, a, b, n);
+      for (int c = vals.length + keys.length - 1; c >= 0; c--) {
+        long[] col = c >= keys.length ? ((ColumnVector.Longs) vals[c - keys.length]).longs() : ((ColumnVector.Longs) keys[c]).longs();
+        cur = KeySort.radixPasses(col, false, cur, cur == a ? b : a, n);
+      }
+      return cur;
+    }
+    Integer[] boxed = new Integer[n];
+    for (int i = 0; i < n; i++) {
+      boxed[i] = i;
+    }
+    java.util.Arrays.sort(boxed, (a, b) -> compareEntry(a, this, b));
+    for (int i = 0; i < n; i++) {
+      perm[i] = boxed[i];
+    }
+    return perm;
+  }
+
+  private static boolean allLongsWithoutNulls(ColumnVector[] cols) {
+    for (ColumnVector c : cols) {
+      if (!(c instanceof ColumnVector.Longs) || c.nulls != null) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   private static final java.util.Comparator<Update> VAL_TIME =
       java.util.Comparator.comparing(Update::val).thenComparingLong(Update::time);
 

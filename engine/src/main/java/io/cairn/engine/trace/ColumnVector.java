@@ -63,6 +63,11 @@ public abstract sealed class ColumnVector
       return values[i];
     }
 
+    /** The values array (entries at null positions are 0); do not modify. */
+    long[] longs() {
+      return values;
+    }
+
     @Override
     public Object get(int i) {
       return isNull(i) ? null : values[i];

@@ -1,0 +1,92 @@
+package io.cairn.engine.trace;
+
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Schema;
+import java.util.Arrays;
+
+/**
+ * The updates of one arrangement shard staged in the open tick, appended column by column in
+ * arrival order (each value unboxed once, no per-update object), and sealed into a sorted,
+ * consolidated {@link Batch} at the tick's end. Not thread-safe: a shard's buffer belongs to the
+ * worker that owns the shard.
+ */
+public final class UpdateBuffer {
+  private final Schema keySchema;
+  private final Schema valSchema;
+  private ColumnVector.Builder[] keys;
+  private ColumnVector.Builder[] vals;
+  private long[] times;
+  private long[] diffs;
+  private int size;
+
+  public UpdateBuffer(Schema keySchema, Schema valSchema) {
+    this.keySchema = keySchema;
+    this.valSchema = valSchema;
+    reset(16);
+  }
+
+  private void reset(int capacity) {
+    keys = new ColumnVector.Builder[keySchema.size()];
+    vals = new ColumnVector.Builder[valSchema.size()];
+    for (int c = 0; c < keys.length; c++) {
+      keys[c] = ColumnVector.builder(keySchema.type(c), capacity);
+    }
+    for (int c = 0; c < vals.length; c++) {
+      vals[c] = ColumnVector.builder(valSchema.type(c), capacity);
+    }
+    times = new long[capacity];
+    diffs = new long[capacity];
+    size = 0;
+  }
+
+  /** Appends one update; a zero diff is ignored. */
+  public void add(Row key, Row val, long time, long diff) {
+    if (diff == 0) {
+      return;
+    }
+    if (size == times.length) {
+      times = Arrays.copyOf(times, size * 2);
+      diffs = Arrays.copyOf(diffs, size * 2);
+    }
+    for (int c = 0; c < keys.length; c++) {
+      keys[c].add(key.get(c));
+    }
+    for (int c = 0; c < vals.length; c++) {
+      vals[c].add(val.get(c));
+    }
+    times[size] = time;
+    diffs[size] = diff;
+    size++;
+  }
+
+  public int size() {
+    return size;
+  }
+
+  public boolean isEmpty() {
+    return size == 0;
+  }
+
+  /** Drops what is staged. */
+  public void clear() {
+    if (size > 0) {
+      reset(16);
+    }
+  }
+
+  /** Sorts and consolidates what is staged into a batch described by {@code description}, and empties the buffer. */
+  public Batch seal(Description description) {
+    ColumnVector[] k = new ColumnVector[keys.length];
+    for (int c = 0; c < k.length; c++) {
+      k[c] = keys[c].build();
+    }
+    ColumnVector[] v = new ColumnVector[vals.length];
+    for (int c = 0; c < v.length; c++) {
+      v[c] = vals[c].build();
+    }
+    Batch b = Batch.sortAndConsolidate(keySchema, valSchema, k, v, times, diffs, size, description);
+    int next = Math.max(16, Math.min(size, 1 << 16));
+    reset(next);
+    return b;
+  }
+}
