@@ -27,6 +27,8 @@ public final class Batch {
   private final long[] times;
   private final long[] diffs;
   private final int size;
+  /** The key columns then the value columns as {@code long[]}s when every one is BIGINT/TIMESTAMP without NULLs; else null. */
+  private final long[][] longCols;
 
   private Batch(
       String id,
@@ -47,6 +49,43 @@ public final class Batch {
     this.times = times;
     this.diffs = diffs;
     this.size = size;
+    this.longCols = longColumns(keys, vals);
+  }
+
+  /** The key-then-value columns as {@code long[]}s, or null (see {@link #longCols}); do not modify. */
+  long[][] longColumns() {
+    return longCols;
+  }
+
+  /**
+   * A batch of a new id from key-then-value columns that are all BIGINT/TIMESTAMP without NULLs,
+   * already sorted and consolidated (entries {@code 0..n)}; arrays are trimmed to {@code n}).
+   */
+  static Batch ofLongColumns(Schema keySchema, Schema valSchema, Description description, long[][] cols, long[] times,
+      long[] diffs, int n) {
+    ColumnVector[] k = new ColumnVector[keySchema.size()];
+    ColumnVector[] v = new ColumnVector[valSchema.size()];
+    for (int c = 0; c < cols.length; c++) {
+      if (c < k.length) {
+        k[c] = new ColumnVector.Longs(keySchema.type(c), java.util.Arrays.copyOf(cols[c], n), null, n);
+      } else {
+        v[c - k.length] = new ColumnVector.Longs(valSchema.type(c - k.length), java.util.Arrays.copyOf(cols[c], n), null, n);
+      }
+    }
+    return new Batch(newId(), keySchema, valSchema, description, k, v, java.util.Arrays.copyOf(times, n),
+        java.util.Arrays.copyOf(diffs, n), n);
+  }
+
+  private static long[][] longColumns(ColumnVector[] keys, ColumnVector[] vals) {
+    long[][] out = new long[keys.length + vals.length][];
+    for (int c = 0; c < out.length; c++) {
+      ColumnVector v = c < keys.length ? keys[c] : vals[c - keys.length];
+      if (!(v instanceof ColumnVector.Longs l) || v.nulls != null) {
+        return null;
+      }
+      out[c] = l.longs();
+    }
+    return out;
   }
 
   /** A new random batch id. */
@@ -321,6 +360,15 @@ public final class Batch {
 
   /** Compares the key of entry {@code i} with the key of entry {@code j} of {@code other}. */
   public int compareKey(int i, Batch other, int j) {
+    if (longCols != null && other.longCols != null) {
+      for (int c = 0; c < keys.length; c++) {
+        int r = Long.compare(longCols[c][i], other.longCols[c][j]);
+        if (r != 0) {
+          return r;
+        }
+      }
+      return 0;
+    }
     for (int c = 0; c < keys.length; c++) {
       int r = keys[c].compare(i, other.keys[c], j);
       if (r != 0) {
@@ -332,6 +380,17 @@ public final class Batch {
 
   /** Compares (key, val) of entry {@code i} with (key, val) of entry {@code j} of {@code other}. */
   public int compareKeyVal(int i, Batch other, int j) {
+    if (longCols != null && other.longCols != null) {
+      long[][] a = longCols;
+      long[][] b = other.longCols;
+      for (int c = 0; c < a.length; c++) {
+        int r = Long.compare(a[c][i], b[c][j]);
+        if (r != 0) {
+          return r;
+        }
+      }
+      return 0;
+    }
     int r = compareKey(i, other, j);
     if (r != 0) {
       return r;
