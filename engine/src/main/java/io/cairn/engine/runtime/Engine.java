@@ -712,8 +712,24 @@ public final class Engine implements AutoCloseable {
       if (System.nanoTime() >= deadline) {
         break;
       }
+      if (lastRoundEmpty && total > 0 && allCaughtUp(active)) {
+        break; // the sources have nothing more: close the tick now rather than wait out maxDuration
+      }
     }
     return total;
+  }
+
+  private boolean allCaughtUp(List<RunningSource> active) {
+    for (RunningSource s : active) {
+      try {
+        if (s.polling() && !s.source.caughtUp()) {
+          return false;
+        }
+      } catch (RuntimeException e) {
+        return false; // reported by the status published after the tick
+      }
+    }
+    return true;
   }
 
   private void runDataflow(Dataflow d, long tick) {
