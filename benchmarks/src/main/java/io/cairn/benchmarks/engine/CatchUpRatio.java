@@ -1,4 +1,4 @@
-package io.cairn.engine.scratch;
+package io.cairn.benchmarks.engine;
 
 import io.cairn.engine.plan.Aggregate;
 import io.cairn.engine.plan.Plan;
@@ -15,8 +15,20 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-/** Scratch: full replay vs catch-up after restore, per record. Run with main(). */
-public class CatchUpExperiment {
+/**
+ * Full replay versus catch-up after a restore, per record, in the engine alone (no broker, no
+ * store): a load-generator upsert source of {@code keys} ids and a per-customer COUNT/SUM view
+ * (10,000 customers). Each round (1) replays {@code total} records into an empty engine, (2) runs
+ * a second engine to {@code total - day} records and captures its state, (3) restores that state
+ * into a third engine and catches up the last {@code day} records. The capture happens at a tick
+ * boundary (ticks read 100,000 records), so {@code total - day} should be a multiple of 100,000.
+ * With a fourth argument only step 3 is repeated (15 rounds), for profiling.
+ *
+ * <p>Run: {@code mvn -B -ntp -q -pl benchmarks -am package -DskipTests && java -Xmx3g -cp
+ * "benchmarks/target/cairn-benchmarks-0.1.0-SNAPSHOT.jar:benchmarks/target/lib/*"
+ * io.cairn.benchmarks.engine.CatchUpRatio 1033000 33000 100000}
+ */
+public final class CatchUpRatio {
   static final Schema GEN = LoadGeneratorConnector.SCHEMA;
 
   static Plan byCustomer() {
@@ -36,6 +48,7 @@ public class CatchUpExperiment {
     Map<String, String> opts = Map.of("keys", keys, "categories", "10000", "limit", Long.toString(total), "seed", "7");
     TickPolicy p = new TickPolicy(100_000, Duration.ofMillis(200));
     boolean catchOnly = args.length > 3;
+    double lastReplayRate = 0;
     EngineState state = null;
     for (int round = 0; round < (catchOnly ? 15 : 3); round++) {
       long t0 = System.nanoTime();
@@ -49,6 +62,7 @@ public class CatchUpExperiment {
         }
         long full = System.nanoTime() - t0;
         System.out.printf("full replay: %d records in %d ms (%.0f rec/s), %d ticks%n", total, full / 1_000_000, total / (full / 1e9), ticks);
+        lastReplayRate = total / (full / 1e9);
       }
       // engine stopped at total - day, captured, restored, caught up
       Map<String, String> opts2 = new java.util.HashMap<>(opts);
@@ -79,6 +93,9 @@ public class CatchUpExperiment {
         long cu = System.nanoTime() - c0;
         long n = total - from;
         System.out.printf("restore %d ms; catch-up: %d records in %d ms (%.0f rec/s), %d ticks%n", restoreNs / 1_000_000, n, cu / 1_000_000, n / (cu / 1e9), ticks);
+        if (lastReplayRate > 0) {
+          System.out.printf("catch-up rate / full-replay rate, per record: %.2f%n", n / (cu / 1e9) / lastReplayRate);
+        }
       }
     }
   }
