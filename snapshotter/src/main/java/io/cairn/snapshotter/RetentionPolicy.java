@@ -13,13 +13,13 @@ public record RetentionPolicy(int keepLast, int dailyDays, Duration grace) {
   public RetentionPolicy {
     Objects.requireNonNull(grace, "grace");
     if (keepLast < 1) {
-      throw new IllegalArgumentException(SnapshotterConfig.KEEP_LAST + " must be >= 1, got " + keepLast);
+      throw new IllegalArgumentException("snapshots.retention.keep-last must be >= 1, got " + keepLast);
     }
     if (dailyDays < 0) {
-      throw new IllegalArgumentException(SnapshotterConfig.DAILY_DAYS + " must be >= 0, got " + dailyDays);
+      throw new IllegalArgumentException("snapshots.retention.keep-daily-days must be >= 0, got " + dailyDays);
     }
     if (grace.isNegative()) {
-      throw new IllegalArgumentException(SnapshotterConfig.GC_GRACE + " must not be negative, got " + grace);
+      throw new IllegalArgumentException("snapshots.retention.gc-grace must not be negative, got " + grace);
     }
   }
 }

@@ -51,6 +51,21 @@ import org.slf4j.LoggerFactory;
  * </ul>
  */
 public final class SnapshotSchedule implements AutoCloseable {
+  /** The configuration key of the schedule's cron expression (Quartz syntax: seconds first). */
+  public static final String CRON_KEY = "snapshots.cron";
+  /** Daily at midnight. */
+  public static final String DEFAULT_CRON = "0 0 0 * * ?";
+
+  /** Checks {@code cron} as the schedule would; throws {@link IllegalArgumentException} naming {@value #CRON_KEY} and Quartz's reason. */
+  public static void validate(String cron) {
+    try {
+      new CronExpression(cron);
+    } catch (ParseException e) {
+      throw new IllegalArgumentException(CRON_KEY + " '" + cron + "' is not a Quartz cron expression (seconds minutes hours "
+          + "day-of-month month day-of-week [year], e.g. '0 0 0 * * ?'): " + e.getMessage(), e);
+    }
+  }
+
   private static final Logger LOG = LoggerFactory.getLogger(SnapshotSchedule.class);
   private static final ConcurrentHashMap<String, SnapshotSchedule> INSTANCES = new ConcurrentHashMap<>();
 
@@ -84,7 +99,7 @@ public final class SnapshotSchedule implements AutoCloseable {
     try {
       this.cron = new CronExpression(cron);
     } catch (ParseException e) {
-      throw new IllegalArgumentException("Cannot schedule snapshots: " + SnapshotterConfig.SCHEDULE_CRON + " '" + cron + "' is invalid: " + e.getMessage(), e);
+      throw new IllegalArgumentException("Cannot schedule snapshots: " + CRON_KEY + " '" + cron + "' is invalid: " + e.getMessage(), e);
     }
     this.cron.setTimeZone(TimeZone.getTimeZone(zone));
     this.cronText = cron;

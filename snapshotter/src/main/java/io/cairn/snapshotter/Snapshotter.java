@@ -145,11 +145,6 @@ public final class Snapshotter implements AutoCloseable {
       this.store = Objects.requireNonNull(store, "store");
     }
 
-    /** Takes prefix, parallelism and spill threshold from {@code config}. */
-    public Builder config(SnapshotterConfig config) {
-      return prefix(config.prefix()).parallelism(config.uploadParallelism()).spillThresholdBytes(config.spillThresholdBytes());
-    }
-
     public Builder prefix(String p) {
       this.prefix = Objects.requireNonNull(p, "prefix");
       return this;

@@ -21,7 +21,7 @@ class ScheduleTest {
   void theDailyTriggerFiresOncePerDayAtMidnightInItsZone() {
     MutableClock clock = new MutableClock(Instant.parse("2026-03-27T12:00:00Z")); // DST starts in Paris on 03-29
     List<Instant> fired = new CopyOnWriteArrayList<>();
-    SnapshotSchedule s = new SnapshotSchedule(SnapshotterConfig.DEFAULT_CRON, PARIS, clock, clock.instant(), r -> fired.add(clock.instant()));
+    SnapshotSchedule s = new SnapshotSchedule(SnapshotSchedule.DEFAULT_CRON, PARIS, clock, clock.instant(), r -> fired.add(clock.instant()));
     // the trigger may fire any number of times (here every 10 minutes for 4 days): one snapshot per day
     for (int i = 0; i < 4 * 24 * 6; i++) {
       clock.advance(Duration.ofMinutes(10));
@@ -43,7 +43,7 @@ class ScheduleTest {
     Instant lastSnapshot = Instant.parse("2026-06-06T22:00:05Z"); // 00:00:05 Paris on 06-07; 3 midnights missed since
     AtomicInteger runs = new AtomicInteger();
     List<String> reasons = new CopyOnWriteArrayList<>();
-    try (SnapshotSchedule s = new SnapshotSchedule(SnapshotterConfig.DEFAULT_CRON, PARIS, clock, lastSnapshot, r -> {
+    try (SnapshotSchedule s = new SnapshotSchedule(SnapshotSchedule.DEFAULT_CRON, PARIS, clock, lastSnapshot, r -> {
       runs.incrementAndGet();
       reasons.add(r);
     })) {
@@ -64,7 +64,7 @@ class ScheduleTest {
   void noMisfireWhenTheLastSnapshotIsAfterTheLastSlot() throws Exception {
     MutableClock clock = new MutableClock(Instant.parse("2026-06-10T07:30:00Z"));
     AtomicInteger runs = new AtomicInteger();
-    try (SnapshotSchedule s = new SnapshotSchedule(SnapshotterConfig.DEFAULT_CRON, PARIS, clock, Instant.parse("2026-06-09T22:00:03Z"),
+    try (SnapshotSchedule s = new SnapshotSchedule(SnapshotSchedule.DEFAULT_CRON, PARIS, clock, Instant.parse("2026-06-09T22:00:03Z"),
         r -> runs.incrementAndGet())) {
       assertThat(s.start().get(10, TimeUnit.SECONDS)).isFalse();
       assertThat(runs).hasValue(0);
@@ -94,6 +94,6 @@ class ScheduleTest {
   void aBadCronIsRejectedNamingTheKey() {
     org.assertj.core.api.Assertions.assertThatThrownBy(
             () -> new SnapshotSchedule("61 * * * * ?", PARIS, java.time.Clock.systemUTC(), null, r -> {}))
-        .hasMessageContaining(SnapshotterConfig.SCHEDULE_CRON).hasMessageContaining("61 * * * * ?");
+        .hasMessageContaining(SnapshotSchedule.CRON_KEY).hasMessageContaining("61 * * * * ?");
   }
 }

@@ -135,8 +135,10 @@ public final class ConfigLoader {
     int maxRecords = integer(flat, "engine.tick.max-records", 1, Integer.MAX_VALUE);
     Duration maxDuration = duration(flat, "engine.tick.max-duration");
     String cron = flat.get("snapshots.cron").trim();
-    if (cron.split("\\s+").length < 6) {
-      throw new ConfigException("Bad configuration key 'snapshots.cron': '" + cron + "' is not a Quartz cron expression (6 or 7 fields, e.g. '0 0 0 * * ?')");
+    try {
+      io.cairn.snapshotter.SnapshotSchedule.validate(cron); // the schedule's own parser, before any recovery work
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException("Bad configuration key " + e.getMessage());
     }
     ZoneId zone;
     try {

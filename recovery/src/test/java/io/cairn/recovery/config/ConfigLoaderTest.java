@@ -49,4 +49,18 @@ class ConfigLoaderTest {
     assertThat(CairnCommand.execute("run", "--help")).isZero();
     assertThat(CairnCommand.execute("recover", "--help")).isZero();
   }
+
+  /** One vocabulary: the schedule is checked by the schedule's own parser before recovery, and the error names the user's key. */
+  @Test
+  void aBadCronOrZoneIsAConfigurationErrorNamingTheKey(@TempDir Path dir) throws Exception {
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("CAIRN_SNAPSHOTS_CRON", "61 * * * * ?")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("snapshots.cron").hasMessageContaining("61 * * * * ?")
+        .hasMessageNotContaining("snapshot.schedule");
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("CAIRN_SNAPSHOTS_ZONE", "Mars/Olympus")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("snapshots.zone");
+    Path f = dir.resolve("c.yaml");
+    Files.writeString(f, "store:\n  uri: \"file://" + dir + "/s\"\nsnapshots:\n  cron: \"0 0 25 * * ?\"\nhttp:\n  port: 0\n");
+    assertThat(CairnCommand.execute("recover", "--config", f.toString())).as("exit code").isEqualTo(2);
+    assertThat(Files.exists(dir.resolve("s"))).as("nothing written before the configuration was checked").isFalse();
+  }
 }
