@@ -27,7 +27,13 @@ public record Result(List<String> columns, List<List<Object>> rows, String messa
     return new Result(List.of(), List.of(), message);
   }
 
-  /** A psql-like table followed by the message; just the message when there are no columns. */
+  /**
+   * A psql-like table followed by the message; just the message when there are no columns. SQL
+   * NULL prints as {@code NULL}; a text value that could be mistaken for it or for nothing (the
+   * text {@code NULL}, an empty string, leading or trailing spaces) prints quoted ({@code 'NULL'},
+   * {@code ''}); newlines print as {@code \\n}. Columns are padded to their display width (East
+   * Asian wide characters and emoji take two cells, combining marks none).
+   */
   public String render() {
     if (columns.isEmpty()) {
       return message + "\n";
@@ -36,13 +42,13 @@ public record Result(List<String> columns, List<List<Object>> rows, String messa
     int[] width = new int[n];
     List<String[]> cells = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      width[i] = columns.get(i).length();
+      width[i] = displayWidth(columns.get(i));
     }
     for (List<Object> r : rows) {
       String[] c = new String[n];
       for (int i = 0; i < n; i++) {
         c[i] = format(r.get(i));
-        width[i] = Math.max(width[i], c[i].length());
+        width[i] = Math.max(width[i], displayWidth(c[i]));
       }
       cells.add(c);
     }
@@ -65,15 +71,76 @@ public record Result(List<String> columns, List<List<Object>> rows, String messa
     return sb.toString();
   }
 
+  /**
+   * RFC 4180 CSV: a header line, then one line per row (CRLF line ends). SQL NULL is an empty
+   * unquoted field; an empty string is {@code ""}; fields with a comma, quote, CR or LF are quoted.
+   * Nothing for a statement without columns.
+   */
+  public String renderCsv() {
+    if (columns.isEmpty()) {
+      return "";
+    }
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < columns.size(); i++) {
+      sb.append(i == 0 ? "" : ",").append(csv(columns.get(i)));
+    }
+    sb.append("\r\n");
+    for (List<Object> r : rows) {
+      for (int i = 0; i < r.size(); i++) {
+        Object v = r.get(i);
+        sb.append(i == 0 ? "" : ",").append(v == null ? "" : csv(String.valueOf(v)));
+      }
+      sb.append("\r\n");
+    }
+    return sb.toString();
+  }
+
+  private static String csv(String s) {
+    if (s.isEmpty()) {
+      return "\"\"";
+    }
+    if (s.indexOf(',') < 0 && s.indexOf('"') < 0 && s.indexOf('\n') < 0 && s.indexOf('\r') < 0) {
+      return s;
+    }
+    return '"' + s.replace("\"", "\"\"") + '"';
+  }
+
   private static String format(Object v) {
     if (v == null) {
       return "NULL";
     }
-    return String.valueOf(v).replace("\n", "\\n");
+    String s = String.valueOf(v).replace("\n", "\\n");
+    if (v instanceof String && (s.isEmpty() || s.equals("NULL") || !s.strip().equals(s))) {
+      return "'" + s.replace("'", "''") + "'";
+    }
+    return s;
   }
 
   private static String pad(String s, int w) {
-    return s + " ".repeat(w - s.length());
+    return s + " ".repeat(Math.max(0, w - displayWidth(s)));
+  }
+
+  /** Terminal cells taken by {@code s}: 2 for East Asian wide and fullwidth characters and emoji, 0 for combining marks. */
+  public static int displayWidth(String s) {
+    int w = 0;
+    for (int i = 0; i < s.length(); ) {
+      int cp = s.codePointAt(i);
+      i += Character.charCount(cp);
+      int type = Character.getType(cp);
+      if (type == Character.NON_SPACING_MARK || type == Character.ENCLOSING_MARK || type == Character.FORMAT
+          || cp == 0x200D || (cp >= 0xFE00 && cp <= 0xFE0F)) {
+        continue;
+      }
+      w += wide(cp) ? 2 : 1;
+    }
+    return w;
+  }
+
+  private static boolean wide(int cp) {
+    return (cp >= 0x1100 && cp <= 0x115F) || (cp >= 0x2E80 && cp <= 0xA4CF && cp != 0x303F)
+        || (cp >= 0xAC00 && cp <= 0xD7A3) || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0xFE30 && cp <= 0xFE4F)
+        || (cp >= 0xFF00 && cp <= 0xFF60) || (cp >= 0xFFE0 && cp <= 0xFFE6) || (cp >= 0x1F300 && cp <= 0x1F64F)
+        || (cp >= 0x1F900 && cp <= 0x1F9FF) || (cp >= 0x1F680 && cp <= 0x1F6FF) || (cp >= 0x20000 && cp <= 0x3FFFD);
   }
 
   @Override

@@ -88,7 +88,10 @@ public final class CairnCommand implements Runnable {
     }
   }
 
-  @Command(name = "run", mixinStandardHelpOptions = true, description = "Start (recover) and serve: ingest, snapshot on schedule, answer SQL over HTTP.")
+  @Command(name = "run", mixinStandardHelpOptions = true, description = "Start (recover) and serve: ingest, snapshot on schedule, answer SQL over HTTP.",
+      footer = {"", "Exit codes: 0 stopped; 1 failed; 2 bad configuration; 5 another node took the store (fenced).", "",
+          "Examples:", "  cairn run                      # the embedded laptop setup (./cairn-data)",
+          "  cairn run --config cairn.yaml"})
   static final class Run implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
 
@@ -128,7 +131,7 @@ public final class CairnCommand implements Runnable {
   @Command(name = "recover", mixinStandardHelpOptions = true, description = "Restart-and-recover: load the newest valid snapshot, replay sources, print the report.",
       footer = {"", "Exit codes with --until-caught-up: 0 caught up and every source and view RUNNING; 1 recovery failed;",
           "2 bad configuration; 3 caught up but a source or view FAILED or RESTARTING (the report says which and why);",
-          "4 not caught up within --timeout."})
+          "4 not caught up within --timeout.", "", "Example:", "  cairn recover --until-caught-up --timeout 10m --json > report.json"})
   static final class Recover implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
 
@@ -165,7 +168,8 @@ public final class CairnCommand implements Runnable {
     }
   }
 
-  @Command(name = "snapshot", mixinStandardHelpOptions = true, description = "Take a snapshot now on the running node.")
+  @Command(name = "snapshot", mixinStandardHelpOptions = true, description = "Take a snapshot now on the running node.",
+      footer = {"", "Example:", "  cairn snapshot"})
   static final class Snapshot implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
     @CommandLine.Mixin ClientTimeout timeout = new ClientTimeout();
@@ -177,55 +181,107 @@ public final class CairnCommand implements Runnable {
     }
   }
 
-  @Command(name = "snapshots", mixinStandardHelpOptions = true, description = "Inspect the snapshot store: list, verify, gc.")
-  static final class Snapshots implements Callable<Integer> {
-    @CommandLine.Mixin ConfigOption config = new ConfigOption();
-
-    @Parameters(index = "0", description = "list | verify | gc")
-    String action;
+  @Command(name = "snapshots", mixinStandardHelpOptions = true, description = "Inspect the snapshot store: list, verify, gc.",
+      subcommands = {Snapshots.ListSnapshots.class, Snapshots.Verify.class, Snapshots.Gc.class},
+      footer = {"", "Examples:", "  cairn snapshots list", "  cairn snapshots verify --config cairn.yaml   # exit 1 if anything is INVALID"})
+  static final class Snapshots implements Runnable {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
     @Override
-    public Integer call() throws Exception {
-      CairnConfig cfg = config.load();
-      try (Node.Offline offline = Node.offline(cfg)) {
-        switch (action) {
-          case "list" -> System.out.print(offline.list());
-          case "verify" -> {
-            String out = offline.verify();
-            System.out.print(out);
-            return out.contains("INVALID") ? 1 : 0;
-          }
-          case "gc" -> System.out.print(offline.gc());
-          default -> throw new IllegalArgumentException("Unknown action '" + action + "': use list, verify or gc");
+    public void run() {
+      throw new CommandLine.ParameterException(spec.commandLine(), "Missing subcommand: list, verify or gc");
+    }
+
+    @Command(name = "list", mixinStandardHelpOptions = true, description = "List the snapshots in the store, oldest first.",
+        footer = {"", "Example:", "  cairn snapshots list --config cairn.yaml"})
+    static final class ListSnapshots implements Callable<Integer> {
+      @CommandLine.Mixin ConfigOption config = new ConfigOption();
+
+      @Override
+      public Integer call() {
+        try (Node.Offline offline = Node.offline(config.load())) {
+          System.out.print(offline.list());
+        }
+        return 0;
+      }
+    }
+
+    @Command(name = "verify", mixinStandardHelpOptions = true,
+        description = "Check the catalog's hash chain and every file of every snapshot (sizes, checksums, footers).",
+        footer = {"", "Exit codes: 0 nothing INVALID (a snapshot deleted by GC while verifying is GONE, not INVALID); 1 something INVALID.",
+            "", "Example:", "  cairn snapshots verify --config cairn.yaml"})
+    static final class Verify implements Callable<Integer> {
+      @CommandLine.Mixin ConfigOption config = new ConfigOption();
+
+      @Override
+      public Integer call() {
+        try (Node.Offline offline = Node.offline(config.load())) {
+          io.cairn.recovery.node.VerifyReport r = offline.verify();
+          System.out.print(r.toText());
+          return r.valid() ? 0 : 1;
         }
       }
-      return 0;
+    }
+
+    @Command(name = "gc", mixinStandardHelpOptions = true,
+        description = "Apply retention (snapshots.retention.*) and delete files no remaining snapshot references.",
+        footer = {"", "Example:", "  cairn snapshots gc --config cairn.yaml"})
+    static final class Gc implements Callable<Integer> {
+      @CommandLine.Mixin ConfigOption config = new ConfigOption();
+
+      @Override
+      public Integer call() {
+        try (Node.Offline offline = Node.offline(config.load())) {
+          System.out.print(offline.gc());
+        }
+        return 0;
+      }
     }
   }
 
-  @Command(name = "sql", mixinStandardHelpOptions = true, description = "Run SQL statements against the running node.")
+  /** Output formats of {@code cairn sql}. */
+  enum Format {
+    table,
+    json,
+    csv
+  }
+
+  @Command(name = "sql", mixinStandardHelpOptions = true, description = "Run SQL statements against the running node.",
+      footer = {"", "In tables SQL NULL prints as NULL; a text value that could be mistaken for it (NULL, an empty string,",
+          "leading or trailing spaces) prints quoted: 'NULL', ''.", "",
+          "Examples:", "  cairn sql \"SELECT * FROM revenue_by_category\"",
+          "  cairn sql --format csv \"SELECT * FROM revenue_by_category\" > revenue.csv",
+          "  cairn sql \"CREATE MATERIALIZED VIEW big AS SELECT * FROM orders WHERE amount > 900\""})
   static final class Sql implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
     @CommandLine.Mixin ClientTimeout timeout = new ClientTimeout();
+
+    @Option(names = "--format", description = "table, json or csv. Default: ${DEFAULT-VALUE}.", defaultValue = "table")
+    Format format;
 
     @Parameters(index = "0", description = "The statement(s), e.g. \"SELECT * FROM revenue_by_category\"")
     String sql;
 
     @Override
     public Integer call() throws Exception {
-      System.out.print(http(config.load(), timeout.get(), "POST", "/sql", sql));
+      System.out.print(http(config.load(), timeout.get(), "POST", "/sql?format=" + format, sql));
       return 0;
     }
   }
 
-  @Command(name = "status", mixinStandardHelpOptions = true, description = "Status of the running node.")
+  @Command(name = "status", mixinStandardHelpOptions = true, description = "Status of the running node.",
+      footer = {"", "Examples:", "  cairn status", "  cairn status --json | jq .sources"})
   static final class Status implements Callable<Integer> {
     @CommandLine.Mixin ConfigOption config = new ConfigOption();
     @CommandLine.Mixin ClientTimeout timeout = new ClientTimeout();
 
+    @Option(names = "--json", description = "Print the status as JSON (as GET /status returns it).")
+    boolean json;
+
     @Override
     public Integer call() throws Exception {
-      System.out.println(http(config.load(), timeout.get(), "GET", "/status", null));
+      String body = http(config.load(), timeout.get(), "GET", "/status", null);
+      System.out.println(json ? body : StatusText.render(body));
       return 0;
     }
   }

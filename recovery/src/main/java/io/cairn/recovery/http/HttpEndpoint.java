@@ -58,13 +58,31 @@ public final class HttpEndpoint implements AutoCloseable {
       t.setDaemon(true);
       return t;
     }));
-    server.createContext("/sql", ex -> handle(ex, "POST", () -> api.sql(body(ex, maxBodyBytes)), "text/plain"));
+    server.createContext("/sql", ex -> {
+      String format = queryParam(ex, "format", "table");
+      handle(ex, "POST", () -> api.sql(body(ex, maxBodyBytes), format), NodeApi.sqlContentType(format));
+    });
     server.createContext("/status", ex -> handle(ex, "GET", api::statusJson, "application/json"));
     server.createContext("/snapshot", ex -> handle(ex, "POST", api::snapshotJson, "application/json"));
     server.createContext("/metrics", ex -> handle(ex, "GET", api::prometheus, "text/plain; version=0.0.4"));
     server.createContext("/recovery", ex -> handle(ex, "GET", api::recoveryReportJson, "application/json"));
     server.start();
     LOG.info("HTTP endpoint listening on http://{}:{}", host, port());
+  }
+
+  /** The value of query parameter {@code name} (no decoding beyond the raw query), or {@code def}. */
+  private static String queryParam(HttpExchange ex, String name, String def) {
+    String q = ex.getRequestURI().getRawQuery();
+    if (q == null) {
+      return def;
+    }
+    for (String kv : q.split("&")) {
+      int eq = kv.indexOf('=');
+      if (eq > 0 && kv.substring(0, eq).equals(name)) {
+        return java.net.URLDecoder.decode(kv.substring(eq + 1), java.nio.charset.StandardCharsets.UTF_8);
+      }
+    }
+    return def;
   }
 
   public int port() {

@@ -533,14 +533,42 @@ public final class Node implements AutoCloseable, NodeApi {
 
   // ------------------------------------------------------------------ NodeApi
 
-  @Override
+  /** Runs statements and returns their results as text tables. */
   public String sql(String statements) {
+    return sql(statements, "table");
+  }
+
+  @Override
+  public String sql(String statements, String format) {
+    if (!List.of("table", "json", "csv").contains(format)) {
+      throw new IllegalArgumentException("Unknown SQL result format '" + format + "': use table, json or csv");
+    }
     if (fence.fenced() != null) {
       throw fence.fenced();
     }
+    List<io.cairn.engine.sql.Result> results = session.executeRequest(splitStatements(statements));
+    if (format.equals("json")) {
+      List<Map<String, Object>> out = new ArrayList<>();
+      for (io.cairn.engine.sql.Result r : results) {
+        Map<String, Object> one = new LinkedHashMap<>();
+        one.put("columns", r.columns());
+        List<List<Object>> rows = new ArrayList<>();
+        for (List<Object> row : r.rows()) {
+          List<Object> vals = new ArrayList<>(row.size());
+          for (Object v : row) {
+            vals.add(v instanceof Double d && (d.isNaN() || d.isInfinite()) ? d.toString() : v); // JSON has no NaN
+          }
+          rows.add(vals);
+        }
+        one.put("rows", rows);
+        one.put("message", r.message());
+        out.add(one);
+      }
+      return json(out);
+    }
     StringBuilder sb = new StringBuilder();
-    for (io.cairn.engine.sql.Result r : session.executeRequest(splitStatements(statements))) {
-      sb.append(r.render());
+    for (io.cairn.engine.sql.Result r : results) {
+      sb.append(format.equals("csv") ? r.renderCsv() : r.render());
     }
     return sb.toString();
   }
@@ -635,9 +663,12 @@ public final class Node implements AutoCloseable, NodeApi {
     return report.toJson();
   }
 
+  /** One mapper per JVM (thread-safe once configured), not one per call. */
+  static final ObjectMapper JSON = new ObjectMapper();
+
   static String json(Object o) {
     try {
-      return new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(o);
+      return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(o);
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
@@ -693,8 +724,8 @@ public final class Node implements AutoCloseable, NodeApi {
       return snapshots.listText();
     }
 
-    public String verify() {
-      return snapshots.verifyText();
+    public VerifyReport verify() {
+      return snapshots.verify();
     }
 
     public String gc() {

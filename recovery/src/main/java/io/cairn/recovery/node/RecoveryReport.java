@@ -69,7 +69,7 @@ public record RecoveryReport(
 
   public String toJson() {
     try {
-      return new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(this);
+      return Node.JSON.writer().with(SerializationFeature.INDENT_OUTPUT).writeValueAsString(this);
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }

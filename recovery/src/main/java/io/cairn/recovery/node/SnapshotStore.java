@@ -137,8 +137,8 @@ final class SnapshotStore implements AutoCloseable {
     return sb.toString();
   }
 
-  String verifyText() {
-    StringBuilder sb = new StringBuilder();
+  VerifyReport verify() {
+    List<VerifyReport.Line> lines = new ArrayList<>();
     List<io.cairn.engine.catalog.CatalogEntry> entries = List.of();
     String catalogProblem = null;
     try {
@@ -147,11 +147,8 @@ final class SnapshotStore implements AutoCloseable {
     } catch (RuntimeException e) {
       catalogProblem = e.getMessage();
     }
-    sb.append(catalogProblem == null ? "OK       " : "INVALID  ").append("catalog (").append(entries.size()).append(" entries)");
-    if (catalogProblem != null) {
-      sb.append(": ").append(catalogProblem);
-    }
-    sb.append('\n');
+    lines.add(new VerifyReport.Line("catalog (" + entries.size() + " entries)",
+        catalogProblem == null ? VerifyReport.Status.OK : VerifyReport.Status.INVALID, catalogProblem == null ? "" : catalogProblem));
     for (ManifestInfo i : reader.list()) {
       List<String> problems;
       try {
@@ -168,13 +165,14 @@ final class SnapshotStore implements AutoCloseable {
       } catch (RuntimeException e) {
         problems = List.of(e.getMessage());
       }
-      sb.append(problems.isEmpty() ? "OK       " : "INVALID  ").append(i.key());
-      if (!problems.isEmpty()) {
-        sb.append(": ").append(String.join("; ", problems));
+      if (!problems.isEmpty() && store.head(i.key()).isEmpty()) {
+        lines.add(new VerifyReport.Line(i.key(), VerifyReport.Status.GONE, "deleted while it was being verified (garbage collection)"));
+      } else {
+        lines.add(new VerifyReport.Line(i.key(), problems.isEmpty() ? VerifyReport.Status.OK : VerifyReport.Status.INVALID,
+            String.join("; ", problems)));
       }
-      sb.append('\n');
     }
-    return sb.length() == 0 ? "no snapshots in " + store.describe() + "\n" : sb.toString();
+    return new VerifyReport(lines);
   }
 
   String gcText() {
