@@ -308,30 +308,26 @@ public final class Node implements AutoCloseable, NodeApi {
 
   private boolean catchUp() {
     long deadline = options.catchUpTimeout() == null ? Long.MAX_VALUE : System.nanoTime() + options.catchUpTimeout().toNanos();
-    long lastPrint = 0;
-    while (true) {
-      engine.tick();
-      CrashPoints.hit("recovery.tick");
-      if (engine.caughtUp()) {
-        if (options.progress()) {
+    try (CatchUpProgress progress = CatchUpProgress.start(options.progress())) {
+      while (true) {
+        engine.tick();
+        CrashPoints.hit("recovery.tick");
+        progress.update(engine.metrics().recordsIngested(), engine.lastClosedTick());
+        if (engine.caughtUp()) {
           long failed = engine.sourceStatuses().values().stream()
               .filter(st -> st.state() != io.cairn.engine.runtime.SourceStatus.State.RUNNING).count()
               + engine.dataflows().stream().filter(d -> d.state() != Dataflow.State.RUNNING).count();
-          System.err.print("\rcatching up: " + (failed == 0 ? "done" : "done, but " + failed + " source(s)/view(s) FAILED (see the report)")
-              + " ".repeat(40) + "\n");
+          progress.finish(failed == 0 ? "done" : "done, but " + failed + " source(s)/view(s) FAILED (see the report)");
+          return true;
         }
-        return true;
-      }
-      if (engine.sourceStatuses().values().stream().anyMatch(st -> st.state() == io.cairn.engine.runtime.SourceStatus.State.RESTARTING)) {
-        // a source is waiting for its restart backoff: do not spin through empty ticks meanwhile
-        java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
-      }
-      if (System.nanoTime() > deadline) {
-        return false;
-      }
-      if (options.progress() && System.nanoTime() - lastPrint > 500_000_000L) {
-        lastPrint = System.nanoTime();
-        System.err.print("\rcatching up: tick " + engine.lastClosedTick() + ", " + engine.metrics().recordsIngested() + " records read ");
+        if (engine.sourceStatuses().values().stream().anyMatch(st -> st.state() == io.cairn.engine.runtime.SourceStatus.State.RESTARTING)) {
+          // a source is waiting for its restart backoff: do not spin through empty ticks meanwhile
+          java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
+        }
+        if (System.nanoTime() > deadline) {
+          progress.finish("not caught up within " + options.catchUpTimeout());
+          return false;
+        }
       }
     }
   }
