@@ -86,6 +86,12 @@ final class JsonRecordDecoder {
   private final int[] pkIndex;
   private final List<String> primaryKey;
   private final int keyFieldIndex;
+  /** Column index by exact name, for the streaming fast path. */
+  private final Map<String, Integer> columnIndex = new HashMap<>();
+  /** Primary-key column position (in the key row) by exact name. */
+  private final Map<String, Integer> keyIndex = new HashMap<>();
+  private final Type[] types;
+  private final Type[] keyTypes;
 
   JsonRecordDecoder(Schema schema, List<String> primaryKey, Envelope envelope, Optional<String> keyField) {
     this.schema = schema;
@@ -93,16 +99,167 @@ final class JsonRecordDecoder {
     this.primaryKey = List.copyOf(primaryKey);
     this.pkIndex = primaryKey.stream().mapToInt(schema::indexOf).toArray();
     this.keyFieldIndex = keyField.map(schema::indexOf).orElse(-1);
+    this.types = new Type[schema.size()];
+    for (int i = 0; i < types.length; i++) {
+      types[i] = schema.type(i);
+      columnIndex.put(schema.column(i).name(), i);
+    }
+    this.keyTypes = new Type[pkIndex.length];
+    for (int i = 0; i < pkIndex.length; i++) {
+      keyTypes[i] = schema.type(pkIndex[i]);
+      keyIndex.put(schema.column(pkIndex[i]).name(), i);
+    }
   }
 
-  /** Decodes one record; throws {@link BadRecordException} saying what is wrong. */
+  /**
+   * Decodes one record; throws {@link BadRecordException} saying what is wrong.
+   *
+   * <p>The common case — a flat JSON object whose fields have exactly the columns' names and
+   * plainly the columns' types, no Connect wrapper, no key field — is read by a streaming parser
+   * without building a tree ({@link #fast}). Anything else, every error included, goes through the
+   * tree path below, which defines the semantics: the fast path gives up (returns null) rather
+   * than decide anything the tree path might decide differently.
+   */
   Change decode(byte[] keyBytes, byte[] valueBytes) {
+    if (keyFieldIndex < 0 && envelope != Envelope.DEBEZIUM) {
+      Change c = envelope == Envelope.UPSERT ? fastUpsert(keyBytes, valueBytes) : fastAppend(keyBytes, valueBytes);
+      if (c != null) {
+        return c;
+      }
+    }
+    return decodeTree(keyBytes, valueBytes);
+  }
+
+  /** The tree path alone: the reference the fast path is tested against. */
+  Change decodeTree(byte[] keyBytes, byte[] valueBytes) {
     JsonNode key = keyBytes == null ? null : parseKey(keyBytes);
     return switch (envelope) {
       case NONE -> decodeAppend(key, valueBytes);
       case UPSERT -> decodeUpsert(key, valueBytes);
       case DEBEZIUM -> decodeDebezium(key, valueBytes);
     };
+  }
+
+  private static final com.fasterxml.jackson.core.JsonFactory FACTORY = MAPPER.getFactory();
+
+  private Change fastAppend(byte[] keyBytes, byte[] valueBytes) {
+    if (valueBytes == null) {
+      return null;
+    }
+    Object[] row = fast(valueBytes, columnIndex, types);
+    return row == null ? null : Change.append(Row.wrap(row));
+  }
+
+  private Change fastUpsert(byte[] keyBytes, byte[] valueBytes) {
+    Row key = null;
+    if (keyBytes != null) {
+      Object[] k = fast(keyBytes, keyIndex, keyTypes);
+      if (k == null) {
+        return null;
+      }
+      for (Object v : k) {
+        if (v == null) {
+          return null; // the tree path takes the key from the value then
+        }
+      }
+      key = Row.wrap(k);
+    }
+    if (valueBytes == null) {
+      return key == null ? null : Change.upsert(key, null);
+    }
+    Object[] row = fast(valueBytes, columnIndex, types);
+    return row == null ? null : withKey(key, Row.wrap(row));
+  }
+
+  /**
+   * A flat JSON object read with a streaming parser into values for the columns in {@code index}
+   * ({@code types} by position), or null to leave the record to the tree path: not an object, a
+   * possible Connect wrapper, a duplicate field, a value that is not plainly of its column's type,
+   * a field not matched exactly while a column is absent (the tree path matches case-insensitively),
+   * trailing tokens or invalid JSON.
+   */
+  private static Object[] fast(byte[] bytes, Map<String, Integer> index, Type[] types) {
+    try (com.fasterxml.jackson.core.JsonParser p = FACTORY.createParser(bytes)) {
+      if (p.nextToken() != com.fasterxml.jackson.core.JsonToken.START_OBJECT) {
+        return null;
+      }
+      Object[] out = new Object[types.length];
+      boolean[] seen = new boolean[types.length];
+      int seenCount = 0;
+      boolean unmatched = false;
+      com.fasterxml.jackson.core.JsonToken t;
+      while ((t = p.nextToken()) == com.fasterxml.jackson.core.JsonToken.FIELD_NAME) {
+        String name = p.currentName();
+        com.fasterxml.jackson.core.JsonToken v = p.nextToken();
+        Integer i = index.get(name);
+        if (i == null) {
+          if (name.equals("schema") || name.equals("payload")) {
+            return null;
+          }
+          unmatched = true;
+          p.skipChildren();
+          continue;
+        }
+        if (seen[i]) {
+          return null;
+        }
+        seen[i] = true;
+        seenCount++;
+        if (v == com.fasterxml.jackson.core.JsonToken.VALUE_NULL || types[i] == Type.NULL) {
+          if (v.isStructStart()) {
+            return null;
+          }
+          continue;
+        }
+        switch (types[i]) {
+          case BIGINT -> {
+            if (v != com.fasterxml.jackson.core.JsonToken.VALUE_NUMBER_INT
+                || p.getNumberType() == com.fasterxml.jackson.core.JsonParser.NumberType.BIG_INTEGER) {
+              return null;
+            }
+            out[i] = p.getLongValue();
+          }
+          case DOUBLE -> {
+            if (!v.isNumeric() || p.getNumberType() == com.fasterxml.jackson.core.JsonParser.NumberType.BIG_INTEGER) {
+              return null;
+            }
+            out[i] = p.getDoubleValue();
+          }
+          case BOOLEAN -> {
+            if (!v.isBoolean()) {
+              return null;
+            }
+            out[i] = v == com.fasterxml.jackson.core.JsonToken.VALUE_TRUE;
+          }
+          case TEXT -> {
+            if (v != com.fasterxml.jackson.core.JsonToken.VALUE_STRING) {
+              return null;
+            }
+            out[i] = p.getText();
+          }
+          case TIMESTAMP -> {
+            if (v == com.fasterxml.jackson.core.JsonToken.VALUE_NUMBER_INT
+                && p.getNumberType() != com.fasterxml.jackson.core.JsonParser.NumberType.BIG_INTEGER) {
+              out[i] = p.getLongValue();
+            } else {
+              return null;
+            }
+          }
+          default -> {
+            return null;
+          }
+        }
+      }
+      if (t != com.fasterxml.jackson.core.JsonToken.END_OBJECT || p.nextToken() != null) {
+        return null;
+      }
+      if (unmatched && seenCount < types.length) {
+        return null;
+      }
+      return out;
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
   }
 
   private Change decodeAppend(JsonNode key, byte[] valueBytes) {
