@@ -133,6 +133,7 @@ public final class Snapshotter implements AutoCloseable {
     this.fileOptions = BatchFileOptions.defaults()
         .withRowGroupRows(b.rowGroupRows)
         .withZstdLevel(b.zstdLevel)
+        .withPageFormat(b.pageFormat)
         .withExecutor(encoder, b.encodeThreads + 1);
     if (b.executor != null) {
       this.executor = b.executor;
@@ -168,6 +169,7 @@ public final class Snapshotter implements AutoCloseable {
     private Path tempDir;
     private int rowGroupRows = BatchFileOptions.DEFAULT_ROW_GROUP_ROWS;
     private int zstdLevel = BatchFileOptions.DEFAULT_ZSTD_LEVEL;
+    private BatchFileOptions.PageFormat pageFormat = BatchFileOptions.DEFAULT_PAGE_FORMAT;
     private int encodeThreads = Math.max(1, Runtime.getRuntime().availableProcessors());
     private Executor encodeExecutor;
 
@@ -233,6 +235,12 @@ public final class Snapshotter implements AutoCloseable {
         throw new IllegalArgumentException("Cannot build snapshotter: the ZSTD level must be in [1, 19], got " + level);
       }
       this.zstdLevel = level;
+      return this;
+    }
+
+    /** The data page format and value encodings of batch files (default {@link BatchFileOptions#DEFAULT_PAGE_FORMAT}). */
+    public Builder pageFormat(BatchFileOptions.PageFormat format) {
+      this.pageFormat = Objects.requireNonNull(format, "format");
       return this;
     }
 

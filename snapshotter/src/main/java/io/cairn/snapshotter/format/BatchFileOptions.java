@@ -9,9 +9,7 @@ import java.util.concurrent.Executor;
  * @param rowGroupRows the most rows in one row group; a larger batch becomes several row groups,
  *     encoded independently (in parallel on {@code executor}) and written in order
  * @param zstdLevel the ZSTD level of every page, in [1, 19]
- * @param pageFormat Parquet's writer version: {@code PARQUET_1_0} gives v1 data pages with PLAIN
- *     (or dictionary) values, {@code PARQUET_2_0} gives v2 data pages with DELTA_BINARY_PACKED /
- *     DELTA_BYTE_ARRAY (or RLE_DICTIONARY) values, as parquet-java's writer picks them
+ * @param pageFormat the data page header version and the value encodings, see {@link PageFormat}
  * @param executor runs row-group encodings; the writing thread waits for them, so it must not be
  *     a pool the writing thread itself occupies when that pool is bounded ({@code Runnable::run}
  *     encodes on the writing thread)
@@ -24,8 +22,21 @@ public record BatchFileOptions(int rowGroupRows, int zstdLevel, PageFormat pageF
   /** ZSTD level by default (measured: benchmarks/RESULTS.md, "Column writer (issue 14)"). */
   public static final int DEFAULT_ZSTD_LEVEL = 1;
 
-  /** The data page format and value encodings. */
-  public enum PageFormat { V1, V2 }
+  /**
+   * The data page header version and the value encodings (parquet-java picks, per column and page,
+   * dictionary encoding while the dictionary pays, else the version's fallback).
+   */
+  public enum PageFormat {
+    /** v1 data pages; fallback PLAIN (parquet-java's {@code PARQUET_1_0} writer). */
+    V1,
+    /** v2 data pages; fallback DELTA_BINARY_PACKED for INT64, DELTA_BYTE_ARRAY for strings ({@code PARQUET_2_0}). */
+    V2,
+    /**
+     * v1 data pages (which every Parquet reader reads) with the {@code PARQUET_2_0} writer's
+     * encodings (DELTA_BINARY_PACKED, DELTA_BYTE_ARRAY, RLE_DICTIONARY).
+     */
+    V1_PAGES_V2_ENCODINGS
+  }
 
   public BatchFileOptions {
     Objects.requireNonNull(pageFormat, "pageFormat");
@@ -41,9 +52,17 @@ public record BatchFileOptions(int rowGroupRows, int zstdLevel, PageFormat pageF
     }
   }
 
+  /**
+   * The page format by default: v1 pages with v2 encodings were the smallest (3.26 vs 3.73 bytes a
+   * row) and fastest to write and read here (benchmarks/RESULTS.md, "Column writer (issue 14)").
+   * A reader must know DELTA_BINARY_PACKED and DELTA_BYTE_ARRAY (parquet-java, Arrow, DuckDB,
+   * Spark 3.3+, Trino do); {@link PageFormat#V1} is for one that does not.
+   */
+  public static final PageFormat DEFAULT_PAGE_FORMAT = PageFormat.V1_PAGES_V2_ENCODINGS;
+
   /** The defaults, encoding on the calling thread. */
   public static BatchFileOptions defaults() {
-    return new BatchFileOptions(DEFAULT_ROW_GROUP_ROWS, DEFAULT_ZSTD_LEVEL, PageFormat.V1, Runnable::run, 1);
+    return new BatchFileOptions(DEFAULT_ROW_GROUP_ROWS, DEFAULT_ZSTD_LEVEL, DEFAULT_PAGE_FORMAT, Runnable::run, 1);
   }
 
   public BatchFileOptions withRowGroupRows(int rows) {

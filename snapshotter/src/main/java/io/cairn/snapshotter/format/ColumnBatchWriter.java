@@ -117,9 +117,9 @@ final class ColumnBatchWriter {
 
   static ParquetProperties properties(BatchFileOptions o) {
     return ParquetProperties.builder()
-        .withWriterVersion(o.pageFormat() == BatchFileOptions.PageFormat.V2
-            ? ParquetProperties.WriterVersion.PARQUET_2_0
-            : ParquetProperties.WriterVersion.PARQUET_1_0)
+        .withWriterVersion(o.pageFormat() == BatchFileOptions.PageFormat.V1
+            ? ParquetProperties.WriterVersion.PARQUET_1_0
+            : ParquetProperties.WriterVersion.PARQUET_2_0)
         .withPageSize(PAGE_BYTES)
         .withDictionaryEncoding(true)
         .withStatisticsEnabled(true)
@@ -136,7 +136,7 @@ final class ColumnBatchWriter {
     ZstdPageCompressor compressor = new ZstdPageCompressor(o.zstdLevel());
     ColumnChunkPageWriteStore pages = new ColumnChunkPageWriteStore(
         compressor, schema, props.getAllocator(), props.getColumnIndexTruncateLength(), props.getPageWriteChecksumEnabled());
-    ColumnWriteStore store = props.getWriterVersion() == ParquetProperties.WriterVersion.PARQUET_2_0
+    ColumnWriteStore store = o.pageFormat() == BatchFileOptions.PageFormat.V2
         ? new ColumnWriteStoreV2(schema, pages, props)
         : new ColumnWriteStoreV1(schema, pages, props);
     boolean done = false;

@@ -177,14 +177,15 @@ class ColumnBatchWriterTest {
     assertSameContents(readNew(bytes, b), b);
   }
 
-  @Test
-  void v2PagesUseDeltaEncodingsWhereDictionariesDoNotPay() throws Exception {
+  @ParameterizedTest
+  @EnumSource(value = PageFormat.class, names = {"V2", "V1_PAGES_V2_ENCODINGS"})
+  void v2EncodingsUseDeltaBinaryPackedWhereDictionariesDoNotPay(PageFormat format) throws Exception {
     List<Update> u = new ArrayList<>();
     for (long i = 0; i < 200_000; i++) {
       u.add(new Update(Row.of(i * 3, "k"), Row.of(i * i, 1.0, true, i, null), 3, 1));
     }
     Batch b = Batch.fromUpdates(KEY, VAL, u, DESC);
-    byte[] bytes = ParquetBatchFiles.toBytes("arr", 0, b, BatchFileOptions.defaults().withPageFormat(PageFormat.V2));
+    byte[] bytes = ParquetBatchFiles.toBytes("arr", 0, b, BatchFileOptions.defaults().withPageFormat(format));
     ColumnChunkMetaData id = footer(bytes).getBlocks().get(0).getColumns().get(0);
     assertThat(id.getEncodings()).contains(Encoding.DELTA_BINARY_PACKED);
     assertSameContents(readNew(bytes, b), b);
@@ -252,7 +253,7 @@ class ColumnBatchWriterTest {
       Random r = new Random(seed);
       Batch b = random(seed, 1 + r.nextInt(3_000));
       BatchFileOptions o = BatchFileOptions.defaults().withRowGroupRows(1 + r.nextInt(1_000)).withZstdLevel(1 + r.nextInt(9))
-          .withPageFormat(r.nextBoolean() ? PageFormat.V1 : PageFormat.V2).withExecutor(POOL, 1 + r.nextInt(4));
+          .withPageFormat(PageFormat.values()[r.nextInt(PageFormat.values().length)]).withExecutor(POOL, 1 + r.nextInt(4));
       byte[] bytes = ParquetBatchFiles.toBytes("arr", 0, b, o);
       Batch expected = readOld(RecordBatchFiles.toBytes("arr", 0, b), b);
       try {
