@@ -206,6 +206,7 @@ public final class Snapshotter implements AutoCloseable {
       return this;
     }
 
+    /** Bytes of an encoded batch file held in memory; beyond them it continues into a temporary file (default 64 MiB). */
     public Builder spillThresholdBytes(long n) {
       if (n < 0) {
         throw new IllegalArgumentException("Cannot build snapshotter: spill threshold must be >= 0, got " + n);
