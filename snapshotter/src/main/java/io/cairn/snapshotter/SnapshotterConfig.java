@@ -16,7 +16,7 @@ import java.util.Objects;
  *   <tr><td>{@value #PREFIX}</td><td>"" (the store's root)</td></tr>
  *   <tr><td>{@value #UPLOAD_PARALLELISM}</td><td>4 concurrent batch file uploads (bounds memory too)</td></tr>
  *   <tr><td>{@value #LOAD_PARALLELISM}</td><td>4 concurrent batch file downloads</td></tr>
- *   <tr><td>{@value #SPILL_THRESHOLD}</td><td>64 MiB: an encoded batch file is held in memory up to this size, beyond it in a temporary file</td></tr>
+ *   <tr><td>{@value #SPILL_THRESHOLD}</td><td>64 MiB: batches larger in memory are encoded to a temporary file</td></tr>
  *   <tr><td>{@value #SCHEDULE_ENABLED}</td><td>true</td></tr>
  *   <tr><td>{@value #SCHEDULE_CRON}</td><td>"0 0 0 * * ?" (Quartz syntax: daily at 00:00)</td></tr>
  *   <tr><td>{@value #SCHEDULE_ZONE}</td><td>UTC</td></tr>
