@@ -19,7 +19,6 @@ import org.apache.parquet.column.ColumnWriter;
 import org.apache.parquet.column.ParquetProperties;
 import org.apache.parquet.column.impl.ColumnWriteStoreV1;
 import org.apache.parquet.column.impl.ColumnWriteStoreV2;
-import org.apache.parquet.column.values.factory.DefaultValuesWriterFactory;
 import org.apache.parquet.hadoop.ColumnChunkPageWriteStore;
 import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.io.api.Binary;
@@ -42,9 +41,6 @@ import org.apache.parquet.schema.MessageType;
  *       per column over the chunk, then the chunk's rows are ended in the column store, which is
  *       where parquet-java checks page sizes. Every page therefore starts on a row boundary and is
  *       at most one chunk over the page-size threshold.
- *   <li>Dictionary encoding is tried per column chunk as parquet-java does, except for an INT64
- *       column whose first values in the row group never repeat (see {@link
- *       #withoutHopelessDictionaries}).
  *   <li>The file is the same as the record writer's: same schema, same column order, same footer
  *       key/value metadata; statistics and the column/offset indexes are written as parquet-java
  *       writes them; the encodings are those parquet-java picks for {@link
@@ -120,15 +116,12 @@ final class ColumnBatchWriter {
   }
 
   /**
-   * The writer properties of {@code o}. Each gets a values-writer factory of its own: {@code
-   * ParquetProperties.Builder.build()} initialises the factory with the properties it builds, and
-   * the default factory is one static instance, so properties built concurrently (files with other
-   * options, row groups with other dictionary choices) would otherwise change each other's
-   * encodings.
+   * The writer properties of {@code o}. Built from a fresh builder each time: a builder made with
+   * {@code ParquetProperties.copy} shares the source's values-writer factory, which {@code build()}
+   * re-initialises, so copies would change the encodings of properties in use on other threads.
    */
   static ParquetProperties properties(BatchFileOptions o) {
     return ParquetProperties.builder()
-        .withValuesWriterFactory(new DefaultValuesWriterFactory())
         .withWriterVersion(o.pageFormat() == BatchFileOptions.PageFormat.V1
             ? ParquetProperties.WriterVersion.PARQUET_1_0
             : ParquetProperties.WriterVersion.PARQUET_2_0)
@@ -144,8 +137,7 @@ final class ColumnBatchWriter {
   record EncodedRowGroup(int rows, ColumnChunkPageWriteStore pages) {}
 
   /** Encodes rows {@code [from, to)} of {@code batch} as one row group. */
-  static EncodedRowGroup encode(Batch batch, MessageType schema, ParquetProperties fileProps, BatchFileOptions o, int from, int to) {
-    ParquetProperties props = withoutHopelessDictionaries(batch, schema, fileProps, from, to);
+  static EncodedRowGroup encode(Batch batch, MessageType schema, ParquetProperties props, BatchFileOptions o, int from, int to) {
     ZstdPageCompressor compressor = new ZstdPageCompressor(o.zstdLevel());
     ColumnChunkPageWriteStore pages = new ColumnChunkPageWriteStore(
         compressor, schema, props.getAllocator(), props.getColumnIndexTruncateLength(), props.getPageWriteChecksumEnabled());
@@ -184,63 +176,6 @@ final class ColumnBatchWriter {
         pages.close();
       }
     }
-  }
-
-  /** Values sampled from the start of a row group to decide whether a dictionary can pay. */
-  static final int DICTIONARY_SAMPLE = 4096;
-
-  /**
-   * {@code props} with dictionary encoding turned off for each INT64 column whose first {@link
-   * #DICTIONARY_SAMPLE} values in the row group are all distinct (a sorted unique key, an id):
-   * parquet-java would fill a dictionary of ~128Ki entries before falling back and re-encoding,
-   * for nothing. Among {@code s} values drawn from {@code d} distinct ones, a repeat is expected
-   * once {@code s * s / 2d} reaches 1, so no repeat means more distinct values than a dictionary
-   * page holds, or values in an order that never repeats.
-   */
-  static ParquetProperties withoutHopelessDictionaries(Batch batch, MessageType schema, ParquetProperties props, int from, int to) {
-    int n = Math.min(DICTIONARY_SAMPLE, to - from);
-    if (n < DICTIONARY_SAMPLE) {
-      return props; // a small row group: the dictionary attempt costs little
-    }
-    int k = batch.keySchema().size();
-    int v = batch.valSchema().size();
-    List<ColumnDescriptor> descriptors = schema.getColumns();
-    ParquetProperties.Builder b = null;
-    long[] sample = new long[n];
-    for (int c = 0; c < k + v + 2; c++) {
-      boolean distinct;
-      if (c < k + v) {
-        ColumnVector col = c < k ? batch.keyColumn(c) : batch.valColumn(c - k);
-        if (!(col instanceof ColumnVector.Longs l)) {
-          continue;
-        }
-        int m = 0;
-        for (int i = from; i < from + n; i++) {
-          if (!l.isNull(i)) {
-            sample[m++] = l.getLong(i);
-          }
-        }
-        distinct = m == n && allDistinct(sample, m);
-      } else {
-        System.arraycopy(c == k + v ? batch.times() : batch.diffs(), from, sample, 0, n);
-        distinct = allDistinct(sample, n);
-      }
-      if (distinct) {
-        b = b == null ? ParquetProperties.copy(props).withValuesWriterFactory(new DefaultValuesWriterFactory()) : b;
-        b.withDictionaryEncoding(descriptors.get(c).getPath()[0], false);
-      }
-    }
-    return b == null ? props : b.build();
-  }
-
-  private static boolean allDistinct(long[] a, int n) {
-    java.util.Arrays.sort(a, 0, n);
-    for (int i = 1; i < n; i++) {
-      if (a[i] == a[i - 1]) {
-        return false;
-      }
-    }
-    return true;
   }
 
   private static void writeRequired(ColumnWriter w, long[] values, int from, int to) {

@@ -192,27 +192,6 @@ class ColumnBatchWriterTest {
   }
 
   @Test
-  void aColumnWhoseValuesNeverRepeatSkipsTheDictionaryAndOthersKeepIt() throws Exception {
-    List<Update> u = new ArrayList<>();
-    for (long i = 0; i < 50_000; i++) {
-      u.add(new Update(Row.of(i * 7, "k" + (i % 3)), Row.of(i % 10, 1.0, true, i * 1_000_003L, null), 3 + i % 4, 1));
-    }
-    Batch b = Batch.fromUpdates(KEY, VAL, u, DESC);
-    byte[] bytes = ParquetBatchFiles.toBytes("arr", 0, b);
-    List<ColumnChunkMetaData> cols = footer(bytes).getBlocks().get(0).getColumns();
-    assertThat(cols.get(0).getPath().toDotString()).isEqualTo("id");
-    assertThat(cols.get(0).getEncodings()).doesNotContain(Encoding.RLE_DICTIONARY, Encoding.PLAIN_DICTIONARY);
-    assertThat(cols.get(5).getPath().toDotString()).isEqualTo("at");
-    assertThat(cols.get(5).getEncodings()).doesNotContain(Encoding.RLE_DICTIONARY, Encoding.PLAIN_DICTIONARY);
-    assertThat(cols.get(2).getPath().toDotString()).isEqualTo("val_id");
-    assertThat(cols.get(2).getEncodings()).contains(Encoding.RLE_DICTIONARY);
-    assertThat(cols.get(7).getPath().toDotString()).isEqualTo("_time");
-    assertThat(cols.get(7).getEncodings()).contains(Encoding.RLE_DICTIONARY);
-    assertSameContents(readNew(bytes, b), b);
-    assertSameContents(readOld(bytes, b), b);
-  }
-
-  @Test
   void filesWithOtherOptionsEncodedConcurrentlyKeepTheirOwnEncodings() throws Exception {
     Batch b = random(5, 20_000);
     byte[] v1 = ParquetBatchFiles.toBytes("arr", 0, b, BatchFileOptions.defaults().withPageFormat(PageFormat.V1));
@@ -220,11 +199,11 @@ class ColumnBatchWriterTest {
     List<java.util.concurrent.Future<byte[]>> runs = new ArrayList<>();
     for (int i = 0; i < 24; i++) {
       PageFormat f = i % 2 == 0 ? PageFormat.V1 : PageFormat.V1_PAGES_V2_ENCODINGS;
-      runs.add(POOL.submit(() -> ParquetBatchFiles.toBytes("arr", 0, b, BatchFileOptions.defaults().withPageFormat(f).withRowGroupRows(4_000))));
+      runs.add(POOL.submit(() -> ParquetBatchFiles.toBytes("arr", 0, b, BatchFileOptions.defaults().withPageFormat(f).withRowGroupRows(2_000))));
     }
-    byte[] v1Groups = ParquetBatchFiles.toBytes("arr", 0, b, BatchFileOptions.defaults().withPageFormat(PageFormat.V1).withRowGroupRows(4_000));
+    byte[] v1Groups = ParquetBatchFiles.toBytes("arr", 0, b, BatchFileOptions.defaults().withPageFormat(PageFormat.V1).withRowGroupRows(2_000));
     byte[] v2Groups = ParquetBatchFiles.toBytes("arr", 0, b,
-        BatchFileOptions.defaults().withPageFormat(PageFormat.V1_PAGES_V2_ENCODINGS).withRowGroupRows(4_000));
+        BatchFileOptions.defaults().withPageFormat(PageFormat.V1_PAGES_V2_ENCODINGS).withRowGroupRows(2_000));
     assertThat(v1).isNotEqualTo(v2);
     for (int i = 0; i < runs.size(); i++) {
       assertThat(runs.get(i).get()).as("run %d", i).isEqualTo(i % 2 == 0 ? v1Groups : v2Groups);
