@@ -84,6 +84,12 @@ public record Manifest(
     return out;
   }
 
+  /**
+   * The snapshot's one row count: the updates stored in the batch files referenced here (the sum
+   * of their {@code rows}), which is what loading the snapshot yields. The snapshotter logs and
+   * reports this count; it may exceed the captured state's in-memory count when a merged batch is
+   * stored as the already-uploaded files of its inputs.
+   */
   public long rows() {
     return arrangements.stream().flatMap(a -> a.batches().stream()).mapToLong(BatchFile::rows).sum();
   }

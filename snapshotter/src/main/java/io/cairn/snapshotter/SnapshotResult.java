@@ -10,7 +10,9 @@ import java.util.Objects;
  * The figures of one committed snapshot.
  *
  * @param manifestKey the full key of the manifest (the commit point)
- * @param rows updates held by the snapshot's batches
+ * @param rows the snapshot's row count, {@link Manifest#rows()}: the updates stored in the batch
+ *     files its manifest references, which is what loading it yields (may exceed the captured
+ *     state's in-memory count when a merged batch is stored as its inputs' files)
  * @param files batch files referenced (empty batches have no file)
  * @param filesNew files uploaded by this snapshot
  * @param filesReused files referenced from an earlier snapshot

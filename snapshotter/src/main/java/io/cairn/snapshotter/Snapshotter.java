@@ -11,12 +11,11 @@ import io.cairn.snapshotter.Manifest.BatchFile;
 import io.cairn.snapshotter.exceptions.CorruptSnapshotException;
 import io.cairn.snapshotter.exceptions.SnapshotFailedException;
 import io.cairn.snapshotter.exceptions.SnapshotInProgressException;
+import io.cairn.snapshotter.format.BatchFileOptions;
 import io.cairn.snapshotter.format.ParquetBatchFiles;
-import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -63,8 +62,17 @@ import org.slf4j.LoggerFactory;
  *   <li>No two snapshots at once: a second request while one runs throws {@link
  *       SnapshotInProgressException}.
  *   <li>Bounded parallelism and memory: at most {@code parallelism} batch files are being encoded
- *       and uploaded at a time; a batch larger than the spill threshold is encoded to a temporary
- *       file, not to memory.
+ *       and uploaded at a time. Each file is encoded column by column in row groups of at most
+ *       {@code rowGroupRows} rows; the row groups of a file are encoded in parallel on a pool of
+ *       {@code encodeThreads} (separate from the upload workers, which only wait on it), at most
+ *       {@code encodeThreads + 1} ahead of the one being appended. A file is encoded into memory
+ *       until it reaches the spill threshold, then continues into a temporary file.
+ *   <li>One row count: a snapshot's rows are the updates stored in the batch files its manifest
+ *       references ({@link Manifest#rows()}), which is what loading it yields. Every log line,
+ *       {@link SnapshotResult#rows()} and the manifest use it. It can exceed the captured state's
+ *       in-memory count ({@code EngineState.rows()}) when a merged batch is stored as the
+ *       already-uploaded files of its inputs (their union holds the updates the merge
+ *       consolidated), so that count is not reported.
  *   <li>Incremental: a batch whose id is in the last committed manifest (this process's, or the
  *       newest readable one found in the store at the first snapshot, or one given to {@link
  *       #seed}) is referenced, not uploaded again. Batch ids are unique, so a file's key never
@@ -93,6 +101,8 @@ public final class Snapshotter implements AutoCloseable {
   private final Clock clock;
   private final long spillThreshold;
   private final Path tempDir;
+  private final BatchFileOptions fileOptions;
+  private final ExecutorService ownedEncoder;
   private final AtomicBoolean running = new AtomicBoolean();
   private final Set<String> pinned = ConcurrentHashMap.newKeySet();
   private final List<Consumer<SnapshotResult>> listeners = new CopyOnWriteArrayList<>();
@@ -108,6 +118,23 @@ public final class Snapshotter implements AutoCloseable {
     this.clock = b.clock;
     this.spillThreshold = b.spillThreshold;
     this.tempDir = b.tempDir;
+    Executor encoder = b.encodeExecutor;
+    if (encoder == null) {
+      AtomicInteger n = new AtomicInteger();
+      this.ownedEncoder = Executors.newFixedThreadPool(b.encodeThreads, r -> {
+        Thread t = new Thread(r, "snapshot-encode-" + n.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+      });
+      encoder = ownedEncoder;
+    } else {
+      this.ownedEncoder = null;
+    }
+    this.fileOptions = BatchFileOptions.defaults()
+        .withRowGroupRows(b.rowGroupRows)
+        .withZstdLevel(b.zstdLevel)
+        .withPageFormat(b.pageFormat)
+        .withExecutor(encoder, b.encodeThreads + 1);
     if (b.executor != null) {
       this.executor = b.executor;
       this.ownedExecutor = null;
@@ -140,6 +167,11 @@ public final class Snapshotter implements AutoCloseable {
     private Clock clock = Clock.systemUTC();
     private long spillThreshold = 64L << 20;
     private Path tempDir;
+    private int rowGroupRows = BatchFileOptions.DEFAULT_ROW_GROUP_ROWS;
+    private int zstdLevel = BatchFileOptions.DEFAULT_ZSTD_LEVEL;
+    private BatchFileOptions.PageFormat pageFormat = BatchFileOptions.DEFAULT_PAGE_FORMAT;
+    private int encodeThreads = Math.max(1, Runtime.getRuntime().availableProcessors());
+    private Executor encodeExecutor;
 
     private Builder(ObjectStore store) {
       this.store = Objects.requireNonNull(store, "store");
@@ -169,6 +201,7 @@ public final class Snapshotter implements AutoCloseable {
       return this;
     }
 
+    /** Bytes of an encoded batch file held in memory; beyond them it continues into a temporary file (default 64 MiB). */
     public Builder spillThresholdBytes(long n) {
       if (n < 0) {
         throw new IllegalArgumentException("Cannot build snapshotter: spill threshold must be >= 0, got " + n);
@@ -180,6 +213,48 @@ public final class Snapshotter implements AutoCloseable {
     /** Where large batches are encoded before upload (default: the JVM's temporary directory). */
     public Builder tempDirectory(Path dir) {
       this.tempDir = Objects.requireNonNull(dir, "dir");
+      return this;
+    }
+
+    /** The most rows in one row group of a batch file (default {@value BatchFileOptions#DEFAULT_ROW_GROUP_ROWS}). */
+    public Builder rowGroupRows(int rows) {
+      if (rows < 1) {
+        throw new IllegalArgumentException("Cannot build snapshotter: rows per row group must be >= 1, got " + rows);
+      }
+      this.rowGroupRows = rows;
+      return this;
+    }
+
+    /** The ZSTD level of batch file pages, in [1, 19] (default {@value BatchFileOptions#DEFAULT_ZSTD_LEVEL}). */
+    public Builder zstdLevel(int level) {
+      if (level < 1 || level > 19) {
+        throw new IllegalArgumentException("Cannot build snapshotter: the ZSTD level must be in [1, 19], got " + level);
+      }
+      this.zstdLevel = level;
+      return this;
+    }
+
+    /** The data page format and value encodings of batch files (default {@link BatchFileOptions#DEFAULT_PAGE_FORMAT}). */
+    public Builder pageFormat(BatchFileOptions.PageFormat format) {
+      this.pageFormat = Objects.requireNonNull(format, "format");
+      return this;
+    }
+
+    /** Threads encoding row groups (default: the available processors); also bounds row groups encoded ahead. */
+    public Builder encodeThreads(int n) {
+      if (n < 1 || n > 256) {
+        throw new IllegalArgumentException("Cannot build snapshotter: encode threads must be in [1, 256], got " + n);
+      }
+      this.encodeThreads = n;
+      return this;
+    }
+
+    /**
+     * The executor encoding row groups (default: an owned pool of {@code encodeThreads} daemon
+     * threads). Upload workers wait on it: it must not be the upload executor if that is bounded.
+     */
+    public Builder encodeExecutor(Executor e) {
+      this.encodeExecutor = Objects.requireNonNull(e, "executor");
       return this;
     }
 
@@ -356,7 +431,13 @@ public final class Snapshotter implements AutoCloseable {
     }
     Set<String> myPins = Set.copyOf(pinned);
     progress.set(new Progress(id, state.tick(), uploads.size(), 0, 0, createdAt));
-    LOG.info("Snapshot {} of tick {}: {} rows, {} batch files to upload, {} reused", id, state.tick(), state.rows(), uploads.size(), reused);
+    long rows = 0; // the manifest's count (see the class comment): rows of the files it will reference
+    for (List<Object> s : slots) {
+      for (Object o : s) {
+        rows += o instanceof Upload u ? u.batch.size() : ((BatchFile) o).rows();
+      }
+    }
+    LOG.info("Snapshot {} of tick {}: {} rows, {} batch files to upload, {} reused", id, state.tick(), rows, uploads.size(), reused);
     try {
       try {
         uploadAll(uploads);
@@ -399,6 +480,9 @@ public final class Snapshotter implements AutoCloseable {
           entries, catalogHash, epoch);
       byte[] bytes = ManifestCodec.encode(m);
       String key = paths.manifestKey(state.tick(), id);
+      if (m.rows() != rows) {
+        throw new IllegalStateException("Cannot commit snapshot " + id + ": its manifest holds " + m.rows() + " rows, " + rows + " were planned");
+      }
       commit(key, bytes, state.tick());
       committed = index(m);
       Duration upload = Duration.ofNanos(System.nanoTime() - t0);
@@ -506,31 +590,25 @@ public final class Snapshotter implements AutoCloseable {
     String key = paths.key(u.path);
     CRC32C crc = new CRC32C();
     long size;
-    if (b.heapBytes() > spillThreshold) {
-      Path tmp = null;
-      try {
-        tmp = tempDir == null ? Files.createTempFile("cairn-batch-", ".parquet") : Files.createTempFile(tempDir, "cairn-batch-", ".parquet");
-        try (OutputStream os = new CheckedOutputStream(new BufferedOutputStream(Files.newOutputStream(tmp), 1 << 16), crc)) {
-          ParquetBatchFiles.write(u.arrangement, u.shard, b, os);
-        }
-        size = Files.size(tmp);
-        store.put(key, tmp);
-      } catch (IOException e) {
-        throw new UncheckedIOException("Cannot encode batch " + b.id() + " to a temporary file: " + e.getMessage(), e);
-      } finally {
-        if (tmp != null) {
-          try {
-            Files.deleteIfExists(tmp);
-          } catch (IOException e) {
-            LOG.warn("Cannot delete temporary file {}: {}", tmp, e.getMessage());
-          }
-        }
+    SpillingOutputStream spill = new SpillingOutputStream(spillThreshold, tempDir);
+    try {
+      try (OutputStream os = new CheckedOutputStream(spill, crc)) {
+        ParquetBatchFiles.write(u.arrangement, u.shard, b, os, fileOptions);
       }
-    } else {
-      byte[] bytes = ParquetBatchFiles.toBytes(u.arrangement, u.shard, b);
-      crc.update(bytes);
-      size = bytes.length;
-      store.put(key, bytes);
+      size = spill.size();
+      if (spill.file() == null) {
+        store.put(key, spill.bytes());
+      } else {
+        store.put(key, spill.file());
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot encode batch " + b.id() + " to a temporary file: " + e.getMessage(), e);
+    } finally {
+      try {
+        spill.discard();
+      } catch (IOException e) {
+        LOG.warn("Cannot delete temporary file {}: {}", spill.file(), e.getMessage());
+      }
     }
     return new BatchFile(b.id(), u.path, b.size(), size, checksum(crc), b.description().lower(), b.description().upper(),
         b.description().since());
@@ -633,6 +711,9 @@ public final class Snapshotter implements AutoCloseable {
     coordinator.shutdownNow();
     if (ownedExecutor != null) {
       ownedExecutor.shutdownNow();
+    }
+    if (ownedEncoder != null) {
+      ownedEncoder.shutdownNow();
     }
   }
 }

@@ -3,7 +3,6 @@ package io.cairn.snapshotter.format;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.row.Type;
 import io.cairn.engine.trace.Batch;
-import io.cairn.engine.trace.ColumnVector;
 import io.cairn.engine.trace.Description;
 import io.cairn.snapshotter.exceptions.CorruptSnapshotException;
 import java.io.ByteArrayInputStream;
@@ -12,32 +11,19 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.parquet.conf.ParquetConfiguration;
+import org.apache.parquet.ParquetReadOptions;
 import org.apache.parquet.conf.PlainParquetConfiguration;
-import org.apache.parquet.hadoop.ParquetFileWriter;
-import org.apache.parquet.hadoop.ParquetReader;
-import org.apache.parquet.hadoop.ParquetWriter;
-import org.apache.parquet.hadoop.api.InitContext;
-import org.apache.parquet.hadoop.api.ReadSupport;
-import org.apache.parquet.hadoop.api.WriteSupport;
-import org.apache.parquet.hadoop.metadata.CompressionCodecName;
+import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.io.DelegatingSeekableInputStream;
 import org.apache.parquet.io.InputFile;
 import org.apache.parquet.io.OutputFile;
 import org.apache.parquet.io.PositionOutputStream;
 import org.apache.parquet.io.SeekableInputStream;
-import org.apache.parquet.io.api.Binary;
-import org.apache.parquet.io.api.Converter;
-import org.apache.parquet.io.api.GroupConverter;
-import org.apache.parquet.io.api.PrimitiveConverter;
-import org.apache.parquet.io.api.RecordConsumer;
-import org.apache.parquet.io.api.RecordMaterializer;
 import org.apache.parquet.schema.LogicalTypeAnnotation;
 import org.apache.parquet.schema.MessageType;
 import org.apache.parquet.schema.PrimitiveType.PrimitiveTypeName;
@@ -50,14 +36,19 @@ import org.apache.parquet.schema.Types;
  * with a key column is stored as {@code val_<name>}), then {@code _time} and {@code _diff}, both
  * required INT64. Key and value columns are optional (SQL NULL): BIGINT → INT64, TIMESTAMP →
  * INT64 TIMESTAMP(MICROS, UTC), DOUBLE → DOUBLE, TEXT → BINARY STRING, BOOLEAN and NULL →
- * BOOLEAN. Rows are in the batch's (key, val, time) order. Pages are ZSTD-compressed. The footer's
+ * BOOLEAN. Rows are in the batch's (key, val, time) order, in row groups of at most {@link
+ * BatchFileOptions#rowGroupRows()} rows (an empty batch has none). Pages are ZSTD-compressed and
+ * carry statistics; values are encoded as parquet-java's writer picks for the {@link
+ * BatchFileOptions#pageFormat()} (dictionary while it pays, else PLAIN for v1 pages or
+ * DELTA_BINARY_PACKED / DELTA_BYTE_ARRAY for v2 pages). The footer's
  * key/value metadata holds {@code cairn.format-version}, {@code cairn.arrangement}, {@code
  * cairn.shard}, {@code cairn.batch-id}, {@code cairn.lower}/{@code upper}/{@code since}, {@code
  * cairn.key-schema}, {@code cairn.val-schema} and {@code cairn.schema-fingerprint}.
  *
  * <p>Reading rebuilds the batch under the id it was stored with and checks the footer against
  * what the manifest says (schemas, description, row count); {@link Batch#fromColumns} then checks
- * order and consolidation.
+ * order and consolidation. Files are written column by column ({@code ColumnBatchWriter}) and read
+ * column by column ({@code ColumnBatchReader}); neither assembles records.
  */
 public final class ParquetBatchFiles {
   public static final String FORMAT_VERSION = "1";
@@ -135,61 +126,73 @@ public final class ParquetBatchFiles {
     return m;
   }
 
-  /** Writes {@code batch} as a Parquet file to {@code out} (not closed). */
+  /** Writes {@code batch} as a Parquet file to {@code out} (not closed), with the {@link BatchFileOptions#defaults()}. */
   public static void write(String arrangement, int shard, Batch batch, OutputStream out) {
-    try (ParquetWriter<Integer> w =
-        new WriterBuilder(new StreamOutputFile(out), batch, footer(arrangement, shard, batch))
-            .withConf(new PlainParquetConfiguration())
-            .withCompressionCodec(CompressionCodecName.ZSTD)
-            .withWriteMode(ParquetFileWriter.Mode.OVERWRITE)
-            .withRowGroupSize(128L * 1024 * 1024)
-            .withPageSize(1024 * 1024)
-            .build()) {
-      for (int i = 0; i < batch.size(); i++) {
-        w.write(i);
-      }
+    write(arrangement, shard, batch, out, BatchFileOptions.defaults());
+  }
+
+  /** Writes {@code batch} as a Parquet file to {@code out} (not closed), column by column. */
+  public static void write(String arrangement, int shard, Batch batch, OutputStream out, BatchFileOptions options) {
+    try {
+      ColumnBatchWriter.write(arrangement, shard, batch, out, options);
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot write batch " + batch.id() + " of " + arrangement + " as Parquet: " + e.getMessage(), e);
     }
   }
 
-  /** Writes {@code batch} as a Parquet file in memory. */
+  /** Writes {@code batch} as a Parquet file in memory, with the {@link BatchFileOptions#defaults()}. */
   public static byte[] toBytes(String arrangement, int shard, Batch batch) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream((int) Math.min(64L << 20, 1024 + batch.heapBytes() / 4));
-    write(arrangement, shard, batch, out);
+    return toBytes(arrangement, shard, batch, BatchFileOptions.defaults());
+  }
+
+  /** Writes {@code batch} as a Parquet file in memory. */
+  public static byte[] toBytes(String arrangement, int shard, Batch batch, BatchFileOptions options) {
+    // ZSTD batch files run at a few bytes per row: start small, grow by doubling
+    ByteArrayOutputStream out = new ByteArrayOutputStream((int) Math.min(16L << 20, 1024 + 4L * batch.size()));
+    write(arrangement, shard, batch, out, options);
     return out.toByteArray();
   }
 
   /**
-   * Reads a batch file. {@code id}, the schemas, the description and {@code expectedRows} come
-   * from the manifest; the footer must agree.
+   * Reads a batch file, column by column. {@code id}, the schemas, the description and {@code
+   * expectedRows} come from the manifest; the footer must agree.
    *
-   * @throws CorruptSnapshotException if the file is not a valid batch file or disagrees with them
+   * @throws CorruptSnapshotException naming {@code what} if the file is not a valid batch file or
+   *     disagrees with them
    */
   public static Batch read(
       String what, byte[] file, String id, Schema key, Schema val, Description description, long expectedRows) {
-    Map<String, String> meta;
-    ColumnsReadSupport support = new ColumnsReadSupport(key, val, (int) Math.max(0, Math.min(expectedRows, Integer.MAX_VALUE - 8)));
-    try (ParquetReader<Boolean> r = new ReaderBuilder(new BytesInputFile(file), support).build()) {
-      while (r.read() != null) {
-        // the materializer appends into the columns
+    ColumnBatchReader columns;
+    ParquetReadOptions options = ParquetReadOptions.builder(new PlainParquetConfiguration()).build();
+    try (ParquetFileReader r = ParquetFileReader.open(new BytesInputFile(file), options)) {
+      MessageType expected = parquetSchema(key, val);
+      MessageType actual = r.getFooter().getFileMetaData().getSchema();
+      if (!actual.equals(expected)) {
+        throw new CorruptSnapshotException("Cannot read batch file " + what + ": its schema " + actual + " is not " + expected);
       }
+      Map<String, String> meta = r.getFooter().getFileMetaData().getKeyValueMetaData();
+      check(what, meta, "cairn.batch-id", id);
+      check(what, meta, "cairn.key-schema", key.toString());
+      check(what, meta, "cairn.val-schema", val.toString());
+      check(what, meta, "cairn.lower", Long.toString(description.lower()));
+      check(what, meta, "cairn.upper", Long.toString(description.upper()));
+      check(what, meta, "cairn.since", Long.toString(description.since()));
+      long rows = r.getRecordCount();
+      if (rows != expectedRows) {
+        throw new CorruptSnapshotException(
+            "Cannot read batch file " + what + ": it holds " + rows + " rows, the manifest says " + expectedRows);
+      }
+      if (rows > Integer.MAX_VALUE - 8) {
+        throw new CorruptSnapshotException("Cannot read batch file " + what + ": " + rows + " rows do not fit one batch");
+      }
+      columns = ColumnBatchReader.read(r, expected, key, val, (int) rows);
+    } catch (CorruptSnapshotException e) {
+      throw e;
     } catch (IOException | RuntimeException e) {
       throw new CorruptSnapshotException("Cannot read batch file " + what + ": " + e.getMessage(), e);
     }
-    meta = support.footer;
-    check(what, meta, "cairn.batch-id", id);
-    check(what, meta, "cairn.key-schema", key.toString());
-    check(what, meta, "cairn.val-schema", val.toString());
-    check(what, meta, "cairn.lower", Long.toString(description.lower()));
-    check(what, meta, "cairn.upper", Long.toString(description.upper()));
-    check(what, meta, "cairn.since", Long.toString(description.since()));
-    if (support.rows != expectedRows) {
-      throw new CorruptSnapshotException(
-          "Cannot read batch file " + what + ": it holds " + support.rows + " rows, the manifest says " + expectedRows);
-    }
     try {
-      return Batch.fromColumns(id, key, val, description, support.keyColumns(), support.valColumns(), support.times(), support.diffs());
+      return Batch.fromColumns(id, key, val, description, columns.keyColumns(), columns.valColumns(), columns.times(), columns.diffs());
     } catch (IllegalArgumentException e) {
       throw new CorruptSnapshotException("Cannot read batch file " + what + ": " + e.getMessage(), e);
     }
@@ -203,108 +206,10 @@ public final class ParquetBatchFiles {
     }
   }
 
-  // ------------------------------------------------------------------ writing
+  // ------------------------------------------------------------------ files over streams and arrays
 
-  private static final class WriterBuilder extends ParquetWriter.Builder<Integer, WriterBuilder> {
-    private final Batch batch;
-    private final Map<String, String> footer;
-
-    WriterBuilder(OutputFile file, Batch batch, Map<String, String> footer) {
-      super(file);
-      this.batch = batch;
-      this.footer = footer;
-    }
-
-    @Override
-    protected WriterBuilder self() {
-      return this;
-    }
-
-    @Override
-    protected WriteSupport<Integer> getWriteSupport(org.apache.hadoop.conf.Configuration conf) {
-      return new BatchWriteSupport(batch, footer);
-    }
-
-    @Override
-    protected WriteSupport<Integer> getWriteSupport(ParquetConfiguration conf) {
-      return new BatchWriteSupport(batch, footer);
-    }
-  }
-
-  /** Writes row {@code i} of the batch for each record {@code i}. */
-  private static final class BatchWriteSupport extends WriteSupport<Integer> {
-    private final Batch batch;
-    private final Map<String, String> footer;
-    private final MessageType schema;
-    private final String[] names;
-    private final ColumnVector[] columns;
-    private RecordConsumer out;
-
-    BatchWriteSupport(Batch batch, Map<String, String> footer) {
-      this.batch = batch;
-      this.footer = footer;
-      this.schema = parquetSchema(batch.keySchema(), batch.valSchema());
-      this.names = columnNames(batch.keySchema(), batch.valSchema()).toArray(new String[0]);
-      int k = batch.keySchema().size();
-      this.columns = new ColumnVector[k + batch.valSchema().size()];
-      for (int c = 0; c < columns.length; c++) {
-        columns[c] = c < k ? batch.keyColumn(c) : batch.valColumn(c - k);
-      }
-    }
-
-    @Override
-    public WriteContext init(org.apache.hadoop.conf.Configuration configuration) {
-      return new WriteContext(schema, Map.of());
-    }
-
-    @Override
-    public WriteContext init(ParquetConfiguration configuration) {
-      return new WriteContext(schema, Map.of());
-    }
-
-    @Override
-    public FinalizedWriteContext finalizeWrite() {
-      return new FinalizedWriteContext(footer);
-    }
-
-    @Override
-    public void prepareForWrite(RecordConsumer recordConsumer) {
-      this.out = recordConsumer;
-    }
-
-    @Override
-    public void write(Integer row) {
-      int i = row;
-      out.startMessage();
-      for (int c = 0; c < columns.length; c++) {
-        ColumnVector v = columns[c];
-        if (v.isNull(i)) {
-          continue;
-        }
-        out.startField(names[c], c);
-        if (v instanceof ColumnVector.Longs l) {
-          out.addLong(l.getLong(i));
-        } else if (v instanceof ColumnVector.Doubles d) {
-          out.addDouble(d.getDouble(i));
-        } else if (v instanceof ColumnVector.Booleans b) {
-          out.addBoolean(b.getBoolean(i));
-        } else {
-          out.addBinary(Binary.fromString((String) v.get(i)));
-        }
-        out.endField(names[c], c);
-      }
-      int t = columns.length;
-      out.startField(TIME_COLUMN, t);
-      out.addLong(batch.time(i));
-      out.endField(TIME_COLUMN, t);
-      out.startField(DIFF_COLUMN, t + 1);
-      out.addLong(batch.diff(i));
-      out.endField(DIFF_COLUMN, t + 1);
-      out.endMessage();
-    }
-  }
-
-  private static final class StreamOutputFile implements OutputFile {
+  /** An {@link OutputFile} over a stream, counting the position. */
+  static final class StreamOutputFile implements OutputFile {
     private final OutputStream out;
 
     StreamOutputFile(OutputStream out) {
@@ -361,22 +266,6 @@ public final class ParquetBatchFiles {
     }
   }
 
-  // ------------------------------------------------------------------ reading
-
-  private static final class ReaderBuilder extends ParquetReader.Builder<Boolean> {
-    private final ReadSupport<Boolean> support;
-
-    ReaderBuilder(InputFile file, ReadSupport<Boolean> support) {
-      super(file, new PlainParquetConfiguration());
-      this.support = support;
-    }
-
-    @Override
-    protected ReadSupport<Boolean> getReadSupport() {
-      return support;
-    }
-  }
-
   private static final class PositionedBytes extends ByteArrayInputStream {
     PositionedBytes(byte[] b) {
       super(b);
@@ -420,213 +309,6 @@ public final class ParquetBatchFiles {
           in.seekTo(newPos);
         }
       };
-    }
-  }
-
-  /** Materializes records straight into primitive column arrays. */
-  private static final class ColumnsReadSupport extends ReadSupport<Boolean> {
-    private final Schema key;
-    private final Schema val;
-    private final Type[] types;
-    private long[][] longs;
-    private double[][] doubles;
-    private String[][] texts;
-    private boolean[][] booleans;
-    private BitSet[] nulls;
-    private long[] times;
-    private long[] diffs;
-    private int rows;
-    private Map<String, String> footer;
-
-    ColumnsReadSupport(Schema key, Schema val, int capacity) {
-      this.key = key;
-      this.val = val;
-      int n = key.size() + val.size();
-      types = new Type[n];
-      for (int c = 0; c < n; c++) {
-        types[c] = c < key.size() ? key.type(c) : val.type(c - key.size());
-      }
-      longs = new long[n][];
-      doubles = new double[n][];
-      texts = new String[n][];
-      booleans = new boolean[n][];
-      nulls = new BitSet[n];
-      int cap = Math.max(4, capacity);
-      for (int c = 0; c < n; c++) {
-        switch (types[c]) {
-          case BIGINT, TIMESTAMP -> longs[c] = new long[cap];
-          case DOUBLE -> doubles[c] = new double[cap];
-          case TEXT -> texts[c] = new String[cap];
-          case BOOLEAN, NULL -> booleans[c] = new boolean[cap];
-        }
-      }
-      times = new long[cap];
-      diffs = new long[cap];
-    }
-
-    private void ensure(int row) {
-      if (row < times.length) {
-        return;
-      }
-      int cap = Math.max(8, times.length * 2);
-      times = java.util.Arrays.copyOf(times, cap);
-      diffs = java.util.Arrays.copyOf(diffs, cap);
-      for (int c = 0; c < types.length; c++) {
-        if (longs[c] != null) {
-          longs[c] = java.util.Arrays.copyOf(longs[c], cap);
-        } else if (doubles[c] != null) {
-          doubles[c] = java.util.Arrays.copyOf(doubles[c], cap);
-        } else if (texts[c] != null) {
-          texts[c] = java.util.Arrays.copyOf(texts[c], cap);
-        } else {
-          booleans[c] = java.util.Arrays.copyOf(booleans[c], cap);
-        }
-      }
-    }
-
-    @Override
-    public ReadContext init(InitContext context) {
-      MessageType expected = parquetSchema(key, val);
-      MessageType file = context.getFileSchema();
-      if (!file.equals(expected)) {
-        throw new CorruptSnapshotException("Cannot read batch file: its schema " + file + " is not " + expected);
-      }
-      Map<String, String> meta = new java.util.HashMap<>();
-      context.getKeyValueMetadata().forEach((k, v) -> meta.put(k, v.isEmpty() ? null : v.iterator().next()));
-      this.footer = meta;
-      return new ReadContext(expected);
-    }
-
-    @Override
-    public RecordMaterializer<Boolean> prepareForRead(
-        org.apache.hadoop.conf.Configuration configuration, Map<String, String> keyValueMetaData, MessageType fileSchema, ReadContext readContext) {
-      return materializer();
-    }
-
-    @Override
-    public RecordMaterializer<Boolean> prepareForRead(
-        ParquetConfiguration configuration, Map<String, String> keyValueMetaData, MessageType fileSchema, ReadContext readContext) {
-      return materializer();
-    }
-
-    private RecordMaterializer<Boolean> materializer() {
-      int n = types.length;
-      Converter[] converters = new Converter[n + 2];
-      boolean[] seen = new boolean[n];
-      for (int c = 0; c < n; c++) {
-        final int col = c;
-        converters[c] = new PrimitiveConverter() {
-          @Override
-          public void addLong(long value) {
-            longs[col][rows] = value;
-            seen[col] = true;
-          }
-
-          @Override
-          public void addDouble(double value) {
-            doubles[col][rows] = value;
-            seen[col] = true;
-          }
-
-          @Override
-          public void addBoolean(boolean value) {
-            booleans[col][rows] = value;
-            seen[col] = true;
-          }
-
-          @Override
-          public void addBinary(Binary value) {
-            texts[col][rows] = value.toStringUsingUTF8();
-            seen[col] = true;
-          }
-        };
-      }
-      converters[n] = new PrimitiveConverter() {
-        @Override
-        public void addLong(long value) {
-          times[rows] = value;
-        }
-      };
-      converters[n + 1] = new PrimitiveConverter() {
-        @Override
-        public void addLong(long value) {
-          diffs[rows] = value;
-        }
-      };
-      GroupConverter root = new GroupConverter() {
-        @Override
-        public Converter getConverter(int fieldIndex) {
-          return converters[fieldIndex];
-        }
-
-        @Override
-        public void start() {
-          ensure(rows);
-          java.util.Arrays.fill(seen, false);
-        }
-
-        @Override
-        public void end() {
-          for (int c = 0; c < n; c++) {
-            if (!seen[c]) {
-              if (nulls[c] == null) {
-                nulls[c] = new BitSet();
-              }
-              nulls[c].set(rows);
-            }
-          }
-          rows++;
-        }
-      };
-      return new RecordMaterializer<>() {
-        @Override
-        public Boolean getCurrentRecord() {
-          return Boolean.TRUE;
-        }
-
-        @Override
-        public GroupConverter getRootConverter() {
-          return root;
-        }
-      };
-    }
-
-    private ColumnVector column(int c) {
-      BitSet nl = nulls[c];
-      return switch (types[c]) {
-        case BIGINT, TIMESTAMP -> new ColumnVector.Longs(types[c], trim(longs[c]), nl, rows);
-        case DOUBLE -> new ColumnVector.Doubles(java.util.Arrays.copyOf(doubles[c], rows), nl, rows);
-        case TEXT -> new ColumnVector.Texts(texts[c].length == rows ? texts[c] : java.util.Arrays.copyOf(texts[c], rows), rows);
-        case BOOLEAN, NULL -> new ColumnVector.Booleans(types[c], java.util.Arrays.copyOf(booleans[c], rows), nl, rows);
-      };
-    }
-
-    private long[] trim(long[] a) {
-      return a.length == rows ? a : java.util.Arrays.copyOf(a, rows);
-    }
-
-    List<ColumnVector> keyColumns() {
-      List<ColumnVector> out = new ArrayList<>();
-      for (int c = 0; c < key.size(); c++) {
-        out.add(column(c));
-      }
-      return out;
-    }
-
-    List<ColumnVector> valColumns() {
-      List<ColumnVector> out = new ArrayList<>();
-      for (int c = key.size(); c < types.length; c++) {
-        out.add(column(c));
-      }
-      return out;
-    }
-
-    long[] times() {
-      return trim(times);
-    }
-
-    long[] diffs() {
-      return trim(diffs);
     }
   }
 }

@@ -1,0 +1,215 @@
+package io.cairn.snapshotter.format;
+
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.row.Type;
+import io.cairn.engine.trace.ColumnVector;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+import org.apache.parquet.column.ColumnDescriptor;
+import org.apache.parquet.column.ColumnReader;
+import org.apache.parquet.column.impl.ColumnReadStoreImpl;
+import org.apache.parquet.column.page.PageReadStore;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.io.api.Converter;
+import org.apache.parquet.io.api.GroupConverter;
+import org.apache.parquet.io.api.PrimitiveConverter;
+import org.apache.parquet.schema.MessageType;
+
+/**
+ * Decodes a batch file column by column: for each row group, each column's {@link ColumnReader}
+ * fills a primitive array directly (definition level 0 marks a NULL), with no record assembly. The
+ * arrays are sized once from the footer's row count.
+ */
+final class ColumnBatchReader {
+  private final Schema key;
+  private final Schema val;
+  private final Type[] types;
+  private final int rows;
+  private final long[][] longs;
+  private final double[][] doubles;
+  private final String[][] texts;
+  private final boolean[][] booleans;
+  private final BitSet[] nulls;
+  private final long[] times;
+  private final long[] diffs;
+
+  private ColumnBatchReader(Schema key, Schema val, int rows) {
+    this.key = key;
+    this.val = val;
+    this.rows = rows;
+    int n = key.size() + val.size();
+    types = new Type[n];
+    longs = new long[n][];
+    doubles = new double[n][];
+    texts = new String[n][];
+    booleans = new boolean[n][];
+    nulls = new BitSet[n];
+    for (int c = 0; c < n; c++) {
+      types[c] = c < key.size() ? key.type(c) : val.type(c - key.size());
+      switch (types[c]) {
+        case BIGINT, TIMESTAMP -> longs[c] = new long[rows];
+        case DOUBLE -> doubles[c] = new double[rows];
+        case TEXT -> texts[c] = new String[rows];
+        case BOOLEAN, NULL -> booleans[c] = new boolean[rows];
+      }
+    }
+    times = new long[rows];
+    diffs = new long[rows];
+  }
+
+  /**
+   * Reads every row group of {@code reader}, whose schema is {@code schema} (already checked) and
+   * whose row count is {@code rows} (already checked against the manifest).
+   */
+  static ColumnBatchReader read(ParquetFileReader reader, MessageType schema, Schema key, Schema val, int rows) throws IOException {
+    ColumnBatchReader r = new ColumnBatchReader(key, val, rows);
+    String createdBy = reader.getFooter().getFileMetaData().getCreatedBy();
+    List<ColumnDescriptor> descriptors = schema.getColumns();
+    GroupConverter ignored = new IgnoringConverter(descriptors.size());
+    int base = 0;
+    PageReadStore group;
+    while ((group = reader.readNextRowGroup()) != null) {
+      try (PageReadStore g = group) {
+        long count = g.getRowCount();
+        if (count < 0 || base + count > rows) {
+          throw new IOException("row group at row " + base + " has " + count + " rows, past the footer's " + rows);
+        }
+        int n = (int) count;
+        ColumnReadStoreImpl columns = new ColumnReadStoreImpl(g, ignored, schema, createdBy);
+        int k = r.types.length;
+        for (int c = 0; c < k; c++) {
+          r.readColumn(c, columns.getColumnReader(descriptors.get(c)), base, n);
+        }
+        readRequired(columns.getColumnReader(descriptors.get(k)), r.times, base, n);
+        readRequired(columns.getColumnReader(descriptors.get(k + 1)), r.diffs, base, n);
+        base += n;
+      }
+    }
+    if (base != rows) {
+      throw new IOException("its row groups hold " + base + " rows, its footer says " + rows);
+    }
+    return r;
+  }
+
+  private static void readRequired(ColumnReader cr, long[] out, int base, int n) {
+    for (int i = base, end = base + n; i < end; i++) {
+      out[i] = cr.getLong();
+      cr.consume();
+    }
+  }
+
+  private void readColumn(int c, ColumnReader cr, int base, int n) {
+    int end = base + n;
+    switch (types[c]) {
+      case BIGINT, TIMESTAMP -> {
+        long[] out = longs[c];
+        for (int i = base; i < end; i++) {
+          if (cr.getCurrentDefinitionLevel() == 0) {
+            setNull(c, i);
+          } else {
+            out[i] = cr.getLong();
+          }
+          cr.consume();
+        }
+      }
+      case DOUBLE -> {
+        double[] out = doubles[c];
+        for (int i = base; i < end; i++) {
+          if (cr.getCurrentDefinitionLevel() == 0) {
+            setNull(c, i);
+          } else {
+            out[i] = cr.getDouble();
+          }
+          cr.consume();
+        }
+      }
+      case TEXT -> {
+        String[] out = texts[c];
+        for (int i = base; i < end; i++) {
+          if (cr.getCurrentDefinitionLevel() != 0) {
+            out[i] = cr.getBinary().toStringUsingUTF8();
+          }
+          cr.consume();
+        }
+      }
+      case BOOLEAN, NULL -> {
+        boolean[] out = booleans[c];
+        for (int i = base; i < end; i++) {
+          if (cr.getCurrentDefinitionLevel() == 0) {
+            setNull(c, i);
+          } else {
+            out[i] = cr.getBoolean();
+          }
+          cr.consume();
+        }
+      }
+    }
+  }
+
+  private void setNull(int c, int i) {
+    if (nulls[c] == null) {
+      nulls[c] = new BitSet();
+    }
+    nulls[c].set(i);
+  }
+
+  private ColumnVector column(int c) {
+    BitSet nl = nulls[c];
+    return switch (types[c]) {
+      case BIGINT, TIMESTAMP -> new ColumnVector.Longs(types[c], longs[c], nl, rows);
+      case DOUBLE -> new ColumnVector.Doubles(doubles[c], nl, rows);
+      case TEXT -> new ColumnVector.Texts(texts[c], rows);
+      case BOOLEAN, NULL -> new ColumnVector.Booleans(types[c], booleans[c], nl, rows);
+    };
+  }
+
+  List<ColumnVector> keyColumns() {
+    List<ColumnVector> out = new ArrayList<>();
+    for (int c = 0; c < key.size(); c++) {
+      out.add(column(c));
+    }
+    return out;
+  }
+
+  List<ColumnVector> valColumns() {
+    List<ColumnVector> out = new ArrayList<>();
+    for (int c = key.size(); c < types.length; c++) {
+      out.add(column(c));
+    }
+    return out;
+  }
+
+  long[] times() {
+    return times;
+  }
+
+  long[] diffs() {
+    return diffs;
+  }
+
+  /** The column readers want a converter per column; values are taken from the readers instead. */
+  private static final class IgnoringConverter extends GroupConverter {
+    private final PrimitiveConverter primitive = new PrimitiveConverter() {};
+    private final int fields;
+
+    IgnoringConverter(int fields) {
+      this.fields = fields;
+    }
+
+    @Override
+    public Converter getConverter(int fieldIndex) {
+      if (fieldIndex < 0 || fieldIndex >= fields) {
+        throw new IllegalArgumentException("Cannot convert field " + fieldIndex + " of " + fields);
+      }
+      return primitive;
+    }
+
+    @Override
+    public void start() {}
+
+    @Override
+    public void end() {}
+  }
+}

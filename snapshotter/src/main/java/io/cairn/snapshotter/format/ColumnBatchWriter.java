@@ -1,0 +1,224 @@
+package io.cairn.snapshotter.format;
+
+import io.cairn.engine.trace.Batch;
+import io.cairn.engine.trace.ColumnVector;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import org.apache.parquet.bytes.HeapByteBufferAllocator;
+import org.apache.parquet.column.ColumnDescriptor;
+import org.apache.parquet.column.ColumnWriteStore;
+import org.apache.parquet.column.ColumnWriter;
+import org.apache.parquet.column.ParquetProperties;
+import org.apache.parquet.column.impl.ColumnWriteStoreV1;
+import org.apache.parquet.column.impl.ColumnWriteStoreV2;
+import org.apache.parquet.hadoop.ColumnChunkPageWriteStore;
+import org.apache.parquet.hadoop.ParquetFileWriter;
+import org.apache.parquet.io.api.Binary;
+import org.apache.parquet.schema.MessageType;
+
+/**
+ * Writes a {@link Batch} as a Parquet file column by column, through parquet-java's column
+ * writers ({@link ColumnWriteStore}) and {@link ParquetFileWriter}'s row-group API: no record
+ * assembly, values go from the batch's columns straight to each column's values writer.
+ *
+ * <p>Design and invariants:
+ *
+ * <ul>
+ *   <li>The batch is cut into row groups of at most {@link BatchFileOptions#rowGroupRows()} rows.
+ *       Each row group is encoded on its own (its own column store, page store and compressor, so
+ *       nothing is shared between threads) into compressed pages held in memory; the writing
+ *       thread appends the row groups to the file strictly in order. At most {@link
+ *       BatchFileOptions#rowGroupsInFlight()} row groups are encoded ahead of the one written.
+ *   <li>Within a row group, values are written in chunks of {@link #CHUNK} rows: one tight loop
+ *       per column over the chunk, then the chunk's rows are ended in the column store, which is
+ *       where parquet-java checks page sizes. Every page therefore starts on a row boundary and is
+ *       at most one chunk over the page-size threshold.
+ *   <li>The file is the same as the record writer's: same schema, same column order, same footer
+ *       key/value metadata; statistics and the column/offset indexes are written as parquet-java
+ *       writes them; the encodings are those parquet-java picks for {@link
+ *       BatchFileOptions#pageFormat()}.
+ * </ul>
+ */
+final class ColumnBatchWriter {
+  /** Rows per column loop between page-size checks. */
+  static final int CHUNK = 4096;
+  /** Data page size threshold (parquet-java's default). */
+  static final int PAGE_BYTES = 1 << 20;
+
+  private ColumnBatchWriter() {}
+
+  static void write(String arrangement, int shard, Batch batch, OutputStream out, BatchFileOptions o) throws IOException {
+    MessageType schema = ParquetBatchFiles.parquetSchema(batch.keySchema(), batch.valSchema());
+    Map<String, String> footer = ParquetBatchFiles.footer(arrangement, shard, batch);
+    ParquetProperties props = properties(o);
+    ParquetFileWriter file = new ParquetFileWriter(
+        new ParquetBatchFiles.StreamOutputFile(out), schema, ParquetFileWriter.Mode.OVERWRITE, 128L << 20, 0, null, props);
+    file.start();
+    int n = batch.size();
+    int groups = (int) ((n + (long) o.rowGroupRows() - 1) / o.rowGroupRows());
+    ArrayDeque<CompletableFuture<EncodedRowGroup>> inFlight = new ArrayDeque<>();
+    int next = 0;
+    try {
+      for (int g = 0; g < groups; g++) {
+        while (next < groups && inFlight.size() < o.rowGroupsInFlight()) {
+          int from = next * o.rowGroupRows();
+          int to = (int) Math.min(n, (long) from + o.rowGroupRows());
+          inFlight.add(CompletableFuture.supplyAsync(() -> encode(batch, schema, props, o, from, to), o.executor()));
+          next++;
+        }
+        EncodedRowGroup rg = join(inFlight.poll());
+        try {
+          file.startBlock(rg.rows());
+          rg.pages().flushToFileWriter(file);
+          file.endBlock();
+        } finally {
+          rg.pages().close();
+        }
+      }
+    } catch (IOException | RuntimeException | Error e) {
+      for (CompletableFuture<EncodedRowGroup> f : inFlight) {
+        f.cancel(false); // an encoding already running finishes; its heap buffers are garbage
+      }
+      throw e;
+    }
+    file.end(footer);
+  }
+
+  private static EncodedRowGroup join(CompletableFuture<EncodedRowGroup> f) throws IOException {
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while encoding a row group", e);
+    } catch (ExecutionException | CompletionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof UncheckedIOException u) {
+        throw u.getCause();
+      }
+      if (c instanceof RuntimeException r) {
+        throw r;
+      }
+      if (c instanceof Error err) {
+        throw err;
+      }
+      throw new IOException(c);
+    } catch (CancellationException e) {
+      throw new IOException("row group encoding was cancelled", e);
+    }
+  }
+
+  /**
+   * The writer properties of {@code o}. Built from a fresh builder each time: a builder made with
+   * {@code ParquetProperties.copy} shares the source's values-writer factory, which {@code build()}
+   * re-initialises, so copies would change the encodings of properties in use on other threads.
+   */
+  static ParquetProperties properties(BatchFileOptions o) {
+    return ParquetProperties.builder()
+        .withWriterVersion(o.pageFormat() == BatchFileOptions.PageFormat.V1
+            ? ParquetProperties.WriterVersion.PARQUET_1_0
+            : ParquetProperties.WriterVersion.PARQUET_2_0)
+        .withPageSize(PAGE_BYTES)
+        .withDictionaryEncoding(true)
+        .withStatisticsEnabled(true)
+        .withPageWriteChecksumEnabled(true)
+        .withAllocator(new HeapByteBufferAllocator())
+        .build();
+  }
+
+  /** The compressed pages of one row group, ready to append. */
+  record EncodedRowGroup(int rows, ColumnChunkPageWriteStore pages) {}
+
+  /** Encodes rows {@code [from, to)} of {@code batch} as one row group. */
+  static EncodedRowGroup encode(Batch batch, MessageType schema, ParquetProperties props, BatchFileOptions o, int from, int to) {
+    ZstdPageCompressor compressor = new ZstdPageCompressor(o.zstdLevel());
+    ColumnChunkPageWriteStore pages = new ColumnChunkPageWriteStore(
+        compressor, schema, props.getAllocator(), props.getColumnIndexTruncateLength(), props.getPageWriteChecksumEnabled());
+    ColumnWriteStore store = o.pageFormat() == BatchFileOptions.PageFormat.V2
+        ? new ColumnWriteStoreV2(schema, pages, props)
+        : new ColumnWriteStoreV1(schema, pages, props);
+    boolean done = false;
+    try {
+      List<ColumnDescriptor> descriptors = schema.getColumns();
+      int k = batch.keySchema().size();
+      int v = batch.valSchema().size();
+      ColumnWriter[] writers = new ColumnWriter[descriptors.size()];
+      for (int c = 0; c < writers.length; c++) {
+        writers[c] = store.getColumnWriter(descriptors.get(c));
+      }
+      long[] times = batch.times();
+      long[] diffs = batch.diffs();
+      for (int s = from; s < to; s += CHUNK) {
+        int e = Math.min(to, s + CHUNK);
+        for (int c = 0; c < k + v; c++) {
+          writeColumn(writers[c], c < k ? batch.keyColumn(c) : batch.valColumn(c - k), s, e);
+        }
+        writeRequired(writers[k + v], times, s, e);
+        writeRequired(writers[k + v + 1], diffs, s, e);
+        for (int i = s; i < e; i++) {
+          store.endRecord();
+        }
+      }
+      store.flush();
+      store.close();
+      done = true;
+      return new EncodedRowGroup(to - from, pages);
+    } finally {
+      compressor.release();
+      if (!done) {
+        pages.close();
+      }
+    }
+  }
+
+  private static void writeRequired(ColumnWriter w, long[] values, int from, int to) {
+    for (int i = from; i < to; i++) {
+      w.write(values[i], 0, 0);
+    }
+  }
+
+  /** Writes rows {@code [from, to)} of an optional column: definition level 1 for a value, 0 for NULL. */
+  private static void writeColumn(ColumnWriter w, ColumnVector col, int from, int to) {
+    if (col instanceof ColumnVector.Longs l) {
+      for (int i = from; i < to; i++) {
+        if (l.isNull(i)) {
+          w.writeNull(0, 0);
+        } else {
+          w.write(l.getLong(i), 0, 1);
+        }
+      }
+    } else if (col instanceof ColumnVector.Doubles d) {
+      for (int i = from; i < to; i++) {
+        if (d.isNull(i)) {
+          w.writeNull(0, 0);
+        } else {
+          w.write(d.getDouble(i), 0, 1);
+        }
+      }
+    } else if (col instanceof ColumnVector.Booleans b) {
+      for (int i = from; i < to; i++) {
+        if (b.isNull(i)) {
+          w.writeNull(0, 0);
+        } else {
+          w.write(b.getBoolean(i), 0, 1);
+        }
+      }
+    } else {
+      for (int i = from; i < to; i++) {
+        Object s = col.get(i);
+        if (s == null) {
+          w.writeNull(0, 0);
+        } else {
+          w.write(Binary.fromString((String) s), 0, 1);
+        }
+      }
+    }
+  }
+}
