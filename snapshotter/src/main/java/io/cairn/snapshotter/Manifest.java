@@ -28,6 +28,8 @@ import java.util.TreeMap;
  * @param catalogHash the hash of catalog entry {@code catalogPosition - 1} ("" for none; null in
  *     format version 1): recovery checks that the catalog still holds that very entry
  * @param epoch the epoch of the node that wrote the manifest (0 in format version 1)
+ * @param views every view in the snapshot by name, with the arrangement holding its rows and its
+ *     columns (empty before format version 3): what a reader outside cairn needs
  */
 public record Manifest(
     int formatVersion,
@@ -39,9 +41,10 @@ public record Manifest(
     Map<String, Map<String, String>> offsets,
     List<ArrangementEntry> arrangements,
     String catalogHash,
-    long epoch) {
-  /** The format this build writes; it reads 1 (no catalog hash, no epoch) and 2. */
-  public static final int FORMAT_VERSION = 2;
+    long epoch,
+    List<ViewEntry> views) {
+  /** The format this build writes; it reads 1 (no catalog hash, no epoch), 2 (no views) and 3. */
+  public static final int FORMAT_VERSION = 3;
 
   public Manifest {
     Objects.requireNonNull(snapshotId, "snapshotId");
@@ -58,6 +61,33 @@ public record Manifest(
     Objects.requireNonNull(offsets, "offsets").forEach((k, v) -> o.put(k, Collections.unmodifiableMap(new TreeMap<>(v))));
     offsets = Collections.unmodifiableMap(o);
     arrangements = List.copyOf(arrangements);
+    views = views == null ? List.of() : List.copyOf(views);
+  }
+
+  /** A manifest without views (format 2 and tests). */
+  public Manifest(int formatVersion, String snapshotId, long tick, String createdAt, long catalogPosition, int shards,
+      Map<String, Map<String, String>> offsets, List<ArrangementEntry> arrangements, String catalogHash, long epoch) {
+    this(formatVersion, snapshotId, tick, createdAt, catalogPosition, shards, offsets, arrangements, catalogHash, epoch, List.of());
+  }
+
+  /** The view named {@code name}, if this snapshot has it. */
+  public java.util.Optional<ViewEntry> view(String name) {
+    return views.stream().filter(v -> v.name().equals(name)).findFirst();
+  }
+
+  /**
+   * One view: its rows are the consolidated contents of arrangement {@code arrangement} (all
+   * shards; key columns then value columns, named as the view's columns), and {@code columns} is
+   * the view's schema as text ({@link Schema#parse}) in the view's column order.
+   *
+   * @param id the view's dataflow id: the catalog position of its CREATE statement
+   */
+  public record ViewEntry(String name, long id, String arrangement, String columns) {
+    public ViewEntry {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(arrangement, "arrangement");
+      Objects.requireNonNull(columns, "columns");
+    }
   }
 
   public Instant createdAtInstant() {

@@ -69,7 +69,11 @@ public final class ManifestCodec {
           "Cannot read manifest " + what + ": checksum mismatch (stored sha256:" + stored + ", computed sha256:" + actual + ")");
     }
     try {
-      return MAPPER.readValue(body, Manifest.class);
+      com.fasterxml.jackson.databind.JsonNode tree = MAPPER.readTree(body);
+      if (tree instanceof com.fasterxml.jackson.databind.node.ObjectNode o && !o.has("views")) {
+        o.putArray("views"); // format 1 and 2: no views
+      }
+      return MAPPER.treeToValue(tree, Manifest.class);
     } catch (IOException | RuntimeException e) {
       throw new CorruptSnapshotException("Cannot read manifest " + what + ": " + e.getMessage(), e);
     }

@@ -476,8 +476,10 @@ public final class Snapshotter implements AutoCloseable {
       }
       Map<String, Map<String, String>> offsets = new HashMap<>();
       state.offsets().forEach((k, v) -> offsets.put(k, v.values()));
+      List<Manifest.ViewEntry> views = new ArrayList<>();
+      state.views().forEach(v -> views.add(new Manifest.ViewEntry(v.name(), v.id(), v.arrangement(), v.schema().toString())));
       Manifest m = new Manifest(Manifest.FORMAT_VERSION, id, state.tick(), createdAt.toString(), catalogPosition, state.shards(), offsets,
-          entries, catalogHash, epoch);
+          entries, catalogHash, epoch, views);
       byte[] bytes = ManifestCodec.encode(m);
       String key = paths.manifestKey(state.tick(), id);
       if (m.rows() != rows) {

@@ -988,9 +988,13 @@ public final class Engine implements AutoCloseable {
     lock.lock();
     try {
       List<ArrangementState> out = new ArrayList<>();
+      List<EngineState.ViewState> views = new ArrayList<>();
       for (Dataflow d : dataflows.values()) {
         if (d.kind() == Dataflow.Kind.VIEW && d.state() != Dataflow.State.RUNNING) {
           continue;
+        }
+        if (d.kind() == Dataflow.Kind.VIEW) {
+          views.add(new EngineState.ViewState(d.name(), d.id(), d.arrangement().name(), d.schema()));
         }
         for (Arrangement a : d.arrangements()) {
           for (int s = 0; s < shards; s++) {
@@ -1000,7 +1004,7 @@ public final class Engine implements AutoCloseable {
           }
         }
       }
-      return new EngineState(lastClosedTick, shards, lastOffsets, out);
+      return new EngineState(lastClosedTick, shards, lastOffsets, out, views);
     } finally {
       lock.unlock();
     }

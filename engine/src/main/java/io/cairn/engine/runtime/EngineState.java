@@ -12,10 +12,30 @@ import java.util.TreeMap;
  * Engine#capture()} in O(number of batches) (batches are immutable: nothing is copied), loaded by
  * {@link Engine#restore}.
  */
-public record EngineState(long tick, int shards, Map<String, SourceOffsets> offsets, List<ArrangementState> arrangements) {
+public record EngineState(
+    long tick, int shards, Map<String, SourceOffsets> offsets, List<ArrangementState> arrangements, List<ViewState> views) {
   public EngineState {
     offsets = java.util.Collections.unmodifiableMap(new TreeMap<>(Objects.requireNonNull(offsets, "offsets")));
     arrangements = List.copyOf(arrangements);
+    views = views == null ? List.of() : List.copyOf(views);
+  }
+
+  /** A state without view metadata (loaded from an older snapshot, or built by hand). */
+  public EngineState(long tick, int shards, Map<String, SourceOffsets> offsets, List<ArrangementState> arrangements) {
+    this(tick, shards, offsets, arrangements, List.of());
+  }
+
+  /**
+   * What a reader outside cairn needs to find a view's rows: the view's name, its dataflow id
+   * (the catalog position of its CREATE), the arrangement that holds its rows (key columns then
+   * value columns, named as the view's columns) and its columns in the view's order.
+   */
+  public record ViewState(String name, long id, String arrangement, io.cairn.engine.row.Schema schema) {
+    public ViewState {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(arrangement, "arrangement");
+      Objects.requireNonNull(schema, "schema");
+    }
   }
 
   public long rows() {

@@ -182,7 +182,7 @@ public final class CairnCommand implements Runnable {
   }
 
   @Command(name = "snapshots", mixinStandardHelpOptions = true, description = "Inspect the snapshot store: list, verify, gc.",
-      subcommands = {Snapshots.ListSnapshots.class, Snapshots.Verify.class, Snapshots.Gc.class},
+      subcommands = {Snapshots.ListSnapshots.class, Snapshots.Verify.class, Snapshots.Gc.class, Export.class},
       footer = {"", "Examples:", "  cairn snapshots list", "  cairn snapshots verify --config cairn.yaml   # exit 1 if anything is INVALID"})
   static final class Snapshots implements Runnable {
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -236,6 +236,32 @@ public final class CairnCommand implements Runnable {
         }
         return 0;
       }
+    }
+  }
+
+  @Command(name = "export", mixinStandardHelpOptions = true,
+      description = "Write a view as of a snapshot to a Parquet file: the view's columns, plus _time (the snapshot's tick) and "
+          + "_diff (the row's multiplicity). Reads the store only; no node needs to run.",
+      footer = {"", "Examples:", "  cairn snapshots export revenue_by_category --to revenue.parquet",
+          "  duckdb -c \"SELECT * EXCLUDE (_time, _diff) FROM 'revenue.parquet'\""})
+  static final class Export implements Callable<Integer> {
+    @CommandLine.Mixin ConfigOption config = new ConfigOption();
+
+    @Parameters(index = "0", description = "The view's name.")
+    String view;
+
+    @Option(names = "--to", required = true, description = "The Parquet file to write (replaced if it exists).")
+    Path to;
+
+    @Option(names = "--snapshot", description = "Snapshot id (from `cairn snapshots list`). Default: the newest.")
+    String snapshot;
+
+    @Override
+    public Integer call() {
+      try (Node.Offline offline = Node.offline(config.load())) {
+        System.out.print(offline.export(view, snapshot, to));
+      }
+      return 0;
     }
   }
 

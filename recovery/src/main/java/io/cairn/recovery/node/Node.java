@@ -728,6 +728,11 @@ public final class Node implements AutoCloseable, NodeApi {
       return snapshots.gcText();
     }
 
+    /** Writes a view as of a snapshot (null: the newest) to a Parquet file; returns a summary line. */
+    public String export(String view, String snapshotId, java.nio.file.Path to) {
+      return snapshots.export(view, snapshotId, to);
+    }
+
     @Override
     public void close() {
       snapshots.close();

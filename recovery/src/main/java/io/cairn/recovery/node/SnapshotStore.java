@@ -175,6 +175,96 @@ final class SnapshotStore implements AutoCloseable {
     return new VerifyReport(lines);
   }
 
+  /**
+   * Writes view {@code view} as of snapshot {@code snapshotId} (null: the newest that reads) to
+   * {@code to} as one Parquet file whose columns are the view's, in the view's order, plus {@code
+   * _time} (the snapshot's tick) and {@code _diff} (the row's multiplicity: 1 unless the view holds
+   * duplicate rows). Only the view's arrangement is read, its files verified as at recovery.
+   *
+   * @return a one-line summary
+   */
+  String export(String view, String snapshotId, java.nio.file.Path to) {
+    Manifest m = null;
+    for (ManifestInfo i : reader.list()) {
+      if (snapshotId != null && !i.snapshotId().equals(snapshotId)) {
+        continue;
+      }
+      try {
+        m = reader.read(i);
+        break;
+      } catch (io.cairn.snapshotter.exceptions.CorruptSnapshotException e) {
+        if (snapshotId != null) {
+          throw e;
+        }
+        org.slf4j.LoggerFactory.getLogger(SnapshotStore.class).warn("Skipping snapshot {}: {}", i.key(), e.getMessage());
+      }
+    }
+    if (m == null) {
+      throw new IllegalArgumentException(snapshotId == null ? "Cannot export: no snapshot in " + store.describe()
+          : "Cannot export: no snapshot with id " + snapshotId + " in " + store.describe() + " (cairn snapshots list shows them)");
+    }
+    Manifest snap = m;
+    Manifest.ViewEntry v = m.view(view).orElseThrow(() -> new IllegalArgumentException(snap.views().isEmpty()
+        ? "Cannot export view '" + view + "': snapshot " + snap.snapshotId() + " has no view metadata (written in manifest format "
+            + snap.formatVersion() + " by an older cairn); take a new snapshot with `cairn snapshot`"
+        : "Cannot export view '" + view + "': snapshot " + snap.snapshotId() + " has no such view (its views: "
+            + snap.views().stream().map(Manifest.ViewEntry::name).toList() + ")"));
+    Manifest only = new Manifest(m.formatVersion(), m.snapshotId(), m.tick(), m.createdAt(), m.catalogPosition(), m.shards(),
+        m.offsets(), m.arrangements().stream().filter(a -> a.name().equals(v.arrangement())).toList(), m.catalogHash(), m.epoch(),
+        m.views());
+    EngineState st = reader.load(only);
+    io.cairn.engine.row.Schema cols = io.cairn.engine.row.Schema.parse(v.columns());
+    Map<io.cairn.engine.row.Row, Long> counts = new java.util.HashMap<>();
+    for (io.cairn.engine.runtime.ArrangementState a : st.arrangements()) {
+      int[] fromKey = new int[cols.size()];
+      int[] fromVal = new int[cols.size()];
+      for (int c = 0; c < cols.size(); c++) {
+        fromKey[c] = a.keySchema().indexOf(cols.column(c).name());
+        fromVal[c] = a.valSchema().indexOf(cols.column(c).name());
+        if (fromKey[c] < 0 && fromVal[c] < 0) {
+          throw new IllegalStateException("Cannot export view '" + view + "': column '" + cols.column(c).name()
+              + "' is not in arrangement " + v.arrangement());
+        }
+      }
+      for (io.cairn.engine.trace.Batch b : a.batches()) {
+        for (int i = 0; i < b.size(); i++) {
+          Object[] row = new Object[cols.size()];
+          for (int c = 0; c < row.length; c++) {
+            row[c] = fromKey[c] >= 0 ? b.keyColumn(fromKey[c]).get(i) : b.valColumn(fromVal[c]).get(i);
+          }
+          counts.merge(io.cairn.engine.row.Row.wrap(row), b.diff(i), Long::sum);
+        }
+      }
+    }
+    List<io.cairn.engine.trace.Update> rows = new ArrayList<>();
+    long total = 0;
+    for (Map.Entry<io.cairn.engine.row.Row, Long> e : counts.entrySet()) {
+      if (e.getValue() < 0) {
+        throw new IllegalStateException("Cannot export view '" + view + "': row " + e.getKey() + " has multiplicity " + e.getValue()
+            + " in snapshot " + m.snapshotId());
+      }
+      if (e.getValue() > 0) {
+        rows.add(new io.cairn.engine.trace.Update(e.getKey(), io.cairn.engine.row.Row.EMPTY, m.tick(), e.getValue()));
+        total += e.getValue();
+      }
+    }
+    io.cairn.engine.trace.Batch out = io.cairn.engine.trace.Batch.fromUpdates(cols, io.cairn.engine.row.Schema.of(), rows,
+        new io.cairn.engine.trace.Description(m.tick(), m.tick() + 1, m.tick()));
+    java.nio.file.Path tmp = to.resolveSibling(to.getFileName() + ".part");
+    try (java.io.OutputStream os = new java.io.BufferedOutputStream(java.nio.file.Files.newOutputStream(tmp))) {
+      io.cairn.snapshotter.format.ParquetBatchFiles.write(view, 0, out, os);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("Cannot export view '" + view + "' to " + to + ": " + e.getMessage(), e);
+    }
+    try {
+      java.nio.file.Files.move(tmp, to, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("Cannot export view '" + view + "' to " + to + ": " + e.getMessage(), e);
+    }
+    return String.format(Locale.ROOT, "exported view %s as of snapshot %s (tick %d): %,d rows (%,d distinct) to %s%n", view,
+        m.snapshotId(), m.tick(), total, rows.size(), to);
+  }
+
   String gcText() {
     GcResult r = applyRetention();
     StringBuilder sb = new StringBuilder();
