@@ -61,6 +61,7 @@ class TwoWriterGcRaceTest {
       List<CompletableFuture<SnapshotResult>> running = new ArrayList<>(java.util.Arrays.asList(null, null));
       e0.tick();
       e1.tick();
+      int started = 0;
       for (int op : ops) {
         int w = op / 4;
         switch (op % 4) {
@@ -68,6 +69,7 @@ class TwoWriterGcRaceTest {
           case 1 -> {
             if (running.get(w) == null) {
               running.set(w, writers[w].snapshotAsync(engines[w].capture(), 2, Duration.ZERO));
+              started++;
             }
           }
           case 2 -> gcs[w].collect();
@@ -88,7 +90,9 @@ class TwoWriterGcRaceTest {
       gcs[0].collect();
       gcs[1].collect();
       assertEveryManifestVerifies(reader);
-      assertThat(reader.list()).as("a committed snapshot is kept").isNotEmpty();
+      if (started > 0) {
+        assertThat(reader.list()).as("a committed snapshot is kept").isNotEmpty();
+      }
     }
   }
 
