@@ -4,6 +4,7 @@ import io.cairn.recovery.config.CairnConfig;
 import io.cairn.recovery.config.ConfigException;
 import io.cairn.recovery.config.ConfigLoader;
 import io.cairn.recovery.node.Node;
+import io.cairn.recovery.node.OfflineStore;
 import io.cairn.recovery.node.RecoveryReport;
 import java.io.IOException;
 import java.net.URI;
@@ -199,7 +200,7 @@ public final class CairnCommand implements Runnable {
 
       @Override
       public Integer call() {
-        try (Node.Offline offline = Node.offline(config.load())) {
+        try (OfflineStore offline = OfflineStore.open(config.load())) {
           System.out.print(offline.list());
         }
         return 0;
@@ -215,7 +216,7 @@ public final class CairnCommand implements Runnable {
 
       @Override
       public Integer call() {
-        try (Node.Offline offline = Node.offline(config.load())) {
+        try (OfflineStore offline = OfflineStore.open(config.load())) {
           io.cairn.recovery.node.VerifyReport r = offline.verify();
           System.out.print(r.toText());
           return r.valid() ? 0 : 1;
@@ -231,7 +232,7 @@ public final class CairnCommand implements Runnable {
 
       @Override
       public Integer call() {
-        try (Node.Offline offline = Node.offline(config.load())) {
+        try (OfflineStore offline = OfflineStore.open(config.load())) {
           System.out.print(offline.gc());
         }
         return 0;
@@ -258,7 +259,7 @@ public final class CairnCommand implements Runnable {
 
     @Override
     public Integer call() {
-      try (Node.Offline offline = Node.offline(config.load())) {
+      try (OfflineStore offline = OfflineStore.open(config.load())) {
         System.out.print(offline.export(view, snapshot, to));
       }
       return 0;

@@ -1,12 +1,10 @@
 package io.cairn.recovery.node;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.cairn.engine.catalog.CatalogLog;
 import io.cairn.engine.dataflow.Dataflow;
 import io.cairn.engine.runtime.Engine;
 import io.cairn.engine.runtime.EngineState;
 import io.cairn.engine.runtime.TickPolicy;
-import io.cairn.engine.source.Source;
 import io.cairn.engine.source.SourceOffsets;
 import io.cairn.engine.sql.SqlSession;
 import io.cairn.objectstore.ObjectStore;
@@ -14,7 +12,6 @@ import io.cairn.objectstore.ObjectStores;
 import io.cairn.recovery.config.CairnConfig;
 import io.cairn.recovery.http.HttpEndpoint;
 import io.cairn.recovery.http.NodeApi;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
@@ -257,7 +254,7 @@ public final class Node implements AutoCloseable, NodeApi {
           : restored.rereadSources().contains(d.name()) ? "re-read from the source's beginning (no state in the snapshot)"
           : restored.recomputedViews().contains(d.name()) ? "recomputed from its inputs (no state in the snapshot)"
           : "snapshot";
-      flows.add(new RecoveryReport.DataflowReport(d.name(), d.kind().name(), displayState(d, statuses), displayError(d, statuses), from));
+      flows.add(new RecoveryReport.DataflowReport(d.name(), d.kind().name(), NodeStatus.displayState(d, statuses), NodeStatus.displayError(d, statuses), from));
     }
     long age = rec.found() ? Math.max(0, (options.clock().millis() - rec.info().lastModified().toEpochMilli()) / 1000) : 0;
     report =
@@ -277,7 +274,7 @@ public final class Node implements AutoCloseable, NodeApi {
             sources,
             flows);
     state.set(State.CAUGHT_UP);
-    registerMetrics();
+    NodeMetrics.register(registry, engine, () -> report, () -> lastSnapshot);
   }
 
   /**
@@ -336,55 +333,6 @@ public final class Node implements AutoCloseable, NodeApi {
     Map<String, Map<String, Long>> out = new HashMap<>();
     statuses.forEach((name, st) -> out.put(name, st.load()));
     return out;
-  }
-
-  /** A dataflow's state for people: a source shows its client's state (RUNNING, RESTARTING, FAILED). */
-  private static String displayState(Dataflow d, Map<String, io.cairn.engine.runtime.SourceStatus> statuses) {
-    if (d.state() == Dataflow.State.FAILED) {
-      return "FAILED";
-    }
-    io.cairn.engine.runtime.SourceStatus st = statuses.get(d.name());
-    return d.kind() == Dataflow.Kind.SOURCE && st != null ? st.state().name() : d.state().name();
-  }
-
-  private static String displayError(Dataflow d, Map<String, io.cairn.engine.runtime.SourceStatus> statuses) {
-    if (d.error() != null) {
-      return d.error();
-    }
-    io.cairn.engine.runtime.SourceStatus st = statuses.get(d.name());
-    return st == null || st.error() == null ? "" : st.error();
-  }
-
-  private void registerMetrics() {
-    Gauge.builder("cairn_ticks", engine, e -> e.metrics().ticks()).register(registry);
-    Gauge.builder("cairn_last_closed_tick", engine, e -> e.metrics().lastClosedTick()).register(registry);
-    Gauge.builder("cairn_records_ingested", engine, e -> e.metrics().recordsIngested()).register(registry);
-    Gauge.builder("cairn_tick_seconds", engine, e -> e.metrics().lastTickNanos() / 1e9).register(registry);
-    Gauge.builder("cairn_arrangement_bytes", engine, e -> e.metrics().arrangementBytes()).register(registry);
-    Gauge.builder("cairn_recovery_seconds", this, n -> n.report.totalMillis() / 1000.0).register(registry);
-    Gauge.builder("cairn_recovery_rows_loaded", this, n -> n.report.rowsLoaded()).register(registry);
-    Gauge.builder("cairn_snapshot_rows", this, n -> number(n.lastSnapshot.get("rows"))).register(registry);
-    Gauge.builder("cairn_snapshot_bytes_uploaded", this, n -> number(n.lastSnapshot.get("bytesUploaded"))).register(registry);
-    Gauge.builder("cairn_snapshot_tick", this, n -> number(n.lastSnapshot.get("tick"))).register(registry);
-    for (String s : engine.sourceNames()) {
-      Gauge.builder("cairn_source_records", engine, e -> e.sourceStatus(s).map(st -> (double) st.load().getOrDefault("records", 0L)).orElse(0.0))
-          .tag("source", s)
-          .register(registry);
-      Gauge.builder("cairn_source_caught_up", engine, e -> e.sourceStatus(s).map(st -> st.caughtUp() ? 1.0 : 0.0).orElse(0.0))
-          .tag("source", s)
-          .register(registry);
-      Gauge.builder("cairn_source_restart_attempts", engine, e -> e.sourceStatus(s).map(st -> (double) st.attempts()).orElse(0.0))
-          .tag("source", s)
-          .register(registry);
-      Gauge.builder("cairn_source_running", engine,
-              e -> e.sourceStatus(s).map(st -> st.state() == io.cairn.engine.runtime.SourceStatus.State.RUNNING ? 1.0 : 0.0).orElse(0.0))
-          .tag("source", s)
-          .register(registry);
-    }
-  }
-
-  private static double number(Object o) {
-    return o instanceof Number n ? n.doubleValue() : 0;
   }
 
   /** Starts serving: ticks in the background, snapshots on the schedule, the HTTP endpoint. */
@@ -458,6 +406,9 @@ public final class Node implements AutoCloseable, NodeApi {
     terminated.await();
   }
 
+  /** What a snapshot captures between two ticks: the state, the catalog it goes with, and how long the engine was held. */
+  private record Cut(EngineState state, long catalogPosition, String catalogHash, long pauseNanos) {}
+
   /**
    * Takes a snapshot now: captures the engine between two ticks (the pause), uploads in the
    * calling thread while the engine keeps ticking, commits, then lets the sources release what
@@ -465,21 +416,15 @@ public final class Node implements AutoCloseable, NodeApi {
    */
   public Map<String, Object> snapshotNow() {
     synchronized (snapshotLock) {
-      Object[] cut =
-          engine.betweenTicks(
-              () -> {
-                long p0 = System.nanoTime(); // the pause: the engine is held between two ticks
-                Object[] c = {engine.capture(), session.position(), 0L, session.lastHash()};
-                c[2] = System.nanoTime() - p0;
-                return c;
-              });
-      long pauseNanos = (Long) cut[2];
-      EngineState st = (EngineState) cut[0];
-      long position = (Long) cut[1];
-      String catalogHash = (String) cut[3];
+      Cut cut = engine.betweenTicks(() -> {
+        long p0 = System.nanoTime(); // the pause: the engine is held between two ticks
+        EngineState captured = engine.capture();
+        return new Cut(captured, session.position(), session.lastHash(), System.nanoTime() - p0);
+      });
+      EngineState st = cut.state();
       Map<String, Object> figures;
       try {
-        figures = snapshots.write(st, position, catalogHash, fence.epoch(), pauseNanos);
+        figures = snapshots.write(st, cut.catalogPosition(), cut.catalogHash(), fence.epoch(), cut.pauseNanos());
         lastSnapshotError = null;
       } catch (RuntimeException e) {
         lastSnapshotError = java.time.Instant.now(options.clock()) + ": " + e.getMessage();
@@ -542,7 +487,7 @@ public final class Node implements AutoCloseable, NodeApi {
     if (fence.fenced() != null) {
       throw fence.fenced();
     }
-    List<io.cairn.engine.sql.Result> results = session.executeRequest(splitStatements(statements));
+    List<io.cairn.engine.sql.Result> results = session.executeRequest(io.cairn.engine.sql.Statements.split(statements));
     if (format.equals("json")) {
       List<Map<String, Object>> out = new ArrayList<>();
       for (io.cairn.engine.sql.Result r : results) {
@@ -569,79 +514,9 @@ public final class Node implements AutoCloseable, NodeApi {
     return sb.toString();
   }
 
-  /** Splits on semicolons outside single-quoted strings. */
-  static List<String> splitStatements(String text) {
-    List<String> out = new ArrayList<>();
-    StringBuilder cur = new StringBuilder();
-    boolean quoted = false;
-    for (char c : text.toCharArray()) {
-      if (c == '\'') {
-        quoted = !quoted;
-      }
-      if (c == ';' && !quoted) {
-        if (!cur.toString().isBlank()) {
-          out.add(cur.toString().trim());
-        }
-        cur.setLength(0);
-      } else {
-        cur.append(c);
-      }
-    }
-    if (!cur.toString().isBlank()) {
-      out.add(cur.toString().trim());
-    }
-    return out;
-  }
-
   @Override
   public String statusJson() {
-    Map<String, Object> s = new LinkedHashMap<>();
-    s.put("state", state.get().name());
-    s.put("lastClosedTick", engine.lastClosedTick());
-    s.put("catalogPosition", session.position());
-    Map<String, Object> srcs = new LinkedHashMap<>();
-    Map<String, io.cairn.engine.runtime.SourceStatus> statuses = engine.sourceStatuses();
-    for (io.cairn.engine.runtime.SourceStatus st : statuses.values()) {
-      Map<String, Object> one = new LinkedHashMap<>();
-      one.put("state", st.state().name());
-      one.put("offsets", st.offsets().values());
-      one.put("caughtUp", st.caughtUp());
-      if (st.error() != null) {
-        one.put("error", st.error());
-      }
-      if (st.state() != io.cairn.engine.runtime.SourceStatus.State.RUNNING) {
-        one.put("restartAttempts", st.attempts());
-      }
-      if (st.nextAttempt() != null) {
-        one.put("nextAttempt", st.nextAttempt().toString());
-      }
-      one.put("load", st.load());
-      srcs.put(st.name(), one);
-    }
-    s.put("sources", srcs);
-    Map<String, Object> views = new LinkedHashMap<>();
-    List<String> notInSnapshots = new ArrayList<>();
-    for (Dataflow d : engine.dataflows()) {
-      String state = displayState(d, statuses);
-      views.put(d.name(), Map.of("id", d.id(), "kind", d.kind().name(), "state", state, "error", displayError(d, statuses)));
-      if (d.kind() == Dataflow.Kind.VIEW && d.state() == Dataflow.State.FAILED) {
-        notInSnapshots.add(d.name());
-      }
-    }
-    s.put("dataflows", views);
-    Map<String, Object> snap = new LinkedHashMap<>();
-    snap.put("failedViewsLeftOut", notInSnapshots);
-    snap.put("note", notInSnapshots.isEmpty()
-        ? "every source and view is in each snapshot"
-        : "FAILED views are left out of snapshots and recomputed from their inputs at recovery; "
-            + "sources are always snapshotted at the offsets their state is at, also while RESTARTING or FAILED");
-    snap.put("lastError", lastSnapshotError);
-    s.put("snapshots", snap);
-    s.put("lastSnapshot", lastSnapshot);
-    s.put("retentionWarnings", retentionWarnings);
-    long[] deadlocked = java.lang.management.ManagementFactory.getThreadMXBean().findDeadlockedThreads();
-    s.put("deadlockedThreads", deadlocked == null ? 0 : deadlocked.length);
-    return json(s);
+    return json(NodeStatus.of(state.get().name(), engine, session.position(), lastSnapshot, lastSnapshotError, retentionWarnings));
   }
 
   @Override
@@ -659,12 +534,9 @@ public final class Node implements AutoCloseable, NodeApi {
     return report.toJson();
   }
 
-  /** One mapper per JVM (thread-safe once configured), not one per call. */
-  static final ObjectMapper JSON = new ObjectMapper();
-
   static String json(Object o) {
     try {
-      return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(o);
+      return RecoveryReport.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(o);
     } catch (Exception e) {
       throw new IllegalStateException(e);
     }
@@ -700,45 +572,6 @@ public final class Node implements AutoCloseable, NodeApi {
   }
 
   // ------------------------------------------------------------------ offline commands
-
-  /** Store-only operations for {@code cairn snapshots list|verify|gc}. */
-  public static Offline offline(CairnConfig config) {
-    return new Offline(config);
-  }
-
-  /** Snapshot store inspection without a running engine. */
-  public static final class Offline implements AutoCloseable {
-    private final ObjectStore store;
-    private final SnapshotStore snapshots;
-
-    Offline(CairnConfig config) {
-      this.store = ObjectStores.open(config.storeUri(), config.storeProperties());
-      this.snapshots = SnapshotStore.open(store, config, Clock.systemUTC());
-    }
-
-    public String list() {
-      return snapshots.listText();
-    }
-
-    public VerifyReport verify() {
-      return snapshots.verify();
-    }
-
-    public String gc() {
-      return snapshots.gcText();
-    }
-
-    /** Writes a view as of a snapshot (null: the newest) to a Parquet file; returns a summary line. */
-    public String export(String view, String snapshotId, java.nio.file.Path to) {
-      return snapshots.export(view, snapshotId, to);
-    }
-
-    @Override
-    public void close() {
-      snapshots.close();
-      store.close();
-    }
-  }
 
   @Override
   public String toString() {

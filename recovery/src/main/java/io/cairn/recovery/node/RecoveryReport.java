@@ -28,6 +28,9 @@ public record RecoveryReport(
     long totalMillis,
     List<SourceReport> sources,
     List<DataflowReport> dataflows) {
+  /** One JSON mapper for the node's documents (thread-safe once configured), not one per call. */
+  static final ObjectMapper JSON = new ObjectMapper();
+
 
   public RecoveryReport {
     fallbacks = List.copyOf(fallbacks);
@@ -69,7 +72,7 @@ public record RecoveryReport(
 
   public String toJson() {
     try {
-      return Node.JSON.writer().with(SerializationFeature.INDENT_OUTPUT).writeValueAsString(this);
+      return JSON.writer().with(SerializationFeature.INDENT_OUTPUT).writeValueAsString(this);
     } catch (JsonProcessingException e) {
       throw new IllegalStateException(e);
     }
