@@ -25,6 +25,9 @@ class SpinePropertyTest {
   /** All BIGINT/TIMESTAMP without NULLs: batches take the long-column paths (radix seal, long merge). */
   static final Schema LONG_KEY = Schema.of(Column.of("k", Type.BIGINT), Column.of("k2", Type.BIGINT));
   static final Schema LONG_VAL = Schema.of(Column.of("v", Type.BIGINT), Column.of("ts", Type.TIMESTAMP));
+  /** One key and one value column (ids and counts). */
+  static final Schema ID_KEY = Schema.of(Column.of("id", Type.BIGINT));
+  static final Schema COUNT_VAL = Schema.of(Column.of("n", Type.BIGINT));
 
   /** One step: a batch of updates spanning {@code span} times, then {@code sinceLag} and {@code fuel}. */
   record Step(List<Update> updates, int span, int sinceLag, int fuel) {}
@@ -41,6 +44,12 @@ class SpinePropertyTest {
     Gen<Long> ks = Gen.of(-3L, 0L, 1L, 2L, 70_000L, Long.MIN_VALUE, Long.MAX_VALUE);
     Gen<Long> vs = Gen.longs(-2, 3);
     return steps((r, size) -> Row.of(ks.next(r, size), vs.next(r, size)), (r, size) -> Row.of(vs.next(r, size), ks.next(r, size)));
+  }
+
+  static Gen<List<Step>> idCountSteps() {
+    Gen<Long> ks = Gen.of(-3L, 0L, 1L, 2L, 70_000L, Long.MIN_VALUE, Long.MAX_VALUE);
+    Gen<Long> vs = Gen.longs(-2, 3);
+    return steps((r, size) -> Row.of(ks.next(r, size)), (r, size) -> Row.of(vs.next(r, size)));
   }
 
   static Gen<List<Step>> steps(Gen<Row> keys, Gen<Row> vals) {
@@ -102,6 +111,11 @@ class SpinePropertyTest {
   @Test
   void theSameWithLongColumnsOnly() {
     Property.tries(100).forAll(longSteps(), s -> fueledMergesAndLogicalCompactionPreserveTheCollection(s, LONG_KEY, LONG_VAL));
+  }
+
+  @Test
+  void theSameWithOneKeyAndOneValueColumn() {
+    Property.tries(100).forAll(idCountSteps(), s -> fueledMergesAndLogicalCompactionPreserveTheCollection(s, ID_KEY, COUNT_VAL));
   }
 
   private static void fueledMergesAndLogicalCompactionPreserveTheCollection(List<Step> steps, Schema keySchema, Schema valSchema) {
