@@ -349,6 +349,9 @@ public final class Batch {
 
   /** Compares the key of entry {@code i} with {@code key}. */
   public int compareKey(int i, Row key) {
+    if (keys.length == 1 && longCols != null && key.get(0) instanceof Long k) {
+      return Long.compare(longCols[0][i], k);
+    }
     for (int c = 0; c < keys.length; c++) {
       int r = keys[c].compareTo(i, key.get(c));
       if (r != 0) {
@@ -415,6 +418,9 @@ public final class Batch {
    * galloping forward from {@code from}: cheap when successive seeks move forward a little.
    */
   public int seekKey(Row key, int from) {
+    if (keys.length == 1 && longCols != null && key.get(0) instanceof Long k) {
+      return seekLong(longCols[0], k, from);
+    }
     int lo = from;
     if (lo >= size || compareKey(lo, key) >= 0) {
       return lo;
@@ -431,6 +437,31 @@ public final class Batch {
     while (hi - lo > 1) {
       int mid = (lo + hi) >>> 1;
       if (compareKey(mid, key) < 0) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    return hi;
+  }
+
+  /** {@link #seekKey} over a single BIGINT key column without NULLs: the same galloping search on the {@code long[]}. */
+  private int seekLong(long[] col, long key, int from) {
+    int lo = from;
+    if (lo >= size || col[lo] >= key) {
+      return lo;
+    }
+    int step = 1;
+    int hi = lo + step;
+    while (hi < size && col[hi] < key) {
+      lo = hi;
+      step <<= 1;
+      hi = lo + step;
+    }
+    hi = Math.min(hi, size);
+    while (hi - lo > 1) {
+      int mid = (lo + hi) >>> 1;
+      if (col[mid] < key) {
         lo = mid;
       } else {
         hi = mid;
