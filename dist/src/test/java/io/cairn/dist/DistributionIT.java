@@ -1,0 +1,117 @@
+package io.cairn.dist;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The tarball as a user gets it: unpacked into an empty folder and run with nothing but bash and
+ * the JDK — the PATH holds only the JDK's {@code bin}, HOME is an empty folder (no Maven, no
+ * {@code ~/.m2}) — {@code bin/cairn run}, then {@code bin/cairn sql} and {@code bin/cairn status
+ * --json} against it.
+ */
+class DistributionIT {
+  record Result(int exit, String out) {}
+
+  @Test
+  void theUnpackedTarballRunsWithOnlyAJdk(@TempDir Path dir) throws Exception {
+    Path tarball;
+    try (Stream<Path> s = Files.list(Path.of("target"))) {
+      tarball = s.filter(p -> p.getFileName().toString().matches("cairn-.*\\.tar\\.gz")).findFirst().orElseThrow();
+    }
+    Path home = Files.createDirectories(dir.resolve("home"));
+    Path unpack = Files.createDirectories(dir.resolve("opt"));
+    Process tar = new ProcessBuilder("tar", "xzf", tarball.toAbsolutePath().toString(), "-C", unpack.toString()).inheritIO().start();
+    assertThat(tar.waitFor()).isZero();
+    Path cairnHome;
+    try (Stream<Path> s = Files.list(unpack)) {
+      cairnHome = s.findFirst().orElseThrow();
+    }
+    Path bin = cairnHome.resolve("bin").resolve("cairn");
+    assertThat(Files.isExecutable(bin)).isTrue();
+
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    Path config = dir.resolve("cairn.yaml");
+    Files.writeString(config, "store:\n  uri: \"file://" + dir.resolve("data") + "\"\nhttp:\n  port: " + port + "\n"
+        + "init:\n  - \"CREATE SOURCE orders FROM LOAD GENERATOR (keys = 1000, categories = 5, seed = 1, limit = 5000)\"\n"
+        + "  - \"CREATE MATERIALIZED VIEW by_cat AS SELECT category, COUNT(*) AS n FROM orders GROUP BY category\"\n");
+    Process run = start(bin, home, dir.resolve("run.log"), "run", "--config", config.toString());
+    try {
+      JsonNode status = null;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+      while (System.nanoTime() < deadline) {
+        assertThat(run.isAlive()).as("bin/cairn run is alive: %s", log(dir.resolve("run.log"))).isTrue();
+        Result r = cairn(bin, home, "status", "--json", "--config", config.toString());
+        if (r.exit() == 0) {
+          status = new ObjectMapper().readTree(r.out());
+          if (status.path("state").asText().equals("SERVING")) {
+            break;
+          }
+        }
+        Thread.sleep(500);
+      }
+      assertThat(status).as("status --json answered: %s", log(dir.resolve("run.log"))).isNotNull();
+      assertThat(status.path("state").asText()).isEqualTo("SERVING");
+      assertThat(status.path("sources").has("orders")).isTrue();
+      Result sql = cairn(bin, home, "sql", "--config", config.toString(), "SELECT * FROM by_cat");
+      assertThat(sql.exit()).as(sql.out()).isZero();
+      assertThat(sql.out()).contains("category").contains(" n").contains("rows)");
+      assertThat(Files.list(home).count()).as("nothing written to HOME (no ~/.m2)").isZero();
+    } finally {
+      run.destroy(); // SIGTERM: the shutdown hook closes the node
+      if (!run.waitFor(30, TimeUnit.SECONDS)) {
+        run.destroyForcibly();
+      }
+    }
+  }
+
+  private static Process start(Path bin, Path home, Path log, String... args) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add("/bin/bash");
+    cmd.add(bin.toString());
+    cmd.addAll(List.of(args));
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+    pb.environment().clear();
+    pb.environment().put("PATH", Path.of(System.getProperty("java.home"), "bin").toString());
+    pb.environment().put("HOME", home.toString());
+    return pb.start();
+  }
+
+  private static Result cairn(Path bin, Path home, String... args) throws Exception {
+    Path out = Files.createTempFile("cairn-cli", ".out");
+    try {
+      Process p = start(bin, home, out, args);
+      if (!p.waitFor(60, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new AssertionError("bin/cairn " + String.join(" ", args) + " did not finish in 60 s");
+      }
+      return new Result(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
+    } finally {
+      Files.deleteIfExists(out);
+    }
+  }
+
+  private static String log(Path p) {
+    try {
+      List<String> lines = Files.readAllLines(p);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
+    } catch (IOException e) {
+      return "(no log)";
+    }
+  }
+}
