@@ -119,6 +119,7 @@ public final class Node implements AutoCloseable, NodeApi {
   private volatile RecoveryReport report;
   private volatile Map<String, Object> lastSnapshot = Map.of();
   private HttpEndpoint http;
+  private io.cairn.recovery.pgwire.PgWireServer pgwire;
   private AutoCloseable schedule;
   private java.util.concurrent.ScheduledExecutorService background;
 
@@ -394,6 +395,25 @@ public final class Node implements AutoCloseable, NodeApi {
     if (config.httpPort() > 0) {
       http = new HttpEndpoint(config.httpHost(), config.httpPort(), config.httpMaxBodyBytes(), this);
     }
+    if (config.pgwirePort() > 0) {
+      pgwire = io.cairn.recovery.pgwire.PgWireServer.start(
+          io.cairn.recovery.pgwire.PgWireServer.Settings.of(config.pgwireHost(), config.pgwirePort(), config.pgwireMaxConnections(),
+              System.getenv(io.cairn.recovery.config.ConfigLoader.PGWIRE_PASSWORD_ENV)),
+          new io.cairn.recovery.pgwire.PgWireServer.Backend() {
+            @Override
+            public List<io.cairn.engine.sql.Result> execute(String statement) {
+              if (fence.fenced() != null) {
+                throw fence.fenced();
+              }
+              return session.executeRequest(List.of(statement));
+            }
+
+            @Override
+            public long catalogPosition() {
+              return session.position();
+            }
+          });
+    }
     background = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "cairn-background");
       t.setDaemon(true);
@@ -520,6 +540,11 @@ public final class Node implements AutoCloseable, NodeApi {
 
   public State state() {
     return state.get();
+  }
+
+  /** The pgwire port actually bound (when serving with a port), else -1. */
+  public int pgwirePort() {
+    return pgwire == null ? -1 : pgwire.port();
   }
 
   /** The HTTP port actually bound (when serving with a port). */
@@ -687,6 +712,9 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     if (http != null) {
       http.close();
+    }
+    if (pgwire != null) {
+      pgwire.close();
     }
     engine.close();
     snapshots.close();

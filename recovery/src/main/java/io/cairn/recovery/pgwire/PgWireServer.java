@@ -1,0 +1,275 @@
+package io.cairn.recovery.pgwire;
+
+import io.cairn.engine.sql.Result;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A PostgreSQL wire-protocol (v3) listener, so that psql, pgjdbc and BI tools can query a node's
+ * sources and views.
+ *
+ * <p>Design: one acceptor thread; each connection is served by one thread of a bounded pool
+ * ({@code maxConnections} plus {@value #RESERVE} threads, so that a cancel request or a refusal
+ * can still be answered when every session is taken). A connection past {@code maxConnections}
+ * sessions gets ErrorResponse 53300 and is closed; one past the pool itself is closed at once.
+ * Statements go to a {@link Backend} one at a time, in the connection's thread; the protocol
+ * state of a connection (prepared statements, portals) is owned by that thread alone. The only
+ * cross-thread call is {@link PgConnection#cancel}, which sets a flag the connection checks
+ * before and after each statement.
+ *
+ * <p>Bounds: a frontend message above {@code maxMessageBytes} gets ErrorResponse 54000 and closes
+ * that connection only; a startup packet that is malformed, or not sent within {@value
+ * #STARTUP_TIMEOUT_MILLIS} ms, closes that connection only; a connection idle longer than {@code
+ * idleTimeout} gets ErrorResponse 57P05 and is closed.
+ *
+ * <p>Authentication: trust when bound to a loopback address; otherwise a cleartext password
+ * (AuthenticationCleartextPassword) compared with {@code password}, which must then be set.
+ * There is no TLS: an SSLRequest is answered 'N'.
+ */
+public final class PgWireServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(PgWireServer.class);
+  static final int RESERVE = 4;
+  static final int STARTUP_TIMEOUT_MILLIS = 10_000;
+  /** The default largest frontend message: 1 MiB. */
+  public static final int DEFAULT_MAX_MESSAGE_BYTES = 1 << 20;
+  /** The default idle timeout of a connection. */
+  public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(30);
+
+  /** What the listener runs statements against. Implementations are thread-safe. */
+  public interface Backend {
+    /**
+     * Executes one statement (no trailing semicolon needed).
+     *
+     * @throws io.cairn.engine.sql.SqlException for a statement that cannot be parsed, planned or applied
+     */
+    List<Result> execute(String statement);
+
+    /** The catalog position: result types cached for a statement are valid while it is unchanged. */
+    long catalogPosition();
+  }
+
+  /**
+   * The listener's settings.
+   *
+   * @param host address to bind (a non-loopback address requires {@code password})
+   * @param port port to bind, 0 for any free port
+   * @param maxConnections most concurrent sessions
+   * @param maxMessageBytes largest frontend message accepted
+   * @param idleTimeout how long a connection may wait between messages
+   * @param password the password clients must send when {@code host} is not loopback, else null
+   */
+  public record Settings(String host, int port, int maxConnections, int maxMessageBytes, Duration idleTimeout, String password) {
+    public Settings {
+      Objects.requireNonNull(host, "host");
+      Objects.requireNonNull(idleTimeout, "idleTimeout");
+      if (port < 0 || port > 65535) {
+        throw new IllegalArgumentException("Cannot configure pgwire: port " + port + " is outside [0, 65535]");
+      }
+      if (maxConnections < 1) {
+        throw new IllegalArgumentException("Cannot configure pgwire: max connections " + maxConnections + " < 1");
+      }
+      if (maxMessageBytes < 1024) {
+        throw new IllegalArgumentException("Cannot configure pgwire: max message size " + maxMessageBytes + " < 1024");
+      }
+    }
+
+    public static Settings of(String host, int port, int maxConnections, String password) {
+      return new Settings(host, port, maxConnections, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_IDLE_TIMEOUT, password);
+    }
+
+    @Override
+    public String toString() {
+      return "Settings[" + host + ":" + port + ", maxConnections=" + maxConnections + ", maxMessageBytes=" + maxMessageBytes
+          + ", idleTimeout=" + idleTimeout + ", password=" + (password == null ? "none" : "set") + "]";
+    }
+  }
+
+  private final Settings settings;
+  private final Backend backend;
+  private final boolean requirePassword;
+  private final ServerSocket server;
+  private final ThreadPoolExecutor pool;
+  private final Thread acceptor;
+  private final Map<Integer, PgConnection> byPid = new ConcurrentHashMap<>();
+  private final AtomicInteger sessions = new AtomicInteger();
+  private final AtomicInteger nextPid = new AtomicInteger(1);
+  private final SecureRandom random = new SecureRandom();
+  private final ResultTypes types;
+  private volatile boolean closed;
+
+  /** Binds and starts accepting. */
+  public static PgWireServer start(Settings settings, Backend backend) {
+    return new PgWireServer(settings, backend);
+  }
+
+  private PgWireServer(Settings settings, Backend backend) {
+    this.settings = Objects.requireNonNull(settings, "settings");
+    this.backend = Objects.requireNonNull(backend, "backend");
+    this.types = new ResultTypes(backend);
+    InetAddress addr;
+    try {
+      addr = InetAddress.getByName(settings.host());
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot start pgwire listener: unknown host '" + settings.host() + "'", e);
+    }
+    this.requirePassword = !addr.isLoopbackAddress();
+    if (requirePassword && (settings.password() == null || settings.password().isEmpty())) {
+      throw new IllegalArgumentException("Cannot start pgwire listener on " + settings.host()
+          + ": it is not a loopback address, so a password is required (set CAIRN_PGWIRE_PASSWORD)");
+    }
+    try {
+      server = new ServerSocket();
+      server.setReuseAddress(true);
+      server.bind(new InetSocketAddress(addr, settings.port()), 128);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot start pgwire listener on " + settings.host() + ":" + settings.port() + ": " + e.getMessage(), e);
+    }
+    AtomicInteger n = new AtomicInteger();
+    pool = new ThreadPoolExecutor(0, settings.maxConnections() + RESERVE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
+      Thread t = new Thread(r, "cairn-pgwire-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+    acceptor = new Thread(this::acceptLoop, "cairn-pgwire-acceptor");
+    acceptor.setDaemon(true);
+    acceptor.start();
+    LOG.info("pgwire listener on {}:{} ({} authentication, at most {} connections)", settings.host(), port(),
+        requirePassword ? "password" : "trust", settings.maxConnections());
+  }
+
+  /** The port actually bound. */
+  public int port() {
+    return server.getLocalPort();
+  }
+
+  /** Sessions currently open (after startup). */
+  public int sessions() {
+    return sessions.get();
+  }
+
+  private void acceptLoop() {
+    while (!closed) {
+      Socket s;
+      try {
+        s = server.accept();
+      } catch (IOException e) {
+        if (!closed) {
+          LOG.warn("pgwire accept failed: {}", e.getMessage());
+        }
+        continue;
+      }
+      try {
+        s.setTcpNoDelay(true);
+        pool.execute(() -> new PgConnection(this, s).run());
+      } catch (RejectedExecutionException | SocketException e) {
+        LOG.warn("pgwire: refusing a connection from {}: every connection thread is busy", s.getRemoteSocketAddress());
+        closeQuietly(s);
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ for connections
+
+  Settings settings() {
+    return settings;
+  }
+
+  Backend backend() {
+    return backend;
+  }
+
+  ResultTypes types() {
+    return types;
+  }
+
+  boolean requirePassword() {
+    return requirePassword;
+  }
+
+  /** Takes a session slot, or returns false when {@code maxConnections} are open. */
+  boolean tryOpenSession() {
+    while (true) {
+      int c = sessions.get();
+      if (c >= settings.maxConnections()) {
+        return false;
+      }
+      if (sessions.compareAndSet(c, c + 1)) {
+        return true;
+      }
+    }
+  }
+
+  /** Registers a session and returns its (pid, secret). */
+  int[] register(PgConnection c) {
+    int pid = nextPid.getAndIncrement();
+    int secret = random.nextInt();
+    byPid.put(pid, c);
+    return new int[] {pid, secret};
+  }
+
+  void closeSession(int pid) {
+    if (byPid.remove(pid) != null) {
+      sessions.decrementAndGet();
+    }
+  }
+
+  void releaseUnregisteredSession() {
+    sessions.decrementAndGet();
+  }
+
+  /** A CancelRequest: cancels the running query of the session with that pid if the secret matches. */
+  void cancel(int pid, int secret) {
+    PgConnection c = byPid.get(pid);
+    if (c != null) {
+      c.cancel(secret);
+    }
+  }
+
+  static void closeQuietly(Socket s) {
+    try {
+      s.close();
+    } catch (IOException ignored) {
+      // closing anyway
+    }
+  }
+
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      server.close();
+    } catch (IOException e) {
+      LOG.warn("Closing the pgwire listener failed: {}", e.getMessage());
+    }
+    for (PgConnection c : byPid.values()) {
+      c.closeSocket();
+    }
+    pool.shutdownNow();
+    try {
+      acceptor.join(2000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
