@@ -13,6 +13,7 @@ import java.util.regex.Pattern;
  *
  * <table>
  *   <tr><th>message contains</th><th>SQLSTATE</th></tr>
+ *   <tr><td>"unsupported statement" (an unknown first word, e.g. {@code SELEC})</td><td>42601 syntax_error</td></tr>
  *   <tr><td>"unsupported", "is not available", "both change the catalog"</td><td>0A000 feature_not_supported</td></tr>
  *   <tr><td>"nested too deeply", "nested ... deep"</td><td>54001 statement_too_complex</td></tr>
  *   <tr><td>"syntax error", "Cannot parse statement"</td><td>42601 syntax_error</td></tr>
@@ -57,6 +58,7 @@ final class SqlStates {
 
   private static final List<Rule> RULES =
       List.of(
+          new Rule(SYNTAX_ERROR, List.of("unsupported statement")),
           new Rule(FEATURE_NOT_SUPPORTED, List.of("unsupported", "is not available", "both change the catalog")),
           new Rule("54001", List.of("nested too deeply", "deep; at most")),
           new Rule(SYNTAX_ERROR, List.of("syntax error", "cannot parse statement")),
