@@ -423,6 +423,44 @@ class PgWireIT {
     assertNodeAnswers();
   }
 
+  static final PgWireServer.Backend ONE =
+      new PgWireServer.Backend() {
+        @Override
+        public List<Result> execute(String statement) {
+          return List.of(new Result(List.of("x"), List.of(List.of(1L)), "SELECT 1"));
+        }
+
+        @Override
+        public long catalogPosition() {
+          return 0;
+        }
+      };
+
+  @Test
+  void aConfiguredPasswordIsRequired() throws Exception {
+    try (PgWireServer locked = PgWireServer.start(PgWireServer.Settings.of("127.0.0.1", 0, 4, "s3cret"), ONE)) {
+      String url = "jdbc:postgresql://127.0.0.1:" + locked.port() + "/cairn?user=cairn&connectTimeout=10";
+      assertThatThrownBy(() -> DriverManager.getConnection(url + "&password=wrong").close())
+          .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("28P01"));
+      try (Connection c = DriverManager.getConnection(url + "&password=s3cret"); Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery("SELECT x FROM t")) {
+        assertThat(rs.next()).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void describeBeforeExecute() throws Exception {
+    try (Connection c = connect(); PreparedStatement ps = c.prepareStatement("SELECT id, e, flag FROM odd WHERE id = ?")) {
+      ResultSetMetaData md = ps.getMetaData(); // Parse + Describe statement, nothing executed
+      assertThat(md.getColumnCount()).isEqualTo(3);
+      assertThat(md.getColumnName(2)).isEqualTo("e");
+      assertThat(md.getColumnType(1)).isEqualTo(Types.BIGINT);
+      assertThat(md.getColumnType(2)).isEqualTo(Types.DOUBLE);
+      assertThat(ps.getParameterMetaData().getParameterCount()).isEqualTo(1);
+    }
+  }
+
   @Test
   void tooManyConnectionsAre53300() throws Exception {
     PgWireServer.Backend backend = new PgWireServer.Backend() {

@@ -40,9 +40,11 @@ import org.slf4j.LoggerFactory;
  * #STARTUP_TIMEOUT_MILLIS} ms, closes that connection only; a connection idle longer than {@code
  * idleTimeout} gets ErrorResponse 57P05 and is closed.
  *
- * <p>Authentication: trust when bound to a loopback address; otherwise a cleartext password
- * (AuthenticationCleartextPassword) compared with {@code password}, which must then be set.
- * There is no TLS: an SSLRequest is answered 'N'.
+ * <p>Authentication: when {@code password} is set, every client must send it (cleartext,
+ * AuthenticationCleartextPassword; compared in constant time); when it is not, every client is
+ * trusted, which is allowed only on a loopback address (a listener on any other address refuses
+ * to start without a password). There is no TLS: an SSLRequest is answered 'N', so a password
+ * crosses the network in cleartext.
  */
 public final class PgWireServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PgWireServer.class);
@@ -74,7 +76,7 @@ public final class PgWireServer implements AutoCloseable {
    * @param maxConnections most concurrent sessions
    * @param maxMessageBytes largest frontend message accepted
    * @param idleTimeout how long a connection may wait between messages
-   * @param password the password clients must send when {@code host} is not loopback, else null
+   * @param password the password every client must send, or null to trust clients (loopback {@code host} only)
    */
   public record Settings(String host, int port, int maxConnections, int maxMessageBytes, Duration idleTimeout, String password) {
     public Settings {
@@ -130,8 +132,8 @@ public final class PgWireServer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot start pgwire listener: unknown host '" + settings.host() + "'", e);
     }
-    this.requirePassword = !addr.isLoopbackAddress();
-    if (requirePassword && (settings.password() == null || settings.password().isEmpty())) {
+    this.requirePassword = settings.password() != null && !settings.password().isEmpty();
+    if (!requirePassword && !addr.isLoopbackAddress()) {
       throw new IllegalArgumentException("Cannot start pgwire listener on " + settings.host()
           + ": it is not a loopback address, so a password is required (set CAIRN_PGWIRE_PASSWORD)");
     }
