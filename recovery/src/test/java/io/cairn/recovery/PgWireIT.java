@@ -211,6 +211,28 @@ class PgWireIT {
     }
   }
 
+  @Test
+  void whatDriversAskAfterConnecting() throws Exception {
+    try (Connection c = connect()) {
+      assertThat(c.getMetaData().getDatabaseProductName()).isEqualTo("PostgreSQL");
+      assertThat(c.getMetaData().getDatabaseProductVersion()).startsWith("15.0");
+      assertThat(c.getSchema()).isEqualTo("public");
+      assertThat(c.getTransactionIsolation()).isEqualTo(Connection.TRANSACTION_READ_COMMITTED);
+      c.setTransactionIsolation(Connection.TRANSACTION_SERIALIZABLE);
+      c.setReadOnly(true);
+      c.setReadOnly(false);
+      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT * FROM by_cat")) {
+        ResultSetMetaData md = rs.getMetaData();
+        assertThat(md.getColumnClassName(1)).isEqualTo("java.lang.Long");
+        assertThat(md.getPrecision(1)).isEqualTo(19);
+        md.isNullable(1);
+        md.getTableName(1);
+        md.isAutoIncrement(1);
+        assertThat(rs.next()).isTrue();
+      }
+    }
+  }
+
   static String sqlState(String sql) {
     try (Connection c = connect(); Statement s = c.createStatement()) {
       s.execute(sql);
@@ -435,6 +457,21 @@ class PgWireIT {
           return 0;
         }
       };
+
+  @Test
+  void anIdleConnectionIsClosed() throws Exception {
+    PgWireServer.Settings settings = new PgWireServer.Settings("127.0.0.1", 0, 4, PgWireServer.DEFAULT_MAX_MESSAGE_BYTES,
+        java.time.Duration.ofMillis(500), null);
+    try (PgWireServer server = PgWireServer.start(settings, ONE); Socket s = new Socket("127.0.0.1", server.port())) {
+      DataOutputStream out = new DataOutputStream(s.getOutputStream());
+      DataInputStream in = new DataInputStream(s.getInputStream());
+      startup(out);
+      untilReady(in);
+      String rest = new String(readToClose(s), StandardCharsets.UTF_8);
+      assertThat(rest).contains("57P05");
+      assertThat(server.sessions()).isZero();
+    }
+  }
 
   @Test
   void aConfiguredPasswordIsRequired() throws Exception {

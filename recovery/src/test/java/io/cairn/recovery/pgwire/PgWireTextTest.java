@@ -67,6 +67,34 @@ class PgWireTextTest {
   }
 
   @Test
+  void aListenerOffLoopbackNeedsAPassword() {
+    assertThatThrownBy(() -> io.cairn.recovery.config.ConfigLoader.load(null, java.util.Map.of("CAIRN_PGWIRE_HOST", "0.0.0.0")))
+        .isInstanceOf(io.cairn.recovery.config.ConfigException.class)
+        .hasMessageContaining("pgwire.host").hasMessageContaining("CAIRN_PGWIRE_PASSWORD");
+    assertThat(io.cairn.recovery.config.ConfigLoader.load(null,
+        java.util.Map.of("CAIRN_PGWIRE_HOST", "0.0.0.0", "CAIRN_PGWIRE_PASSWORD", "pw")).pgwireHost()).isEqualTo("0.0.0.0");
+    assertThat(io.cairn.recovery.config.ConfigLoader.load(null,
+        java.util.Map.of("CAIRN_PGWIRE_HOST", "0.0.0.0", "CAIRN_PGWIRE_PORT", "0")).pgwirePort()).isZero();
+    io.cairn.recovery.config.CairnConfig defaults = io.cairn.recovery.config.ConfigLoader.load(null, java.util.Map.of());
+    assertThat(defaults.pgwirePort()).isEqualTo(6875);
+    assertThat(defaults.pgwireHost()).isEqualTo("127.0.0.1");
+    assertThat(defaults.pgwireMaxConnections()).isEqualTo(64);
+    PgWireServer.Backend none = new PgWireServer.Backend() {
+      @Override
+      public List<io.cairn.engine.sql.Result> execute(String statement) {
+        return List.of();
+      }
+
+      @Override
+      public long catalogPosition() {
+        return 0;
+      }
+    };
+    assertThatThrownBy(() -> PgWireServer.start(PgWireServer.Settings.of("0.0.0.0", 0, 4, null), none))
+        .hasMessageContaining("password");
+  }
+
+  @Test
   void explainedSchemaIsParsed() {
     assertThat(ResultTypes.parseSchema("Map [#0, #1]  -> (a b BIGINT, c TEXT, t TIMESTAMP, n NULL)"))
         .containsExactly(new ResultTypes.Column("a b", PgType.INT8), new ResultTypes.Column("c", PgType.TEXT),
