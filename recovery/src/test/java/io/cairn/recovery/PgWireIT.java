@@ -93,9 +93,17 @@ class PgWireIT {
   record Run(int exit, String out, String err) {}
 
   static Run psql(String sql) throws Exception {
+    return psql(port, null, sql);
+  }
+
+  static Run psql(int port, String password, String sql) throws Exception {
     ProcessBuilder pb = new ProcessBuilder(psqlBinary(), "-X", "-A", "-t", "-w", "-h", "127.0.0.1", "-p", String.valueOf(port),
         "-U", "cairn", "-d", "cairn", "-v", "ON_ERROR_STOP=1", "-c", sql);
     pb.environment().put("PGCONNECT_TIMEOUT", "10");
+    pb.environment().remove("PGPASSWORD");
+    if (password != null) {
+      pb.environment().put("PGPASSWORD", password);
+    }
     Process p = pb.start();
     byte[] out = p.getInputStream().readAllBytes();
     byte[] err = p.getErrorStream().readAllBytes();
@@ -483,6 +491,15 @@ class PgWireIT {
           ResultSet rs = s.executeQuery("SELECT x FROM t")) {
         assertThat(rs.next()).isTrue();
       }
+      // psql (libpq) through SCRAM-SHA-256 as well
+      Run ok = psql(locked.port(), "s3cret", "SELECT x FROM t");
+      assertThat(ok.exit()).as(ok.err()).isZero();
+      assertThat(ok.out()).isEqualTo("1\n");
+      Run bad = psql(locked.port(), "nope", "SELECT x FROM t");
+      assertThat(bad.exit()).isNotZero();
+      assertThat(bad.err()).contains("password authentication failed");
+      Run none = psql(locked.port(), null, "SELECT x FROM t");
+      assertThat(none.exit()).isNotZero();
     }
   }
 

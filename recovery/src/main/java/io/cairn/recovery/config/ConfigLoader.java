@@ -120,7 +120,7 @@ public final class ConfigLoader {
     String pw = env.get(PGWIRE_PASSWORD_ENV);
     if (!loopback && (pw == null || pw.isEmpty())) {
       throw new ConfigException("Bad configuration key 'pgwire.host': " + config.pgwireHost() + " is not a loopback address, so "
-          + "clients must authenticate: set " + PGWIRE_PASSWORD_ENV + " (sent in cleartext: there is no TLS), or bind "
+          + "clients must authenticate: set " + PGWIRE_PASSWORD_ENV + " (checked by SCRAM-SHA-256; there is no TLS), or bind "
           + "127.0.0.1, or disable the listener with pgwire.port: 0");
     }
   }

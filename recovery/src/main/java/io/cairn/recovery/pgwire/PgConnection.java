@@ -48,7 +48,7 @@ final class PgConnection {
   private DataInputStream in;
   private Out out;
   private int pid;
-  private int secret;
+  private volatile int secret;
   private boolean registered;
   private Compat.Session session;
   private char txStatus = 'I';
@@ -196,21 +196,12 @@ final class PgConnection {
     registered = true;
     String user = params.getOrDefault("user", "cairn");
     if (server.requirePassword()) {
-      out.begin('R').int32(3).end();
-      out.flush();
-      int type = in.read();
-      if (type != 'p') {
-        return false;
-      }
-      byte[] body = readBody();
-      if (body == null) {
-        return false;
-      }
-      String given = cstring(ByteBuffer.wrap(body));
-      byte[] want = server.settings().password().getBytes(StandardCharsets.UTF_8);
-      if (!MessageDigest.isEqual(given.getBytes(StandardCharsets.UTF_8), want)) {
-        LOG.warn("pgwire: password authentication failed for user {} from {}", user, socket.getRemoteSocketAddress());
-        sendError(new SqlStates.PgError(SqlStates.INVALID_PASSWORD, "password authentication failed for user \"" + user + "\"", true), "");
+      try {
+        if (!scram(user)) {
+          return false;
+        }
+      } catch (SqlStates.PgError e) {
+        sendError(e, "");
         out.flush();
         return false;
       }
@@ -225,6 +216,47 @@ final class PgConnection {
     out.begin('K').int32(pid).int32(secret).end();
     session = new Compat.Session(user, params.getOrDefault("database", user), pid, new HashMap<>());
     ready();
+    return true;
+  }
+
+  /** SCRAM-SHA-256 over AuthenticationSASL; true when the client proved it knows the password. */
+  private boolean scram(String user) throws IOException {
+    out.begin('R').int32(10).cstring(ScramSha256.MECHANISM).byte1(0).end();
+    out.flush();
+    if (in.read() != 'p') {
+      return false;
+    }
+    byte[] first = readBody();
+    if (first == null) {
+      return false;
+    }
+    ByteBuffer b = ByteBuffer.wrap(first);
+    String mechanism = cstring(b);
+    if (!mechanism.equals(ScramSha256.MECHANISM)) {
+      throw new SqlStates.PgError("28000", "SASL mechanism " + mechanism + " is not supported (use " + ScramSha256.MECHANISM + ")", true);
+    }
+    int len = b.getInt();
+    if (len < 0 || len > b.remaining()) {
+      throw new SqlStates.PgError(SqlStates.PROTOCOL_VIOLATION, "malformed SASL initial response", true);
+    }
+    byte[] clientFirst = new byte[len];
+    b.get(clientFirst);
+    ScramSha256.Exchange x = server.scram().start();
+    out.begin('R').int32(11).bytes(x.serverFirst(new String(clientFirst, StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8)).end();
+    out.flush();
+    if (in.read() != 'p') {
+      return false;
+    }
+    byte[] fin = readBody();
+    if (fin == null) {
+      return false;
+    }
+    String serverFinal = x.serverFinal(new String(fin, StandardCharsets.UTF_8));
+    if (serverFinal == null) {
+      LOG.warn("pgwire: password authentication failed for user {} from {}", user, socket.getRemoteSocketAddress());
+      throw new SqlStates.PgError(SqlStates.INVALID_PASSWORD, "password authentication failed for user \"" + user + "\"", true);
+    }
+    out.begin('R').int32(12).bytes(serverFinal.getBytes(StandardCharsets.UTF_8)).end();
     return true;
   }
 

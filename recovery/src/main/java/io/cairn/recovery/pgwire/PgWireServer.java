@@ -40,11 +40,11 @@ import org.slf4j.LoggerFactory;
  * #STARTUP_TIMEOUT_MILLIS} ms, closes that connection only; a connection idle longer than {@code
  * idleTimeout} gets ErrorResponse 57P05 and is closed.
  *
- * <p>Authentication: when {@code password} is set, every client must send it (cleartext,
- * AuthenticationCleartextPassword; compared in constant time); when it is not, every client is
- * trusted, which is allowed only on a loopback address (a listener on any other address refuses
- * to start without a password). There is no TLS: an SSLRequest is answered 'N', so a password
- * crosses the network in cleartext.
+ * <p>Authentication: when {@code password} is set, every client must prove it knows it with
+ * SCRAM-SHA-256 ({@link ScramSha256}: the password never crosses the network); when it is not,
+ * every client is trusted, which is allowed only on a loopback address (a listener on any other
+ * address refuses to start without a password). There is no TLS: an SSLRequest is answered 'N',
+ * so queries and results cross the network unencrypted.
  */
 public final class PgWireServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PgWireServer.class);
@@ -115,6 +115,7 @@ public final class PgWireServer implements AutoCloseable {
   private final AtomicInteger nextPid = new AtomicInteger(1);
   private final SecureRandom random = new SecureRandom();
   private final ResultTypes types;
+  private final ScramSha256 scram;
   private volatile boolean closed;
 
   /** Binds and starts accepting. */
@@ -133,6 +134,7 @@ public final class PgWireServer implements AutoCloseable {
       throw new UncheckedIOException("Cannot start pgwire listener: unknown host '" + settings.host() + "'", e);
     }
     this.requirePassword = settings.password() != null && !settings.password().isEmpty();
+    this.scram = requirePassword ? new ScramSha256(settings.password()) : null;
     if (!requirePassword && !addr.isLoopbackAddress()) {
       throw new IllegalArgumentException("Cannot start pgwire listener on " + settings.host()
           + ": it is not a loopback address, so a password is required (set CAIRN_PGWIRE_PASSWORD)");
@@ -200,6 +202,10 @@ public final class PgWireServer implements AutoCloseable {
 
   ResultTypes types() {
     return types;
+  }
+
+  ScramSha256 scram() {
+    return scram;
   }
 
   boolean requirePassword() {
