@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * order up to the snapshot's catalog position, loads the snapshot's batches, applies the rest of
  * the catalog, resumes each source at {@code offsets(T)} and ticks until every source has caught
  * up; {@link #serve} then runs ticks in the background, takes snapshots on the schedule and
- * answers HTTP. {@link #close} stops everything; a node killed instead loses nothing that a
+ * answers HTTP and the PostgreSQL wire protocol ({@link io.cairn.recovery.pgwire.PgWireServer}). {@link #close} stops everything; a node killed instead loses nothing that a
  * committed snapshot plus the sources' retained data cannot give back.
  *
  * <p>Lock order (deadlock freedom): {@code snapshotLock} (one snapshot at a time) → the SQL
@@ -388,7 +388,7 @@ public final class Node implements AutoCloseable, NodeApi {
     return o instanceof Number n ? n.doubleValue() : 0;
   }
 
-  /** Starts serving: ticks in the background, snapshots on the schedule, the HTTP endpoint. */
+  /** Starts serving: ticks in the background, snapshots on the schedule, the HTTP endpoint, the pgwire listener. */
   public void serve() {
     engine.start();
     schedule = snapshots.schedule(config, this::scheduledSnapshot);

@@ -282,6 +282,9 @@ final class PgConnection {
           case 'Q' -> simpleQuery(cstring(b));
           case 'S' -> {
             skipUntilSync = false;
+            if (txStatus == 'I') {
+              portals.clear(); // portals end with their transaction: no result is held past it
+            }
             ready();
           }
           case 'H' -> out.flush();

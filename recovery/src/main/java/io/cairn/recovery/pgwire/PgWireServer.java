@@ -177,6 +177,12 @@ public final class PgWireServer implements AutoCloseable {
       } catch (IOException e) {
         if (!closed) {
           LOG.warn("pgwire accept failed: {}", e.getMessage());
+          try {
+            Thread.sleep(100); // e.g. out of file descriptors: do not spin
+          } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            return;
+          }
         }
         continue;
       }

@@ -44,7 +44,7 @@ final class ResultTypes {
     List<PgType> types = null;
     if (!r.columns().isEmpty() && isSelect(statement)) {
       types = describe(statement, cacheKey).filter(cols -> cols.size() == r.columns().size())
-          .map(cols -> cols.stream().map(Column::type).toList()).orElse(null);
+          .map(cols -> cols.stream().map(Column::type).toList()).filter(t -> consistent(t, r.rows())).orElse(null);
     }
     if (types == null) {
       types = new ArrayList<>();
@@ -60,6 +60,19 @@ final class ResultTypes {
       }
     }
     return new PgResult(r.columns(), types, r.rows(), tag(r.message()));
+  }
+
+  /** Whether every value is of its column's type (not so if the catalog changed between the query and its EXPLAIN). */
+  static boolean consistent(List<PgType> types, List<List<Object>> rows) {
+    for (List<Object> row : rows) {
+      for (int i = 0; i < types.size(); i++) {
+        Object v = row.get(i);
+        if (v != null && PgType.ofValue(v) != (types.get(i) == PgType.TIMESTAMP ? PgType.INT8 : types.get(i))) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
   /** The columns a SELECT returns, from its plan; empty when it cannot be explained. */
