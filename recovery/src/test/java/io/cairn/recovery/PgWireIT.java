@@ -241,6 +241,47 @@ class PgWireIT {
     }
   }
 
+  @Test
+  void fetchSizeBinaryResultsAndSimpleQueryMode() throws Exception {
+    Result want = engine("SELECT * FROM big");
+    try (Connection c = connect()) {
+      c.setAutoCommit(false); // pgjdbc fetches in batches only inside a transaction
+      try (Statement s = c.createStatement()) {
+        s.setFetchSize(1000);
+        int n = 0;
+        try (ResultSet rs = s.executeQuery("SELECT * FROM big")) {
+          while (rs.next()) {
+            assertThat(rs.getLong(1)).isEqualTo(want.rows().get(n++).get(0));
+          }
+        }
+        assertThat(n).isEqualTo(want.rows().size()).isPositive();
+      }
+      c.commit();
+    }
+    // always server-prepared: pgjdbc asks for binary int8, float8 and bool results from the first execution
+    Result odd = engine("SELECT id, e, f, flag, big, d, b FROM odd");
+    try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/cairn?user=cairn&prepareThreshold=-1");
+        PreparedStatement ps = c.prepareStatement("SELECT id, e, f, flag, big, d, b FROM odd");
+        ResultSet rs = ps.executeQuery()) {
+      int row = 0;
+      while (rs.next()) {
+        List<Object> w = odd.rows().get(row++);
+        for (int i = 0; i < w.size(); i++) {
+          assertThat(rs.getObject(i + 1)).isEqualTo(w.get(i));
+        }
+      }
+      assertThat(row).isEqualTo(odd.rows().size());
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/cairn?user=cairn&preferQueryMode=simple");
+        PreparedStatement ps = c.prepareStatement("SELECT id, d FROM odd WHERE d = ? AND id = ?")) {
+      ps.setString(1, "日本語 ✓ é");
+      ps.setLong(2, 1);
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).isEqualTo(!engine("SELECT id FROM odd WHERE id = 1").rows().isEmpty());
+      }
+    }
+  }
+
   static String sqlState(String sql) {
     try (Connection c = connect(); Statement s = c.createStatement()) {
       s.execute(sql);

@@ -566,7 +566,8 @@ final class PgConnection {
   // ------------------------------------------------------------------ running statements
 
   /** Runs one statement: the compatibility layer's answer, or the engine's. */
-  private PgResult run(String sql, String cacheKey) {
+  private PgResult run(String statement, String cacheKey) {
+    String sql = SqlText.rewriteCasts(statement);
     Optional<PgResult> compat = Compat.answer(sql, session);
     if (txStatus == 'E' && !(compat.isPresent() && (compat.get().tag().equals("ROLLBACK") || compat.get().tag().equals("COMMIT")))) {
       throw new SqlStates.PgError(SqlStates.IN_FAILED_TRANSACTION,

@@ -14,6 +14,10 @@ import java.util.regex.Pattern;
  * are skipped by both. A string parameter becomes a single-quoted literal with quotes doubled
  * (standard_conforming_strings is on: backslashes are literal); a number becomes a number literal
  * after its text is checked to be one; a parameter that is neither cannot inject SQL.
+ *
+ * <p>The engine has no {@code ::} casts, but drivers that inline parameters themselves (pgjdbc's
+ * {@code preferQueryMode=simple}) write {@code '1'::int8}: {@link #rewriteCasts} turns a quoted
+ * literal cast to a number, boolean or text type into the plain literal (when its text is one).
  */
 final class SqlText {
   private static final Pattern INTEGER = Pattern.compile("-?\\d{1,19}");
@@ -97,6 +101,97 @@ final class SqlText {
       i++;
     }
     return n;
+  }
+
+  /** {@code sql} with {@code 'literal'::type} (number, boolean and text types) replaced by plain literals. */
+  static String rewriteCasts(String sql) {
+    if (!sql.contains("::")) {
+      return sql;
+    }
+    StringBuilder out = new StringBuilder(sql.length());
+    int last = 0;
+    int i = 0;
+    int n = sql.length();
+    while (i < n) {
+      char c = sql.charAt(i);
+      if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
+        while (i < n && sql.charAt(i) != '\n') {
+          i++;
+        }
+      } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
+        int end = sql.indexOf("*/", i + 2);
+        i = end < 0 ? n : end + 2;
+      } else if (c == '"') {
+        i = skipQuoted(sql, i, c);
+      } else if (c == '\'') {
+        int end = skipQuoted(sql, i, c);
+        int j = end;
+        while (j < n && Character.isWhitespace(sql.charAt(j))) {
+          j++;
+        }
+        if (end <= n && sql.startsWith("::", j)) {
+          int t0 = j + 2;
+          int typeEnd = word(sql, t0);
+          String type = sql.substring(t0, typeEnd).toLowerCase(Locale.ROOT);
+          if (type.equals("double") || type.equals("character")) {
+            int w = typeEnd;
+            while (w < n && sql.charAt(w) == ' ') {
+              w++;
+            }
+            int w2 = word(sql, w);
+            String second = sql.substring(w, w2).toLowerCase(Locale.ROOT);
+            if (second.equals(type.equals("double") ? "precision" : "varying")) {
+              type = type + " " + second;
+              typeEnd = w2;
+            }
+          }
+          String replacement = castLiteral(type, sql.substring(i + 1, end - 1).replace("''", "'"));
+          if (replacement != null) {
+            out.append(sql, last, i).append(replacement);
+            last = typeEnd;
+            i = typeEnd;
+            continue;
+          }
+        }
+        i = end;
+      } else {
+        i++;
+      }
+    }
+    return out.append(sql, last, n).toString();
+  }
+
+  private static int word(String sql, int from) {
+    int k = from;
+    while (k < sql.length() && (Character.isLetterOrDigit(sql.charAt(k)) || sql.charAt(k) == '_')) {
+      k++;
+    }
+    return k;
+  }
+
+  private static String castLiteral(String type, String text) {
+    String t = text.strip();
+    switch (type) {
+      case "int2", "int4", "int8", "smallint", "integer", "int", "bigint", "oid" -> {
+        return INTEGER.matcher(t).matches() ? number(t) : null;
+      }
+      case "float4", "float8", "real", "double precision", "numeric", "decimal" -> {
+        return DECIMAL.matcher(t).matches() ? number(t) : null;
+      }
+      case "bool", "boolean" -> {
+        return switch (t.toLowerCase(Locale.ROOT)) {
+          case "t", "true", "1", "on", "yes" -> "TRUE";
+          case "f", "false", "0", "off", "no" -> "FALSE";
+          default -> null;
+        };
+      }
+      case "text", "varchar", "character varying", "unknown", "name", "bpchar" -> {
+        return "'" + text.replace("'", "''") + "'";
+      }
+      default -> {
+        return null;
+      }
+    }
   }
 
   /** The highest parameter number ({@code $n}) in {@code sql}, 0 when none. */

@@ -54,6 +54,15 @@ class PgWireTextTest {
   }
 
   @Test
+  void inlinedCastsBecomePlainLiterals() {
+    assertThat(SqlText.rewriteCasts("SELECT * FROM t WHERE a = '1'::int8 AND b = ('x''y'::varchar) AND c = '-2.5'::float8"))
+        .isEqualTo("SELECT * FROM t WHERE a = 1 AND b = ('x''y') AND c =  -2.5");
+    assertThat(SqlText.rewriteCasts("SELECT '1; x'::int8, 't'::bool, 'a'::double precision, 'q'::date FROM t"))
+        .isEqualTo("SELECT '1; x'::int8, TRUE, 'a'::double precision, 'q'::date FROM t");
+    assertThat(SqlText.rewriteCasts("SELECT a FROM t")).isEqualTo("SELECT a FROM t");
+  }
+
+  @Test
   void sqlStatesAndPositions() {
     assertThat(SqlStates.of(new SqlException("Cannot plan query: unknown table 'x'", 1, 15))).isEqualTo("42P01");
     assertThat(SqlStates.of(new SqlException("Cannot plan query: unknown column 'x'", 1, 8))).isEqualTo("42703");
