@@ -245,10 +245,6 @@ public final class PgWireServer implements AutoCloseable {
     }
   }
 
-  void releaseUnregisteredSession() {
-    sessions.decrementAndGet();
-  }
-
   /** A CancelRequest: cancels the running query of the session with that pid if the secret matches. */
   void cancel(int pid, int secret) {
     PgConnection c = byPid.get(pid);
