@@ -523,6 +523,45 @@ class PgWireIT {
   }
 
   @Test
+  void aClientThatStopsReadingIsClosed() throws Exception {
+    List<List<Object>> many = new ArrayList<>();
+    for (long i = 0; i < 200_000; i++) {
+      many.add(List.of(i, "a row long enough to fill the socket buffers quickly " + i));
+    }
+    PgWireServer.Backend big = new PgWireServer.Backend() {
+      @Override
+      public List<Result> execute(String statement) {
+        return List.of(new Result(List.of("id", "text"), many, "SELECT " + many.size()));
+      }
+
+      @Override
+      public long catalogPosition() {
+        return 0;
+      }
+    };
+    PgWireServer.Settings settings = new PgWireServer.Settings("127.0.0.1", 0, 4, PgWireServer.DEFAULT_MAX_MESSAGE_BYTES,
+        java.time.Duration.ofSeconds(1), null);
+    try (PgWireServer server = PgWireServer.start(settings, big); Socket s = new Socket()) {
+      s.setReceiveBufferSize(4096);
+      s.connect(new java.net.InetSocketAddress("127.0.0.1", server.port()));
+      DataOutputStream out = new DataOutputStream(s.getOutputStream());
+      DataInputStream in = new DataInputStream(s.getInputStream());
+      startup(out);
+      untilReady(in);
+      byte[] q = "SELECT * FROM t\0".getBytes(StandardCharsets.UTF_8);
+      out.write('Q');
+      out.writeInt(4 + q.length);
+      out.write(q);
+      out.flush();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+      while (server.sessions() > 0 && System.nanoTime() < deadline) {
+        Thread.sleep(100); // not reading
+      }
+      assertThat(server.sessions()).as("the session of a client that stopped reading is closed").isZero();
+    }
+  }
+
+  @Test
   void aConfiguredPasswordIsRequired() throws Exception {
     try (PgWireServer locked = PgWireServer.start(PgWireServer.Settings.of("127.0.0.1", 0, 4, "s3cret"), ONE)) {
       String url = "jdbc:postgresql://127.0.0.1:" + locked.port() + "/cairn?user=cairn&connectTimeout=10";

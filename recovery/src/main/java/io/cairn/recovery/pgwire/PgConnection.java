@@ -46,7 +46,7 @@ final class PgConnection {
   private final Map<String, Prepared> statements = new HashMap<>();
   private final Map<String, Portal> portals = new HashMap<>();
   private DataInputStream in;
-  private Out out;
+  private volatile Out out;
   private int pid;
   private volatile int secret;
   private boolean registered;
@@ -123,6 +123,13 @@ final class PgConnection {
 
   void closeSocket() {
     PgWireServer.closeQuietly(socket);
+  }
+
+  /** Whether a write to the client has been blocked for longer than {@code limitNanos} (the client stopped reading). */
+  boolean stuckWriting(long nowNanos, long limitNanos) {
+    Out o = out;
+    long since = o == null ? 0 : o.writingSince;
+    return since != 0 && nowNanos - since > limitNanos;
   }
 
   /** A CancelRequest for this connection: effective only while a query is in progress. */
@@ -707,6 +714,8 @@ final class PgConnection {
   private static final class Out {
     private static final int WRITE_AT = 64 * 1024;
     private final OutputStream stream;
+    /** When the write in progress started (System.nanoTime), 0 when none: a client that stops reading is found by it. */
+    private volatile long writingSince;
     private byte[] buf = new byte[16 * 1024];
     private int len;
     private int start;
@@ -770,18 +779,26 @@ final class PgConnection {
       buf[start + 3] = (byte) l;
       if (len >= WRITE_AT) {
         try {
-          stream.write(buf, 0, len);
+          write();
         } catch (IOException e) {
           throw new java.io.UncheckedIOException(e);
         }
-        len = 0;
       }
     }
 
     void flush() throws IOException {
-      stream.write(buf, 0, len);
-      len = 0;
+      write();
       stream.flush();
+    }
+
+    private void write() throws IOException {
+      writingSince = Math.max(1, System.nanoTime());
+      try {
+        stream.write(buf, 0, len);
+      } finally {
+        writingSince = 0;
+      }
+      len = 0;
     }
 
     private void ensure(int n) {

@@ -38,7 +38,8 @@ import org.slf4j.LoggerFactory;
  * <p>Bounds: a frontend message above {@code maxMessageBytes} gets ErrorResponse 54000 and closes
  * that connection only; a startup packet that is malformed, or not sent within {@value
  * #STARTUP_TIMEOUT_MILLIS} ms, closes that connection only; a connection idle longer than {@code
- * idleTimeout} gets ErrorResponse 57P05 and is closed.
+ * idleTimeout} gets ErrorResponse 57P05 and is closed, and one whose client has not read what was
+ * sent for as long (a write blocked that long) is closed by a watchdog that checks every second.
  *
  * <p>Authentication: when {@code password} is set, every client must prove it knows it with
  * SCRAM-SHA-256 ({@link ScramSha256}: the password never crosses the network); when it is not,
@@ -110,6 +111,7 @@ public final class PgWireServer implements AutoCloseable {
   private final ServerSocket server;
   private final ThreadPoolExecutor pool;
   private final Thread acceptor;
+  private final java.util.concurrent.ScheduledExecutorService watchdog;
   private final Map<Integer, PgConnection> byPid = new ConcurrentHashMap<>();
   private final AtomicInteger sessions = new AtomicInteger();
   private final AtomicInteger nextPid = new AtomicInteger(1);
@@ -155,6 +157,21 @@ public final class PgWireServer implements AutoCloseable {
     acceptor = new Thread(this::acceptLoop, "cairn-pgwire-acceptor");
     acceptor.setDaemon(true);
     acceptor.start();
+    watchdog = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "cairn-pgwire-watchdog");
+      t.setDaemon(true);
+      return t;
+    });
+    long limit = settings.idleTimeout().toNanos();
+    watchdog.scheduleWithFixedDelay(() -> {
+      long now = System.nanoTime();
+      for (PgConnection c : byPid.values()) {
+        if (c.stuckWriting(now, limit)) {
+          LOG.warn("pgwire: closing a connection whose client has not read its results for {}", settings.idleTimeout());
+          c.closeSocket();
+        }
+      }
+    }, 1, 1, TimeUnit.SECONDS);
     LOG.info("pgwire listener on {}:{} ({} authentication, at most {} connections)", settings.host(), port(),
         requirePassword ? "password" : "trust", settings.maxConnections());
   }
@@ -276,6 +293,7 @@ public final class PgWireServer implements AutoCloseable {
       c.closeSocket();
     }
     pool.shutdownNow();
+    watchdog.shutdownNow();
     try {
       acceptor.join(2000);
     } catch (InterruptedException e) {
