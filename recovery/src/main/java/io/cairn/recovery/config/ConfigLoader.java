@@ -101,34 +101,17 @@ public final class ConfigLoader {
             + "without the CAIRN_ prefix");
       }
     }
-    CairnConfig config = build(flat, init);
-    checkPgwirePassword(config, env);
-    return config;
-  }
-
-  /** A pgwire listener on a non-loopback address refuses to start without a password. */
-  private static void checkPgwirePassword(CairnConfig config, Map<String, String> env) {
-    if (config.pgwirePort() == 0) {
-      return;
-    }
-    boolean loopback;
-    try {
-      loopback = java.net.InetAddress.getByName(config.pgwireHost()).isLoopbackAddress();
-    } catch (java.net.UnknownHostException e) {
-      throw new ConfigException("Bad configuration key 'pgwire.host': unknown host '" + config.pgwireHost() + "'");
-    }
-    String pw = env.get(PGWIRE_PASSWORD_ENV);
-    if (!loopback && (pw == null || pw.isEmpty())) {
-      throw new ConfigException("Bad configuration key 'pgwire.host': " + config.pgwireHost() + " is not a loopback address, so "
-          + "clients must authenticate: set " + PGWIRE_PASSWORD_ENV + " (checked by SCRAM-SHA-256; there is no TLS), or bind "
-          + "127.0.0.1, or disable the listener with pgwire.port: 0");
-    }
+    return build(flat, init);
   }
 
   /** CAIRN_ variables that are not configuration: read by the launcher or the test harness. */
   private static final java.util.Set<String> NOT_CONFIG = java.util.Set.of("CAIRN_JAVA_OPTS", "CAIRN_PG_BIN", "CAIRN_PGWIRE_PASSWORD");
 
-  /** The environment variable holding the pgwire password (required when {@code pgwire.host} is not loopback). */
+  /**
+   * The environment variable holding the pgwire password: when set, pgwire clients must
+   * authenticate with it; a listener off loopback refuses to start without it. Read by the node
+   * that serves, not here, so that client commands ({@code cairn sql}, {@code status}) need not have it.
+   */
   public static final String PGWIRE_PASSWORD_ENV = "CAIRN_PGWIRE_PASSWORD";
 
   static String envName(String key) {

@@ -77,13 +77,14 @@ class PgWireTextTest {
 
   @Test
   void aListenerOffLoopbackNeedsAPassword() {
-    assertThatThrownBy(() -> io.cairn.recovery.config.ConfigLoader.load(null, java.util.Map.of("CAIRN_PGWIRE_HOST", "0.0.0.0")))
+    org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("CAIRN_PGWIRE_PASSWORD") == null);
+    io.cairn.recovery.config.CairnConfig open = io.cairn.recovery.config.ConfigLoader.load(null,
+        java.util.Map.of("CAIRN_PGWIRE_HOST", "0.0.0.0", "CAIRN_PGWIRE_PASSWORD", "pw", "CAIRN_STORE_URI", "memory:pgwire-test"));
+    assertThat(open.pgwireHost()).isEqualTo("0.0.0.0");
+    // the serving node refuses, before any recovery work (the password is read from its environment)
+    assertThatThrownBy(() -> io.cairn.recovery.node.Node.recover(open, io.cairn.recovery.node.Node.Options.defaults()))
         .isInstanceOf(io.cairn.recovery.config.ConfigException.class)
         .hasMessageContaining("pgwire.host").hasMessageContaining("CAIRN_PGWIRE_PASSWORD");
-    assertThat(io.cairn.recovery.config.ConfigLoader.load(null,
-        java.util.Map.of("CAIRN_PGWIRE_HOST", "0.0.0.0", "CAIRN_PGWIRE_PASSWORD", "pw")).pgwireHost()).isEqualTo("0.0.0.0");
-    assertThat(io.cairn.recovery.config.ConfigLoader.load(null,
-        java.util.Map.of("CAIRN_PGWIRE_HOST", "0.0.0.0", "CAIRN_PGWIRE_PORT", "0")).pgwirePort()).isZero();
     io.cairn.recovery.config.CairnConfig defaults = io.cairn.recovery.config.ConfigLoader.load(null, java.util.Map.of());
     assertThat(defaults.pgwirePort()).isEqualTo(6875);
     assertThat(defaults.pgwireHost()).isEqualTo("127.0.0.1");
