@@ -355,6 +355,50 @@ class PgWireIT {
   }
 
   @Test
+  void cancelAbandonsASingleSlowStatementAtOnce() throws Exception {
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    PgWireServer.Backend slow = new PgWireServer.Backend() {
+      @Override
+      public List<Result> execute(String statement) {
+        if (statement.contains("slow")) {
+          try {
+            release.await(60, TimeUnit.SECONDS); // a statement the engine takes long over
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        return List.of(new Result(List.of("x"), List.of(List.of(1L)), "SELECT 1"));
+      }
+
+      @Override
+      public long catalogPosition() {
+        return 0;
+      }
+    };
+    ExecutorService ex = Executors.newSingleThreadExecutor();
+    try (PgWireServer server = PgWireServer.start(PgWireServer.Settings.of("127.0.0.1", 0, 4, null), slow);
+        Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + server.port() + "/cairn?user=cairn");
+        Statement s = c.createStatement()) {
+      Future<?> canceller = ex.submit(() -> {
+        Thread.sleep(300);
+        s.cancel();
+        return null;
+      });
+      long t0 = System.nanoTime();
+      assertThatThrownBy(() -> s.executeQuery("SELECT slow FROM t"))
+          .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("57014"));
+      assertThat((System.nanoTime() - t0) / 1_000_000).as("answered before the statement ends").isLessThan(10_000);
+      canceller.get(10, TimeUnit.SECONDS);
+      try (ResultSet rs = s.executeQuery("SELECT x FROM t")) {
+        assertThat(rs.next()).isTrue();
+      }
+    } finally {
+      release.countDown();
+      ex.shutdownNow();
+    }
+  }
+
+  @Test
   void fiftyConnectionsWhileIngestingAndSnapshotting() throws Exception {
     ExecutorService ex = Executors.newFixedThreadPool(50);
     try {

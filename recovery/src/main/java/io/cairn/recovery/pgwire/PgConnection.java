@@ -24,9 +24,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Owned by one thread (the pool thread running {@link #run}); the only other entry is {@link
  * #cancel}, which sets {@code cancelRequested} while a query is in progress ({@code busy}). The
- * flag is checked before each statement runs and again before its rows are sent: a canceled
- * statement's results are discarded and the client gets 57014. A statement the engine is already
- * executing is not interrupted (a one-shot SELECT holds the engine lock only for its read).
+ * flag is checked before each statement runs, while a read-only statement runs (it is abandoned:
+ * see {@link PgWireServer#executeCancellable}), and again before its rows are sent; the client
+ * gets 57014. A DDL statement is not abandoned: it completes, and the cancel takes effect before
+ * the next statement.
  *
  * <p>Extended protocol: prepared statements and portals live in this connection; a portal runs
  * its statement (parameters substituted as literals, see {@link SqlText}) at its first Describe
@@ -598,11 +599,32 @@ final class PgConnection {
       }
       return r;
     }
-    List<Result> results = server.backend().execute(sql);
+    List<Result> results;
+    if (readOnly(sql)) {
+      try {
+        results = server.executeCancellable(sql, () -> cancelRequested);
+      } catch (java.util.concurrent.CancellationException e) {
+        cancelRequested = false;
+        throw new Canceled();
+      }
+    } else {
+      results = server.backend().execute(sql);
+    }
     if (results.size() != 1) {
       throw new SqlStates.PgError(SqlStates.INTERNAL_ERROR, "statement returned " + results.size() + " results");
     }
     return server.types().toWire(sql, cacheKey, results.get(0));
+  }
+
+  /** Whether the statement only reads (SELECT, SHOW, EXPLAIN): it may be abandoned by a cancel. */
+  private static boolean readOnly(String sql) {
+    String s = sql.stripLeading();
+    int end = 0;
+    while (end < s.length() && Character.isLetter(s.charAt(end))) {
+      end++;
+    }
+    String first = s.substring(0, end).toLowerCase(java.util.Locale.ROOT);
+    return first.equals("select") || first.equals("show") || first.equals("explain");
   }
 
   private void checkCanceled() {

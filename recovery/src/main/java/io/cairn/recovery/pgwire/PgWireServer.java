@@ -30,10 +30,13 @@ import org.slf4j.LoggerFactory;
  * ({@code maxConnections} plus {@value #RESERVE} threads, so that a cancel request or a refusal
  * can still be answered when every session is taken). A connection past {@code maxConnections}
  * sessions gets ErrorResponse 53300 and is closed; one past the pool itself is closed at once.
- * Statements go to a {@link Backend} one at a time, in the connection's thread; the protocol
- * state of a connection (prepared statements, portals) is owned by that thread alone. The only
- * cross-thread call is {@link PgConnection#cancel}, which sets a flag the connection checks
- * before and after each statement.
+ * Statements go to a {@link Backend} one at a time; the protocol state of a connection (prepared
+ * statements, portals) is owned by its thread alone. A read-only statement (SELECT, SHOW,
+ * EXPLAIN) runs on a thread of a second bounded pool while the connection's thread waits for it,
+ * so that a cancel can abandon it: the client gets 57014 at once and the statement's result is
+ * dropped when it completes (when that pool is exhausted, the statement runs in the connection's
+ * thread). A DDL statement always runs to its end in the connection's thread. The only
+ * cross-thread call into a connection is {@link PgConnection#cancel}, which sets a flag.
  *
  * <p>Bounds: a frontend message above {@code maxMessageBytes} gets ErrorResponse 54000 and closes
  * that connection only; a startup packet that is malformed, or not sent within {@value
@@ -110,6 +113,7 @@ public final class PgWireServer implements AutoCloseable {
   private final boolean requirePassword;
   private final ServerSocket server;
   private final ThreadPoolExecutor pool;
+  private final ThreadPoolExecutor queries;
   private final Thread acceptor;
   private final java.util.concurrent.ScheduledExecutorService watchdog;
   private final Map<Integer, PgConnection> byPid = new ConcurrentHashMap<>();
@@ -154,6 +158,12 @@ public final class PgWireServer implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
+    AtomicInteger q = new AtomicInteger();
+    queries = new ThreadPoolExecutor(0, settings.maxConnections() + RESERVE, 60, TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
+      Thread t = new Thread(r, "cairn-pgwire-query-" + q.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    }, new ThreadPoolExecutor.CallerRunsPolicy());
     acceptor = new Thread(this::acceptLoop, "cairn-pgwire-acceptor");
     acceptor.setDaemon(true);
     acceptor.start();
@@ -235,6 +245,38 @@ public final class PgWireServer implements AutoCloseable {
     return requirePassword;
   }
 
+  /**
+   * Runs a read-only statement on the query pool and waits for it, giving up (the result is
+   * dropped when it comes) as soon as {@code canceled} says so.
+   *
+   * @throws java.util.concurrent.CancellationException when canceled
+   */
+  List<Result> executeCancellable(String statement, java.util.function.BooleanSupplier canceled) {
+    java.util.concurrent.Future<List<Result>> f = queries.submit(() -> backend.execute(statement));
+    while (true) {
+      try {
+        return f.get(20, TimeUnit.MILLISECONDS);
+      } catch (java.util.concurrent.TimeoutException e) {
+        if (canceled.getAsBoolean() || closed) {
+          f.cancel(false);
+          throw new java.util.concurrent.CancellationException("canceled");
+        }
+      } catch (java.util.concurrent.ExecutionException e) {
+        if (e.getCause() instanceof RuntimeException re) {
+          throw re;
+        }
+        if (e.getCause() instanceof Error err) {
+          throw err;
+        }
+        throw new IllegalStateException(e.getCause());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        f.cancel(false);
+        throw new java.util.concurrent.CancellationException("interrupted");
+      }
+    }
+  }
+
   /** Takes a session slot, or returns false when {@code maxConnections} are open. */
   boolean tryOpenSession() {
     while (true) {
@@ -293,6 +335,7 @@ public final class PgWireServer implements AutoCloseable {
       c.closeSocket();
     }
     pool.shutdownNow();
+    queries.shutdownNow();
     watchdog.shutdownNow();
     try {
       acceptor.join(2000);
