@@ -47,7 +47,7 @@ class DistributionIT {
       port = s.getLocalPort();
     }
     Path config = dir.resolve("cairn.yaml");
-    Files.writeString(config, "store:\n  uri: \"file://" + dir.resolve("data") + "\"\nhttp:\n  port: " + port + "\n"
+    Files.writeString(config, "store:\n  uri: \"file://" + dir.resolve("data") + "\"\nhttp:\n  port: " + port + "\npgwire:\n  port: 0\n"
         + "init:\n  - \"CREATE SOURCE orders FROM LOAD GENERATOR (keys = 1000, categories = 5, seed = 1, limit = 5000)\"\n"
         + "  - \"CREATE MATERIALIZED VIEW by_cat AS SELECT category, COUNT(*) AS n FROM orders GROUP BY category\"\n");
     Process run = start(bin, home, dir.resolve("run.log"), "run", "--config", config.toString());

@@ -76,6 +76,7 @@ class EmbeddedDefaultIT {
     ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
         .redirectOutput(dir.resolve(logName).toFile());
     pb.environment().put("CAIRN_HTTP_PORT", Integer.toString(port));
+    pb.environment().put("CAIRN_PGWIRE_PORT", "0"); // not the default 6875: other builds may be running
     return pb.start();
   }
 

@@ -63,13 +63,14 @@ final class Http {
     }
   }
 
-  /** Writes a cairn.yaml with a local store under {@code dir}, a free HTTP port and {@code init}. */
+  /** Writes a cairn.yaml with a local store under {@code dir}, free HTTP and pgwire ports and {@code init}. */
   static Path config(Path dir, String cron, List<String> init, String... extraYaml) {
     StringBuilder y = new StringBuilder();
     y.append("store:\n  uri: \"file://").append(dir.resolve("store")).append("?create=true\"\n");
     y.append("engine:\n  workers: 2\n  tick:\n    max-records: 5000\n    max-duration: 50ms\n");
     y.append("snapshots:\n  cron: \"").append(cron).append("\"\n");
     y.append("http:\n  port: ").append(freePort()).append('\n');
+    y.append("pgwire:\n  port: ").append(freePort()).append('\n'); // never the default 6875: nodes run side by side
     y.append("sources:\n  restart:\n    initial-backoff: 200ms\n    max-backoff: 2s\n");
     for (String e : extraYaml) {
       y.append(e).append('\n');

@@ -424,6 +424,7 @@ class KillRecoveryIT {
     cmd.add(config.toString());
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
     pb.environment().put("PGPASSWORD", pgPassword);
+    pb.environment().put("CAIRN_PGWIRE_PORT", "0"); // two nodes may run at once: not both on 6875
     return pb.start();
   }
 

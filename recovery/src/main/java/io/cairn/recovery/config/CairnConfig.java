@@ -32,6 +32,10 @@ import java.util.Objects;
  * @param sourceRestart how a source that failed with a retriable error is restarted; keys {@code
  *     sources.restart.initial-backoff}, {@code max-backoff}, {@code multiplier}, {@code jitter},
  *     {@code max-attempts} (0 = no limit)
+ * @param pgwireHost the PostgreSQL wire-protocol listener's address; key {@code pgwire.host}
+ *     (127.0.0.1; any other than loopback requires the password in {@code CAIRN_PGWIRE_PASSWORD})
+ * @param pgwirePort its port; key {@code pgwire.port} (6875, 0 = disabled)
+ * @param pgwireMaxConnections most concurrent pgwire sessions; key {@code pgwire.max-connections} (64)
  */
 public record CairnConfig(
     String storeUri,
@@ -49,7 +53,10 @@ public record CairnConfig(
     double catchUpRateLimit,
     List<String> init,
     int httpMaxBodyBytes,
-    io.cairn.engine.runtime.RestartStrategy sourceRestart) {
+    io.cairn.engine.runtime.RestartStrategy sourceRestart,
+    String pgwireHost,
+    int pgwirePort,
+    int pgwireMaxConnections) {
 
   /** The example the embedded default creates on an empty catalog. */
   public static final List<String> DEFAULT_INIT =
@@ -57,6 +64,18 @@ public record CairnConfig(
           "CREATE SOURCE orders FROM LOAD GENERATOR (keys = 100000, categories = 20, rate = 1000)",
           "CREATE MATERIALIZED VIEW revenue_by_category AS SELECT category, COUNT(*) AS orders, SUM(amount) AS revenue,"
               + " MIN(amount) AS smallest, MAX(amount) AS largest FROM orders GROUP BY category");
+
+  /** The default pgwire port. */
+  public static final int DEFAULT_PGWIRE_PORT = 6875;
+
+  /** A configuration with the pgwire listener disabled. */
+  public CairnConfig(String storeUri, Map<String, String> storeProperties, int workers, int tickMaxRecords,
+      Duration tickMaxDuration, String snapshotCron, ZoneId snapshotZone, int keepLast, int keepDailyDays, Duration gcGrace,
+      String httpHost, int httpPort, double catchUpRateLimit, List<String> init, int httpMaxBodyBytes,
+      io.cairn.engine.runtime.RestartStrategy sourceRestart) {
+    this(storeUri, storeProperties, workers, tickMaxRecords, tickMaxDuration, snapshotCron, snapshotZone, keepLast,
+        keepDailyDays, gcGrace, httpHost, httpPort, catchUpRateLimit, init, httpMaxBodyBytes, sourceRestart, "127.0.0.1", 0, 64);
+  }
 
   /** A configuration with the default source restart strategy. */
   public CairnConfig(String storeUri, Map<String, String> storeProperties, int workers, int tickMaxRecords,
@@ -71,5 +90,6 @@ public record CairnConfig(
     Objects.requireNonNull(sourceRestart, "sourceRestart");
     storeProperties = Map.copyOf(storeProperties);
     init = List.copyOf(init);
+    Objects.requireNonNull(pgwireHost, "pgwireHost");
   }
 }

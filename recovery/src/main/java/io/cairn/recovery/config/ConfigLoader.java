@@ -38,6 +38,9 @@ public final class ConfigLoader {
     DEFAULTS.put("http.port", "7077");
     DEFAULTS.put("http.max-body", "1048576");
     DEFAULTS.put("recovery.catch-up-rate-limit", "0");
+    DEFAULTS.put("pgwire.host", "127.0.0.1");
+    DEFAULTS.put("pgwire.port", String.valueOf(CairnConfig.DEFAULT_PGWIRE_PORT));
+    DEFAULTS.put("pgwire.max-connections", "64");
     DEFAULTS.put("sources.restart.initial-backoff", "1s");
     DEFAULTS.put("sources.restart.max-backoff", "60s");
     DEFAULTS.put("sources.restart.multiplier", "2");
@@ -102,7 +105,14 @@ public final class ConfigLoader {
   }
 
   /** CAIRN_ variables that are not configuration: read by the launcher or the test harness. */
-  private static final java.util.Set<String> NOT_CONFIG = java.util.Set.of("CAIRN_JAVA_OPTS", "CAIRN_PG_BIN");
+  private static final java.util.Set<String> NOT_CONFIG = java.util.Set.of("CAIRN_JAVA_OPTS", "CAIRN_PG_BIN", "CAIRN_PGWIRE_PASSWORD");
+
+  /**
+   * The environment variable holding the pgwire password: when set, pgwire clients must
+   * authenticate with it; a listener off loopback refuses to start without it. Read by the node
+   * that serves, not here, so that client commands ({@code cairn sql}, {@code status}) need not have it.
+   */
+  public static final String PGWIRE_PASSWORD_ENV = "CAIRN_PGWIRE_PASSWORD";
 
   static String envName(String key) {
     return key.toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
@@ -173,7 +183,8 @@ public final class ConfigLoader {
     }
     return new CairnConfig(
         uri, storeProps, workers, maxRecords, maxDuration, cron, zone, keepLast, keepDaily, grace, host, port, rate,
-        init == null ? CairnConfig.DEFAULT_INIT : init, integer(flat, "http.max-body", 1024, Integer.MAX_VALUE - 1), restart);
+        init == null ? CairnConfig.DEFAULT_INIT : init, integer(flat, "http.max-body", 1024, Integer.MAX_VALUE - 1), restart,
+        flat.get("pgwire.host").trim(), integer(flat, "pgwire.port", 0, 65535), integer(flat, "pgwire.max-connections", 1, 10_000));
   }
 
   private static double decimal(Map<String, String> flat, String key) {

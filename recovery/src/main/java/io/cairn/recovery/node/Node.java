@@ -36,8 +36,9 @@ import org.slf4j.LoggerFactory;
  * order up to the snapshot's catalog position, loads the snapshot's batches, applies the rest of
  * the catalog, resumes each source at {@code offsets(T)} and ticks until every source has caught
  * up; {@link #serve} then runs ticks in the background, takes snapshots on the schedule and
- * answers HTTP. {@link #close} stops everything; a node killed instead loses nothing that a
- * committed snapshot plus the sources' retained data cannot give back.
+ * answers HTTP and the PostgreSQL wire protocol ({@link io.cairn.recovery.pgwire.PgWireServer}).
+ * {@link #close} stops everything; a node killed instead loses nothing that a committed snapshot
+ * plus the sources' retained data cannot give back.
  *
  * <p>Lock order (deadlock freedom): {@code snapshotLock} (one snapshot at a time) → the SQL
  * session's statement lock (DDL only) → the engine's tick lock → the engine lock. No code path
@@ -116,6 +117,7 @@ public final class Node implements AutoCloseable, NodeApi {
   private volatile RecoveryReport report;
   private volatile Map<String, Object> lastSnapshot = Map.of();
   private HttpEndpoint http;
+  private io.cairn.recovery.pgwire.PgWireServer pgwire;
   private AutoCloseable schedule;
   private java.util.concurrent.ScheduledExecutorService background;
 
@@ -172,6 +174,7 @@ public final class Node implements AutoCloseable, NodeApi {
 
   /** Starts a node: recovery from the newest valid snapshot, then catch-up. */
   public static Node recover(CairnConfig config, Options options) {
+    pgwirePassword(config); // a configuration error before any recovery work
     Node node = new Node(config, options);
     try {
       node.runRecovery();
@@ -335,12 +338,56 @@ public final class Node implements AutoCloseable, NodeApi {
     return out;
   }
 
-  /** Starts serving: ticks in the background, snapshots on the schedule, the HTTP endpoint. */
+  /**
+   * The pgwire password ({@code CAIRN_PGWIRE_PASSWORD}, null when unset).
+   *
+   * @throws io.cairn.recovery.config.ConfigException when the listener is off loopback and there is none
+   */
+  static String pgwirePassword(CairnConfig config) {
+    String pw = System.getenv(io.cairn.recovery.config.ConfigLoader.PGWIRE_PASSWORD_ENV);
+    pw = pw == null || pw.isEmpty() ? null : pw;
+    if (config.pgwirePort() == 0 || pw != null) {
+      return pw;
+    }
+    boolean loopback;
+    try {
+      loopback = java.net.InetAddress.getByName(config.pgwireHost()).isLoopbackAddress();
+    } catch (java.net.UnknownHostException e) {
+      throw new io.cairn.recovery.config.ConfigException("Bad configuration key 'pgwire.host': unknown host '" + config.pgwireHost() + "'");
+    }
+    if (!loopback) {
+      throw new io.cairn.recovery.config.ConfigException("Bad configuration key 'pgwire.host': " + config.pgwireHost()
+          + " is not a loopback address, so clients must authenticate: set " + io.cairn.recovery.config.ConfigLoader.PGWIRE_PASSWORD_ENV
+          + " (checked by SCRAM-SHA-256; there is no TLS), or bind 127.0.0.1, or disable the listener with pgwire.port: 0");
+    }
+    return null;
+  }
+
+  /** Starts serving: ticks in the background, snapshots on the schedule, the HTTP endpoint, the pgwire listener. */
   public void serve() {
     engine.start();
     schedule = snapshots.schedule(config, this::scheduledSnapshot);
     if (config.httpPort() > 0) {
       http = new HttpEndpoint(config.httpHost(), config.httpPort(), config.httpMaxBodyBytes(), this);
+    }
+    if (config.pgwirePort() > 0) {
+      pgwire = io.cairn.recovery.pgwire.PgWireServer.start(
+          io.cairn.recovery.pgwire.PgWireServer.Settings.of(config.pgwireHost(), config.pgwirePort(), config.pgwireMaxConnections(),
+              pgwirePassword(config)),
+          new io.cairn.recovery.pgwire.PgWireServer.Backend() {
+            @Override
+            public List<io.cairn.engine.sql.Result> execute(String statement) {
+              if (fence.fenced() != null) {
+                throw fence.fenced();
+              }
+              return session.executeRequest(List.of(statement));
+            }
+
+            @Override
+            public long catalogPosition() {
+              return session.position();
+            }
+          });
     }
     background = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "cairn-background");
@@ -467,6 +514,11 @@ public final class Node implements AutoCloseable, NodeApi {
     return state.get();
   }
 
+  /** The pgwire port actually bound (when serving with a port), else -1. */
+  public int pgwirePort() {
+    return pgwire == null ? -1 : pgwire.port();
+  }
+
   /** The HTTP port actually bound (when serving with a port). */
   public int httpPort() {
     return http == null ? -1 : http.port();
@@ -559,6 +611,9 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     if (http != null) {
       http.close();
+    }
+    if (pgwire != null) {
+      pgwire.close();
     }
     engine.close();
     snapshots.close();

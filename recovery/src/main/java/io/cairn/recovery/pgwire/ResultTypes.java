@@ -1,0 +1,147 @@
+package io.cairn.recovery.pgwire;
+
+import io.cairn.engine.row.Type;
+import io.cairn.engine.sql.Result;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Column types of query results. The engine's {@link Result} carries values, not types (and a
+ * TIMESTAMP is a {@code Long} there), so the type of a SELECT's columns is read from the plan the
+ * engine explains for it ({@code EXPLAIN SELECT ...}: its top line ends with the output schema,
+ * "-> (name TYPE, ...)"). Explained types are cached per statement text while the catalog
+ * position is unchanged (at most {@value #CACHE_SIZE} statements). When the plan cannot be read
+ * (not a SELECT, EXPLAIN refused), each column's type is taken from its first non-null value
+ * (TEXT when all are null).
+ */
+final class ResultTypes {
+  static final int CACHE_SIZE = 512;
+  private static final Pattern COLUMN = Pattern.compile("(.+?) (BIGINT|DOUBLE|TEXT|BOOLEAN|TIMESTAMP|NULL)(?:, |$)");
+
+  private final PgWireServer.Backend backend;
+  private final Map<String, List<Column>> cache = new LinkedHashMap<>(64, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, List<Column>> e) {
+      return size() > CACHE_SIZE;
+    }
+  };
+
+  /** A described column. */
+  record Column(String name, PgType type) {}
+
+  ResultTypes(PgWireServer.Backend backend) {
+    this.backend = backend;
+  }
+
+  /** The wire result of an engine result of {@code statement}; {@code cacheKey} names the statement for the type cache. */
+  PgResult toWire(String statement, String cacheKey, Result r) {
+    List<PgType> types = null;
+    if (!r.columns().isEmpty() && isSelect(statement)) {
+      types = describe(statement, cacheKey).filter(cols -> cols.size() == r.columns().size())
+          .map(cols -> cols.stream().map(Column::type).toList()).filter(t -> consistent(t, r.rows())).orElse(null);
+    }
+    if (types == null) {
+      types = new ArrayList<>();
+      for (int i = 0; i < r.columns().size(); i++) {
+        PgType t = PgType.TEXT;
+        for (List<Object> row : r.rows()) {
+          if (row.get(i) != null) {
+            t = PgType.ofValue(row.get(i));
+            break;
+          }
+        }
+        types.add(t);
+      }
+    }
+    return new PgResult(r.columns(), types, r.rows(), tag(r.message()));
+  }
+
+  /** Whether every value is of its column's type (not so if the catalog changed between the query and its EXPLAIN). */
+  static boolean consistent(List<PgType> types, List<List<Object>> rows) {
+    for (List<Object> row : rows) {
+      for (int i = 0; i < types.size(); i++) {
+        Object v = row.get(i);
+        if (v != null && PgType.ofValue(v) != (types.get(i) == PgType.TIMESTAMP ? PgType.INT8 : types.get(i))) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /** The columns a SELECT returns, from its plan; empty when it cannot be explained. */
+  Optional<List<Column>> describe(String statement, String cacheKey) {
+    if (!isSelect(statement)) {
+      return Optional.empty();
+    }
+    String key = backend.catalogPosition() + "\u0000" + cacheKey;
+    synchronized (cache) {
+      List<Column> hit = cache.get(key);
+      if (hit != null) {
+        return Optional.of(hit);
+      }
+    }
+    List<Column> cols;
+    try {
+      List<Result> plan = backend.execute("EXPLAIN " + statement);
+      if (plan.isEmpty() || plan.get(0).rows().isEmpty()) {
+        return Optional.empty();
+      }
+      cols = parseSchema(String.valueOf(plan.get(0).rows().get(0).get(0)));
+    } catch (RuntimeException e) {
+      return Optional.empty();
+    }
+    if (cols == null) {
+      return Optional.empty();
+    }
+    synchronized (cache) {
+      cache.put(key, cols);
+    }
+    return Optional.of(cols);
+  }
+
+  /** The output schema at the end of an EXPLAIN line ("... -> (a BIGINT, b TEXT)"), or null. */
+  static List<Column> parseSchema(String line) {
+    int at = line.lastIndexOf("  -> (");
+    if (at < 0 || !line.endsWith(")")) {
+      return null;
+    }
+    String s = line.substring(at + 6, line.length() - 1);
+    List<Column> out = new ArrayList<>();
+    Matcher m = COLUMN.matcher(s);
+    int pos = 0;
+    while (pos < s.length()) {
+      if (!m.find(pos) || m.start() != pos) {
+        return null;
+      }
+      out.add(new Column(m.group(1), PgType.of(Type.valueOf(m.group(2)))));
+      pos = m.end();
+    }
+    return out;
+  }
+
+  static boolean isSelect(String statement) {
+    String s = statement.stripLeading();
+    return s.length() >= 6 && s.substring(0, 6).toLowerCase(Locale.ROOT).equals("select")
+        && (s.length() == 6 || !Character.isLetterOrDigit(s.charAt(6)));
+  }
+
+  /** The CommandComplete tag of an engine message: "SELECT 3 (key lookup)" → "SELECT 3", "SHOW SOURCES" → "SHOW". */
+  static String tag(String message) {
+    String m = message;
+    int paren = m.indexOf(" (");
+    if (paren > 0) {
+      m = m.substring(0, paren);
+    }
+    if (m.startsWith("SHOW ")) {
+      return "SHOW";
+    }
+    return m;
+  }
+}

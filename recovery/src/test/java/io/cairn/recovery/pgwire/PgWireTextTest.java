@@ -1,0 +1,116 @@
+package io.cairn.recovery.pgwire;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cairn.engine.sql.SqlException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Text handling of the wire protocol: values, statement splitting, parameter literals, SQLSTATEs. */
+class PgWireTextTest {
+  @Test
+  void valuesAsText() {
+    assertThat(PgType.FLOAT8.text(Double.NaN)).isEqualTo("NaN");
+    assertThat(PgType.FLOAT8.text(Double.POSITIVE_INFINITY)).isEqualTo("Infinity");
+    assertThat(PgType.FLOAT8.text(Double.NEGATIVE_INFINITY)).isEqualTo("-Infinity");
+    assertThat(Double.parseDouble(PgType.FLOAT8.text(0.1 + 0.2))).isEqualTo(0.1 + 0.2);
+    assertThat(PgType.INT8.text(Long.MIN_VALUE)).isEqualTo("-9223372036854775808");
+    assertThat(PgType.BOOL.text(true)).isEqualTo("t");
+    assertThat(PgType.TIMESTAMP.text(0L)).isEqualTo("1970-01-01 00:00:00");
+    assertThat(PgType.TIMESTAMP.text(1_700_000_000_123_400L)).isEqualTo("2023-11-14 22:13:20.1234");
+    assertThat(PgType.TIMESTAMP.text(-1L)).isEqualTo("1969-12-31 23:59:59.999999");
+    assertThat(ByteBuffer.wrap(PgType.TIMESTAMP.binary(946_684_800_000_000L)).getLong()).isZero();
+    assertThat(ByteBuffer.wrap(PgType.FLOAT8.binary(1.5)).getDouble()).isEqualTo(1.5);
+  }
+
+  @Test
+  void splitsStatementsOutsideQuotesAndComments() {
+    List<SqlText.Piece> p = SqlText.split(" SELECT 'a;b' FROM t; -- c;\n SELECT \"x;\" FROM u /* ; */ ;; ");
+    assertThat(p).extracting(SqlText.Piece::text).containsExactly("SELECT 'a;b' FROM t", "-- c;\n SELECT \"x;\" FROM u /* ; */");
+    assertThat(p.get(0).offset()).isEqualTo(1);
+    assertThat(SqlText.split(" ; -- nothing\n")).isEmpty();
+  }
+
+  @Test
+  void parametersBecomeLiterals() {
+    String sql = "SELECT * FROM t WHERE a = $1 AND b = '$1' AND c - $2 > 0 AND d = $3 AND e = $4";
+    assertThat(SqlText.maxParameter(sql)).isEqualTo(4);
+    List<String> lits = List.of(
+        SqlText.literal(25, 0, "it's".getBytes(StandardCharsets.UTF_8)),
+        SqlText.literal(20, 0, "-5".getBytes(StandardCharsets.UTF_8)),
+        SqlText.literal(16, 1, new byte[] {1}),
+        SqlText.literal(701, 0, null));
+    assertThat(SqlText.substitute(sql, lits))
+        .isEqualTo("SELECT * FROM t WHERE a = 'it''s' AND b = '$1' AND c -  -5 > 0 AND d = TRUE AND e = NULL");
+    assertThatThrownBy(() -> SqlText.literal(20, 0, "1; DROP VIEW v".getBytes(StandardCharsets.UTF_8)))
+        .hasMessageContaining("invalid input syntax");
+    assertThatThrownBy(() -> SqlText.literal(701, 0, "NaN".getBytes(StandardCharsets.UTF_8)))
+        .hasMessageContaining("invalid input syntax");
+    assertThat(SqlText.literal(20, 1, ByteBuffer.allocate(8).putLong(42).array())).isEqualTo("42");
+    assertThat(SqlText.literal(701, 0, "1.5e3".getBytes(StandardCharsets.UTF_8))).isEqualTo("1.5e3");
+  }
+
+  @Test
+  void inlinedCastsBecomePlainLiterals() {
+    assertThat(SqlText.rewriteCasts("SELECT * FROM t WHERE a = '1'::int8 AND b = ('x''y'::varchar) AND c = '-2.5'::float8"))
+        .isEqualTo("SELECT * FROM t WHERE a = 1 AND b = ('x''y') AND c =  -2.5");
+    assertThat(SqlText.rewriteCasts("SELECT '1; x'::int8, 't'::bool, 'a'::double precision, 'q'::date FROM t"))
+        .isEqualTo("SELECT '1; x'::int8, TRUE, 'a'::double precision, 'q'::date FROM t");
+    assertThat(SqlText.rewriteCasts("SELECT a FROM t")).isEqualTo("SELECT a FROM t");
+  }
+
+  @Test
+  void sqlStatesAndPositions() {
+    assertThat(SqlStates.of(new SqlException("Cannot plan query: unknown table 'x'", 1, 15))).isEqualTo("42P01");
+    assertThat(SqlStates.of(new SqlException("Cannot plan query: unknown column 'x'", 1, 8))).isEqualTo("42703");
+    assertThat(SqlStates.of(new SqlException("Cannot parse statement: expected AS but found 'x'", 1, 3))).isEqualTo("42601");
+    assertThat(SqlStates.of(new SqlException("Cannot parse statement: unsupported syntax: CREATE TABLE", 1, 8))).isEqualTo("0A000");
+    assertThat(SqlStates.of(new SqlException("Cannot create view 'v': duplicate name: a view named 'v' already exists")))
+        .isEqualTo("42P07");
+    assertThat(SqlStates.of(new IllegalStateException("boom"))).isEqualTo("XX000");
+    assertThat(SqlStates.position(new SqlException("x", 2, 3), "SELECT\n  nope FROM t")).isEqualTo(10);
+    assertThat(SqlStates.position(new IllegalArgumentException("bad at line 1, column 4"), "SELECT")).isEqualTo(4);
+  }
+
+  @Test
+  void aListenerOffLoopbackNeedsAPassword() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("CAIRN_PGWIRE_PASSWORD") == null);
+    io.cairn.recovery.config.CairnConfig open = io.cairn.recovery.config.ConfigLoader.load(null,
+        java.util.Map.of("CAIRN_PGWIRE_HOST", "0.0.0.0", "CAIRN_PGWIRE_PASSWORD", "pw", "CAIRN_STORE_URI", "memory:pgwire-test"));
+    assertThat(open.pgwireHost()).isEqualTo("0.0.0.0");
+    // the serving node refuses, before any recovery work (the password is read from its environment)
+    assertThatThrownBy(() -> io.cairn.recovery.node.Node.recover(open, io.cairn.recovery.node.Node.Options.defaults()))
+        .isInstanceOf(io.cairn.recovery.config.ConfigException.class)
+        .hasMessageContaining("pgwire.host").hasMessageContaining("CAIRN_PGWIRE_PASSWORD");
+    io.cairn.recovery.config.CairnConfig defaults = io.cairn.recovery.config.ConfigLoader.load(null, java.util.Map.of());
+    assertThat(defaults.pgwirePort()).isEqualTo(6875);
+    assertThat(defaults.pgwireHost()).isEqualTo("127.0.0.1");
+    assertThat(defaults.pgwireMaxConnections()).isEqualTo(64);
+    PgWireServer.Backend none = new PgWireServer.Backend() {
+      @Override
+      public List<io.cairn.engine.sql.Result> execute(String statement) {
+        return List.of();
+      }
+
+      @Override
+      public long catalogPosition() {
+        return 0;
+      }
+    };
+    assertThatThrownBy(() -> PgWireServer.start(PgWireServer.Settings.of("0.0.0.0", 0, 4, null), none))
+        .hasMessageContaining("password");
+  }
+
+  @Test
+  void explainedSchemaIsParsed() {
+    assertThat(ResultTypes.parseSchema("Map [#0, #1]  -> (a b BIGINT, c TEXT, t TIMESTAMP, n NULL)"))
+        .containsExactly(new ResultTypes.Column("a b", PgType.INT8), new ResultTypes.Column("c", PgType.TEXT),
+            new ResultTypes.Column("t", PgType.TIMESTAMP), new ResultTypes.Column("n", PgType.TEXT));
+    assertThat(ResultTypes.parseSchema("Get t")).isNull();
+    assertThat(ResultTypes.tag("SELECT 3 (key lookup)")).isEqualTo("SELECT 3");
+    assertThat(ResultTypes.tag("SHOW SOURCES")).isEqualTo("SHOW");
+  }
+}
