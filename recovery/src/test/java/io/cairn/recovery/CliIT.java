@@ -85,4 +85,25 @@ class CliIT {
     Run help = cairn("sql", "--help");
     assertThat(help.out()).contains("Example");
   }
+
+  /** A second `cairn run` whose ports are taken fails before it takes the store: the running owner is not fenced. */
+  @Test
+  void aStartThatCannotListenFencesNobody(@TempDir Path dir) throws Exception {
+    Path yaml = Http.config(dir, DAILY, List.of("CREATE SOURCE gen FROM LOAD GENERATOR (keys = 50, seed = 1, limit = 100)"));
+    CairnConfig cfg = ConfigLoader.load(yaml, Map.of());
+    try (Node node = Node.recover(cfg, Node.Options.defaults())) {
+      node.serve();
+      long epochs;
+      try (var s = java.nio.file.Files.list(dir.resolve("store").resolve("nodes"))) {
+        epochs = s.filter(p -> p.getFileName().toString().endsWith(".json")).count();
+      }
+      Run second = cairn("run", "--config", yaml.toString());
+      assertThat(second.exit()).isEqualTo(1);
+      try (var s = java.nio.file.Files.list(dir.resolve("store").resolve("nodes"))) {
+        assertThat(s.filter(p -> p.getFileName().toString().endsWith(".json")).count()).as("no new epoch taken").isEqualTo(epochs);
+      }
+      assertThat(node.fencedBy()).isNull();
+      assertThat(node.sql("SHOW SOURCES")).contains("gen");
+    }
+  }
 }

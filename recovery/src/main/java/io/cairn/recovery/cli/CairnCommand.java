@@ -103,6 +103,7 @@ public final class CairnCommand implements Runnable {
     @Override
     public Integer call() throws Exception {
       CairnConfig cfg = config.load();
+      Node.requireListenPortsFree(cfg); // before taking the store: a start that cannot listen must not fence its owner
       Node node = Node.recover(cfg, Node.Options.defaults().withProgress(true).withTakeover(!noTakeover));
       System.out.print(node.report().toText());
       Runtime.getRuntime().addShutdownHook(new Thread(node::close, "cairn-shutdown"));
@@ -152,6 +153,9 @@ public final class CairnCommand implements Runnable {
     public Integer call() throws Exception {
       CairnConfig cfg = config.load();
       Duration limit = timeout == null ? null : ConfigLoader.parseDuration("--timeout", timeout);
+      if (!untilCaughtUp) {
+        Node.requireListenPortsFree(cfg); // it serves afterwards: fail before taking the store
+      }
       Node node = Node.recover(cfg, Node.Options.defaults().withProgress(!json).withCatchUpTimeout(limit).withTakeover(!noTakeover));
       RecoveryReport r = node.report();
       System.out.println(json ? r.toJson() : r.toText());

@@ -172,6 +172,32 @@ public final class Node implements AutoCloseable, NodeApi {
     return fence.epoch();
   }
 
+  /**
+   * Checks that the ports {@link #serve()} will listen on (HTTP, pgwire; 0 = off) can be bound
+   * now. A start that is going to serve calls this before {@link #recover}: recovery takes the
+   * store (fencing the node that owned it), so a start that would then fail to listen — a second
+   * node on the same host with the same ports — must fail before it fences anyone.
+   *
+   * @throws IllegalStateException naming the key and the address in use
+   */
+  public static void requireListenPortsFree(CairnConfig config) {
+    check(config.httpHost(), config.httpPort(), "http.port");
+    check(config.pgwireHost(), config.pgwirePort(), "pgwire.port");
+  }
+
+  private static void check(String host, int port, String key) {
+    if (port <= 0) {
+      return;
+    }
+    try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+      s.bind(new java.net.InetSocketAddress(host, port));
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("Cannot start: " + host + ":" + port + " (" + key + ") cannot be bound: " + e.getMessage()
+          + ". Is another cairn node running on this host? Give this one other ports (" + key + "; 0 turns the listener off). "
+          + "Nothing was taken: the store's owner keeps running");
+    }
+  }
+
   /** Starts a node: recovery from the newest valid snapshot, then catch-up. */
   public static Node recover(CairnConfig config, Options options) {
     pgwirePassword(config); // a configuration error before any recovery work
