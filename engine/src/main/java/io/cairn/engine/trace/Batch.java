@@ -153,35 +153,13 @@ public final class Batch {
     }
   }
 
-  /**
-   * Sorts and consolidates {@code updates} into a batch. The sort is by key first ({@link
-   * KeySort}: unboxed radix for a single BIGINT key), then by (val, time) within each run of
-   * equal keys, which is short unless many updates share a key.
-   */
+  /** Sorts and consolidates {@code updates} into a batch: the seal's routine ({@link UpdateBuffer}), for a list. */
   public static Batch fromUpdates(Schema keySchema, Schema valSchema, List<Update> updates, Description description) {
-    int n = updates.size();
-    Update[] u = updates.toArray(new Update[0]);
-    Row[] keys = new Row[n];
-    for (int i = 0; i < n; i++) {
-      keys[i] = u[i].key();
+    UpdateBuffer buffer = new UpdateBuffer(keySchema, valSchema);
+    for (Update u : updates) {
+      buffer.add(u.key(), u.val(), u.time(), u.diff());
     }
-    int[] perm = KeySort.byKey(keys, n);
-    for (int start = 0; start < n; ) {
-      int end = start + 1;
-      while (end < n && keys[perm[end]].equals(keys[perm[start]])) {
-        end++;
-      }
-      if (end - start > 1) {
-        sortRun(u, perm, start, end);
-      }
-      start = end;
-    }
-    SortedBuilder b = new SortedBuilder(keySchema, valSchema, n);
-    for (int i = 0; i < n; i++) {
-      Update x = u[perm[i]];
-      b.add(x.key(), x.val(), x.time(), x.diff());
-    }
-    return b.build(description);
+    return buffer.seal(description);
   }
 
   /**
@@ -243,33 +221,6 @@ public final class Batch {
       }
     }
     return true;
-  }
-
-  private static final java.util.Comparator<Update> VAL_TIME =
-      java.util.Comparator.comparing(Update::val).thenComparingLong(Update::time);
-
-  /** Sorts {@code perm[from..to)} (updates of one key) by (val, time), stably. */
-  private static void sortRun(Update[] u, int[] perm, int from, int to) {
-    if (to - from <= 16) {
-      for (int i = from + 1; i < to; i++) { // insertion sort: stable, cheap for short runs
-        int p = perm[i];
-        int j = i - 1;
-        while (j >= from && VAL_TIME.compare(u[perm[j]], u[p]) > 0) {
-          perm[j + 1] = perm[j];
-          j--;
-        }
-        perm[j + 1] = p;
-      }
-      return;
-    }
-    Integer[] run = new Integer[to - from];
-    for (int i = from; i < to; i++) {
-      run[i - from] = perm[i];
-    }
-    java.util.Arrays.sort(run, (a, b) -> VAL_TIME.compare(u[a], u[b]));
-    for (int i = from; i < to; i++) {
-      perm[i] = run[i - from];
-    }
   }
 
   public String id() {

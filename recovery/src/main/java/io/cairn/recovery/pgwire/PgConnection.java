@@ -1,5 +1,6 @@
 package io.cairn.recovery.pgwire;
 
+import io.cairn.engine.sql.Statements;
 import io.cairn.engine.sql.Result;
 import java.io.BufferedInputStream;
 import java.io.DataInputStream;
@@ -348,11 +349,11 @@ final class PgConnection {
   // ------------------------------------------------------------------ simple query
 
   private void simpleQuery(String sql) throws IOException {
-    List<SqlText.Piece> pieces = SqlText.split(sql);
+    List<Statements.Piece> pieces = Statements.pieces(sql);
     if (pieces.isEmpty()) {
       out.begin('I').end();
     }
-    for (SqlText.Piece p : pieces) {
+    for (Statements.Piece p : pieces) {
       try {
         checkCanceled();
         PgResult r = run(p.text(), p.text());
@@ -404,7 +405,7 @@ final class PgConnection {
     for (int i = 0; i < oids.length; i++) {
       oids[i] = b.getInt();
     }
-    List<SqlText.Piece> pieces = SqlText.split(query);
+    List<Statements.Piece> pieces = Statements.pieces(query);
     if (pieces.size() > 1) {
       throw new SqlStates.PgError(SqlStates.SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement");
     }

@@ -1,5 +1,6 @@
 package io.cairn.recovery.pgwire;
 
+import io.cairn.engine.sql.Statements;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -8,7 +9,7 @@ import java.util.Locale;
 import java.util.regex.Pattern;
 
 /**
- * Statement text handling: splitting a simple query into statements, and substituting extended
+ * Statement text handling (splitting is the engine's {@link Statements}): substituting extended
  * protocol parameters ({@code $1}, {@code $2}, ...) as SQL literals, since the engine has no
  * parameter binding. Quotes ({@code '...'}, {@code "..."}) and comments ({@code --}, {@code /* *\/})
  * are skipped by both. A string parameter becomes a single-quoted literal with quotes doubled
@@ -24,84 +25,6 @@ final class SqlText {
   private static final Pattern DECIMAL = Pattern.compile("-?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?");
 
   private SqlText() {}
-
-  /** One statement of a query string and where it starts (0-based) in that string. */
-  record Piece(String text, int offset) {}
-
-  /** Splits on semicolons outside quotes and comments; statements are stripped, blank ones dropped. */
-  static List<Piece> split(String sql) {
-    List<Piece> out = new ArrayList<>();
-    int start = 0;
-    int i = 0;
-    int n = sql.length();
-    while (i < n) {
-      char c = sql.charAt(i);
-      if (c == '\'' || c == '"') {
-        i = skipQuoted(sql, i, c);
-      } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-        while (i < n && sql.charAt(i) != '\n') {
-          i++;
-        }
-      } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
-        int end = sql.indexOf("*/", i + 2);
-        i = end < 0 ? n : end + 2;
-      } else if (c == ';') {
-        add(sql, start, i, out);
-        start = ++i;
-      } else {
-        i++;
-      }
-    }
-    add(sql, start, n, out);
-    return out;
-  }
-
-  private static void add(String sql, int from, int to, List<Piece> out) {
-    String s = sql.substring(from, to);
-    int lead = 0;
-    while (lead < s.length() && Character.isWhitespace(s.charAt(lead))) {
-      lead++;
-    }
-    String t = s.strip();
-    if (!t.isEmpty() && !onlyComments(t)) {
-      out.add(new Piece(t, from + lead));
-    }
-  }
-
-  private static boolean onlyComments(String s) {
-    int i = 0;
-    while (i < s.length()) {
-      char c = s.charAt(i);
-      if (Character.isWhitespace(c)) {
-        i++;
-      } else if (s.startsWith("--", i)) {
-        int nl = s.indexOf('\n', i);
-        i = nl < 0 ? s.length() : nl + 1;
-      } else if (s.startsWith("/*", i)) {
-        int end = s.indexOf("*/", i + 2);
-        i = end < 0 ? s.length() : end + 2;
-      } else {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private static int skipQuoted(String sql, int i, char q) {
-    int n = sql.length();
-    i++;
-    while (i < n) {
-      if (sql.charAt(i) == q) {
-        if (i + 1 < n && sql.charAt(i + 1) == q) {
-          i += 2;
-          continue;
-        }
-        return i + 1;
-      }
-      i++;
-    }
-    return n;
-  }
 
   /** {@code sql} with {@code 'literal'::type} (number, boolean and text types) replaced by plain literals. */
   static String rewriteCasts(String sql) {
@@ -122,9 +45,9 @@ final class SqlText {
         int end = sql.indexOf("*/", i + 2);
         i = end < 0 ? n : end + 2;
       } else if (c == '"') {
-        i = skipQuoted(sql, i, c);
+        i = Statements.skipQuoted(sql, i, c);
       } else if (c == '\'') {
-        int end = skipQuoted(sql, i, c);
+        int end = Statements.skipQuoted(sql, i, c);
         int j = end;
         while (j < n && Character.isWhitespace(sql.charAt(j))) {
           j++;
@@ -226,7 +149,7 @@ final class SqlText {
     while (i < n) {
       char c = sql.charAt(i);
       if (c == '\'' || c == '"') {
-        i = skipQuoted(sql, i, c);
+        i = Statements.skipQuoted(sql, i, c);
       } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
         while (i < n && sql.charAt(i) != '\n') {
           i++;

@@ -1,5 +1,6 @@
 package io.cairn.recovery.pgwire;
 
+import io.cairn.engine.sql.Statements;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -28,10 +29,10 @@ class PgWireTextTest {
 
   @Test
   void splitsStatementsOutsideQuotesAndComments() {
-    List<SqlText.Piece> p = SqlText.split(" SELECT 'a;b' FROM t; -- c;\n SELECT \"x;\" FROM u /* ; */ ;; ");
-    assertThat(p).extracting(SqlText.Piece::text).containsExactly("SELECT 'a;b' FROM t", "-- c;\n SELECT \"x;\" FROM u /* ; */");
+    List<Statements.Piece> p = Statements.pieces(" SELECT 'a;b' FROM t; -- c;\n SELECT \"x;\" FROM u /* ; */ ;; ");
+    assertThat(p).extracting(Statements.Piece::text).containsExactly("SELECT 'a;b' FROM t", "-- c;\n SELECT \"x;\" FROM u /* ; */");
     assertThat(p.get(0).offset()).isEqualTo(1);
-    assertThat(SqlText.split(" ; -- nothing\n")).isEmpty();
+    assertThat(Statements.pieces(" ; -- nothing\n")).isEmpty();
   }
 
   @Test
