@@ -17,8 +17,11 @@ import org.slf4j.LoggerFactory;
  * {@code POST /sql} (body: statements), {@code GET /status}, {@code POST /snapshot}, {@code GET
  * /metrics} (Prometheus), {@code GET /recovery}.
  *
- * <p>Bounds: a request body above {@code maxBodyBytes} is refused with 413 without being read
- * whole; reading a request may take at most 30 s and an idle connection is closed after 30 s
+ * <p>Bounds: a request body above {@code maxBodyBytes} is refused with 413 without being kept:
+ * up to {@value #MAX_SWALLOW_BYTES} bytes of it are read and discarded first, so the client
+ * (which is still sending) reliably receives the 413 instead of a connection reset (closing a
+ * socket with unread input makes the kernel reset it and drop the response; Tomcat swallows for
+ * the same reason); a larger body is cut off with the connection closed after the 413. Reading a request may take at most 30 s and an idle connection is closed after 30 s
  * (the JDK server's {@code sun.net.httpserver.maxReqTime} and {@code idleInterval}, set unless
  * already set); 8 handler threads, so a slow snapshot or SELECT does not hold up status polls.
  * Errors: a bad statement or request is 400 with the message (at most {@value #MAX_ERROR_CHARS}
@@ -30,6 +33,8 @@ public final class HttpEndpoint implements AutoCloseable {
   static final int MAX_ERROR_CHARS = 2000;
   /** The default request body limit: 1 MiB. */
   public static final int DEFAULT_MAX_BODY_BYTES = 1 << 20;
+  /** How much of a refused body is read and discarded so that the 413 reaches the client. */
+  static final int MAX_SWALLOW_BYTES = 16 << 20;
   private final HttpServer server;
   private final int maxBodyBytes;
 
@@ -96,6 +101,25 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
+  /** Reads and discards at most {@link #MAX_SWALLOW_BYTES} of what is left of the body; true if it was all read. */
+  private static boolean swallow(HttpExchange ex) {
+    byte[] buf = new byte[64 << 10];
+    long left = MAX_SWALLOW_BYTES;
+    try {
+      var in = ex.getRequestBody();
+      while (left > 0) {
+        int n = in.read(buf, 0, (int) Math.min(buf.length, left));
+        if (n < 0) {
+          return true;
+        }
+        left -= n;
+      }
+      return in.read() < 0;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
   private static String body(HttpExchange ex, int limit) {
     String declared = ex.getRequestHeaders().getFirst("Content-Length");
     if (declared != null) {
@@ -148,7 +172,7 @@ public final class HttpEndpoint implements AutoCloseable {
         code = 500;
         body = clip(e.getClass().getSimpleName() + ": " + e.getMessage()) + "\n";
       }
-      if (code == 413) {
+      if (code == 413 && !swallow(ex)) {
         ex.getResponseHeaders().set("Connection", "close");
       }
     }
