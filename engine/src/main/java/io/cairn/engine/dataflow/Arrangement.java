@@ -57,6 +57,11 @@ public final class Arrangement {
     staged[shard].add(key, val, time, diff);
   }
 
+  /** Stages an update keyed by one non-null long, values as in {@link UpdateBuffer#addLongKey}. */
+  public void stageLongKey(int shard, long key, long[] vals, long time, long diff) {
+    staged[shard].addLongKey(key, vals, time, diff);
+  }
+
   /** Drops staged updates (a failed dataflow's partial tick). */
   public void discardStaged(int shard) {
     staged[shard].clear();

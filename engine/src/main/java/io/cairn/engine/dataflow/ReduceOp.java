@@ -21,14 +21,20 @@ import java.util.Objects;
  * current minimum finds the next one. For every group touched in a tick the operator derives the
  * old output from the old accumulator and emits {@code -old, +new} when they differ. A group with
  * no rows has no output row (also without GROUP BY).
+ *
+ * <p>One BIGINT/TIMESTAMP group key with only COUNT, SUM and AVG (the common shape) takes the
+ * typed path of {@link LongKeyReduce}: same state, same results, no boxing.
  */
 final class ReduceOp extends Operator {
+  /** Test hook: {@code -Dcairn.reduce.typed=false} forces the general path (the typed path's oracle). */
+  static final boolean TYPED_OFF = "false".equals(System.getProperty("cairn.reduce.typed"));
   private final int[] groupBy;
   private final Aggregate[] aggs;
   private final int[] slot; // first accumulator column of each aggregate
   private final Arrangement acc;
   private final Arrangement[] values; // per aggregate: null unless MIN/MAX
   private final int accWidth;
+  private final LongKeyReduce[] typed; // per shard; null when the shape does not fit
 
   ReduceOp(String name, Operator input, int[] groupBy, List<Aggregate> aggregates, Schema schema, int shards) {
     super(schema, List.of(input), shards);
@@ -62,6 +68,11 @@ final class ReduceOp extends Operator {
     }
     this.accWidth = accCols.size();
     this.acc = new Arrangement(name + "-acc", keySchema, new Schema(accCols), shards);
+    LongKeyReduce probe = LongKeyReduce.of(input.schema(), groupBy, aggs, slot, acc);
+    this.typed = probe == null ? null : new LongKeyReduce[shards];
+    for (int s = 0; typed != null && s < shards; s++) {
+      typed[s] = s == 0 ? probe : LongKeyReduce.of(input.schema(), groupBy, aggs, slot, acc);
+    }
   }
 
   @Override
@@ -71,6 +82,9 @@ final class ReduceOp extends Operator {
 
   @Override
   public void process(int shard, long tick, Rows[] in) {
+    if (typed != null && !TYPED_OFF && typed[shard].process(shard, tick, in[0], out(shard))) {
+      return;
+    }
     List<Keyed> d = Keyed.sort(in[0], groupBy, false);
     if (d.isEmpty()) {
       return;

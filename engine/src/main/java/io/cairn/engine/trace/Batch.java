@@ -397,6 +397,26 @@ public final class Batch {
   }
 
   /** {@link #seekKey} over a single BIGINT key column without NULLs: the same galloping search on the {@code long[]}. */
+  /**
+   * The first entry at or after {@code from} whose single BIGINT/TIMESTAMP key is {@code >= key}
+   * (galloping search), for batches keyed by one such column; a key column holding NULLs is
+   * searched through {@link #seekKey}.
+   */
+  public int seekLongKey(long key, int from) {
+    if (keys.length != 1) {
+      throw new IllegalStateException("Cannot seek a long key in " + this + ": it has " + keys.length + " key columns");
+    }
+    if (keys[0] instanceof ColumnVector.Longs l && l.nulls == null) {
+      return seekLong(l.longs(), key, from);
+    }
+    return seekKey(Row.of(key), from);
+  }
+
+  /** Whether the single key of entry {@code i} is the non-null {@code key}. */
+  public boolean keyIsLong(int i, long key) {
+    return keys[0] instanceof ColumnVector.Longs l && !l.isNull(i) && l.getLong(i) == key;
+  }
+
   private int seekLong(long[] col, long key, int from) {
     int lo = from;
     if (lo >= size || col[lo] >= key) {

@@ -317,6 +317,22 @@ public abstract sealed class ColumnVector
       size++;
     }
 
+    /** Appends a non-null BIGINT/TIMESTAMP value without boxing. */
+    public void addLong(long value) {
+      if (size == capacity()) {
+        grow();
+      }
+      longs[size++] = value;
+    }
+
+    /** Appends a non-null DOUBLE value without boxing. */
+    public void addDouble(double value) {
+      if (size == capacity()) {
+        grow();
+      }
+      doubles[size++] = value;
+    }
+
     /** Appends entry {@code i} of {@code from} (same type) without boxing. */
     public void addFrom(ColumnVector from, int i) {
       if (from.isNull(i)) {

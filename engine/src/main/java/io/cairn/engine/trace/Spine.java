@@ -234,11 +234,18 @@ public final class Spine {
     return new Reader(batches());
   }
 
+  /** Receives the entries found by {@link Reader#forEachLong}. */
+  public interface EntrySink {
+    /** Entry {@code i} of {@code batch} is stored under the key asked for. */
+    void entry(Batch batch, int i);
+  }
+
   /** Point lookups over a fixed list of batches. */
   public static final class Reader {
     private final List<Batch> batches;
     private final int[] pos;
     private Row lastKey;
+    private long lastLong = Long.MIN_VALUE;
 
     Reader(List<Batch> batches) {
       this.batches = batches;
@@ -257,6 +264,27 @@ public final class Spine {
         pos[b] = i;
         while (i < batch.size() && batch.compareKey(i, key) == 0) {
           out.add(batch.val(i), batch.diff(i));
+          i++;
+        }
+      }
+    }
+
+    /**
+     * Passes every entry stored under the single BIGINT/TIMESTAMP key {@code key} to {@code sink}
+     * (not consolidated, no row materialised). Fastest with keys asked in ascending order; do not
+     * mix with {@link #values} on one reader.
+     */
+    public void forEachLong(long key, EntrySink sink) {
+      if (key < lastLong) {
+        java.util.Arrays.fill(pos, 0);
+      }
+      lastLong = key;
+      for (int b = 0; b < pos.length; b++) {
+        Batch batch = batches.get(b);
+        int i = batch.seekLongKey(key, pos[b]);
+        pos[b] = i;
+        while (i < batch.size() && batch.keyIsLong(i, key)) {
+          sink.entry(batch, i);
           i++;
         }
       }

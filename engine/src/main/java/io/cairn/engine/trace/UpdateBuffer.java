@@ -59,6 +59,32 @@ public final class UpdateBuffer {
     size++;
   }
 
+  /**
+   * Appends one update keyed by a single non-null BIGINT/TIMESTAMP {@code key}, whose values are
+   * all non-null BIGINT/TIMESTAMP or DOUBLE: {@code vals[c]} holds the long, or the double's
+   * bits ({@link Double#doubleToLongBits}). A zero diff is ignored.
+   */
+  public void addLongKey(long key, long[] vals, long time, long diff) {
+    if (diff == 0) {
+      return;
+    }
+    if (size == times.length) {
+      times = Arrays.copyOf(times, size * 2);
+      diffs = Arrays.copyOf(diffs, size * 2);
+    }
+    keys[0].addLong(key);
+    for (int c = 0; c < this.vals.length; c++) {
+      if (valSchema.type(c) == io.cairn.engine.row.Type.DOUBLE) {
+        this.vals[c].addDouble(Double.longBitsToDouble(vals[c]));
+      } else {
+        this.vals[c].addLong(vals[c]);
+      }
+    }
+    times[size] = time;
+    diffs[size] = diff;
+    size++;
+  }
+
   public int size() {
     return size;
   }

@@ -1,0 +1,259 @@
+package io.cairn.engine.dataflow;
+
+import io.cairn.engine.plan.Aggregate;
+import io.cairn.engine.row.KeySort;
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.row.Type;
+import io.cairn.engine.trace.Batch;
+import io.cairn.engine.trace.ColumnVector;
+import io.cairn.engine.trace.Spine;
+import java.util.Arrays;
+
+/**
+ * The typed path of {@link ReduceOp} for the common shape: one BIGINT/TIMESTAMP group key and only
+ * COUNT, SUM and AVG. The tick's input is sorted by the key as a {@code long[]} (radix), the old
+ * accumulator of each group is read from the accumulator arrangement's columns without building
+ * rows, accumulated in a reused {@code long[]} (a DOUBLE sum as its raw bits) and staged back
+ * column by column. It reads and writes the same arrangement, in the same layout, with the same
+ * arithmetic as the general path ({@code ReduceOp.accumulate}), so the two may alternate tick by
+ * tick: a tick whose input holds a NULL key goes the general way. A DOUBLE is held as {@link
+ * Double#doubleToLongBits} (one NaN), so equal bits mean {@link Double#equals}, as for rows.
+ *
+ * <p>One instance per operator shard: it keeps scratch buffers, and shards run on different
+ * workers at the same time.
+ */
+final class LongKeyReduce {
+  /** Shard-ticks that took this path (for tests: a property over the typed path must reach it). */
+  static final java.util.concurrent.atomic.LongAdder TYPED_TICKS = new java.util.concurrent.atomic.LongAdder();
+  private final int keyCol;
+  private final Aggregate[] aggs;
+  private final int[] slot;
+  private final boolean[] doubleSlot; // per accumulator column: holds a double's raw bits
+  private final int accWidth;
+  private final Arrangement acc;
+  private final int outWidth;
+
+  private final OldAccumulator old;
+  private final long[] next;
+
+  private LongKeyReduce(int keyCol, Aggregate[] aggs, int[] slot, boolean[] doubleSlot, Arrangement acc) {
+    this.keyCol = keyCol;
+    this.aggs = aggs;
+    this.slot = slot;
+    this.doubleSlot = doubleSlot;
+    this.accWidth = doubleSlot.length;
+    this.acc = acc;
+    this.outWidth = 1 + aggs.length;
+    this.old = new OldAccumulator(accWidth);
+    this.next = new long[accWidth];
+  }
+
+  /**
+   * The typed path for one shard (a new instance per shard), or null when the shape does not fit (several or non-integer
+   * group keys, MIN/MAX, an accumulator column that is neither BIGINT nor DOUBLE).
+   */
+  static LongKeyReduce of(Schema input, int[] groupBy, Aggregate[] aggs, int[] slot, Arrangement acc) {
+    if (groupBy.length != 1) {
+      return null;
+    }
+    Type kt = input.type(groupBy[0]);
+    if (kt != Type.BIGINT && kt != Type.TIMESTAMP) {
+      return null;
+    }
+    for (Aggregate a : aggs) {
+      if (a.kind() == Aggregate.Kind.MIN || a.kind() == Aggregate.Kind.MAX) {
+        return null;
+      }
+    }
+    Schema accSchema = acc.valSchema();
+    boolean[] dbl = new boolean[accSchema.size()];
+    for (int c = 0; c < dbl.length; c++) {
+      Type t = accSchema.type(c);
+      if (t == Type.DOUBLE) {
+        dbl[c] = true;
+      } else if (t != Type.BIGINT) {
+        return null;
+      }
+    }
+    return new LongKeyReduce(groupBy[0], aggs, slot, dbl, acc);
+  }
+
+  /**
+   * Processes one shard's input of a tick; returns false, having done nothing, when a group key
+   * is NULL (the caller then takes the general path).
+   */
+  boolean process(int shard, long tick, Rows in, Rows out) {
+    int n = in.size();
+    long[] keys = new long[n];
+    for (int i = 0; i < n; i++) {
+      Object k = in.row(i).get(keyCol);
+      if (k == null) {
+        return false;
+      }
+      keys[i] = (Long) k;
+    }
+    int[] perm = sortedByKey(keys, n);
+    Spine.Reader reader = acc.spine(shard).reader();
+    int i = 0;
+    while (i < n) {
+      long key = keys[perm[i]];
+      int start = i;
+      while (i < n && keys[perm[i]] == key) {
+        i++;
+      }
+      old.clear();
+      reader.forEachLong(key, old);
+      boolean hadOld = old.single(acc.name(), key);
+      if (hadOld) {
+        System.arraycopy(old.current, 0, next, 0, accWidth);
+      } else {
+        initial(next);
+      }
+      for (int j = start; j < i; j++) {
+        accumulate(next, in.row(perm[j]), in.diff(perm[j]));
+      }
+      boolean hasNew = next[0] != 0;
+      if (hadOld && hasNew && Arrays.equals(old.current, next)) {
+        continue;
+      }
+      if (hadOld) {
+        acc.stageLongKey(shard, key, old.current, tick, -1);
+        out.add(output(key, old.current), -1);
+      }
+      if (hasNew) {
+        acc.stageLongKey(shard, key, next, tick, 1);
+        out.add(output(key, next), 1);
+      }
+    }
+    TYPED_TICKS.increment();
+    return true;
+  }
+
+  private static int[] sortedByKey(long[] keys, int n) {
+    int[] perm = new int[n];
+    for (int i = 0; i < n; i++) {
+      perm[i] = i;
+    }
+    return KeySort.radixPasses(keys, false, perm, new int[n], n);
+  }
+
+  private void initial(long[] v) {
+    Arrays.fill(v, 0L);
+    for (int c = 0; c < accWidth; c++) {
+      if (doubleSlot[c]) {
+        v[c] = Double.doubleToLongBits(0.0);
+      }
+    }
+  }
+
+  /** As {@code ReduceOp.accumulate}, on unboxed columns. */
+  private void accumulate(long[] a, Row row, long diff) {
+    a[0] += diff;
+    for (int g = 0; g < aggs.length; g++) {
+      Aggregate agg = aggs[g];
+      if (agg.column() < 0) {
+        continue;
+      }
+      Object v = row.get(agg.column());
+      if (v == null) {
+        continue;
+      }
+      int s = slot[g];
+      if (agg.kind() == Aggregate.Kind.COUNT) {
+        a[s] += diff;
+        continue;
+      }
+      long nonnull = a[s + 1] + diff;
+      a[s + 1] = nonnull;
+      if (doubleSlot[s]) {
+        double sum = nonnull == 0 ? 0.0 : Double.longBitsToDouble(a[s]) + ((Number) v).doubleValue() * diff;
+        a[s] = Double.doubleToLongBits(sum);
+      } else {
+        a[s] = nonnull == 0 ? 0L : Math.addExact(a[s], Math.multiplyExact((Long) v, diff));
+      }
+    }
+  }
+
+  /** As {@code ReduceOp.output}. */
+  private Row output(long key, long[] a) {
+    Object[] v = new Object[outWidth];
+    v[0] = key;
+    for (int g = 0; g < aggs.length; g++) {
+      Aggregate agg = aggs[g];
+      int s = slot[g];
+      v[1 + g] = switch (agg.kind()) {
+        case COUNT -> agg.column() < 0 ? a[0] : a[s];
+        case SUM -> a[s + 1] > 0 ? (doubleSlot[s] ? (Object) Double.longBitsToDouble(a[s]) : (Object) a[s]) : null;
+        case AVG -> a[s + 1] > 0 ? (doubleSlot[s] ? Double.longBitsToDouble(a[s]) : (double) a[s]) / a[s + 1] : null;
+        case MIN, MAX -> throw new IllegalStateException("MIN/MAX take the general path");
+      };
+    }
+    return Row.wrap(v);
+  }
+
+  /**
+   * The accumulator entries stored under one key, consolidated: a group has at most one live
+   * accumulator (count +1); entries of older ticks not yet merged cancel out here.
+   */
+  private final class OldAccumulator implements Spine.EntrySink {
+    private final int width;
+    private long[][] rows = new long[8][];
+    private long[] diffs = new long[8];
+    private int size;
+    final long[] current;
+
+    OldAccumulator(int width) {
+      this.width = width;
+      this.current = new long[width];
+    }
+
+    void clear() {
+      size = 0;
+    }
+
+    @Override
+    public void entry(Batch batch, int i) {
+      long[] r = new long[width];
+      for (int c = 0; c < width; c++) {
+        ColumnVector col = batch.valColumn(c);
+        r[c] = doubleSlot[c]
+            ? Double.doubleToLongBits(((ColumnVector.Doubles) col).getDouble(i))
+            : ((ColumnVector.Longs) col).getLong(i);
+      }
+      long d = batch.diff(i);
+      for (int k = 0; k < size; k++) {
+        if (Arrays.equals(rows[k], r)) {
+          diffs[k] += d;
+          return;
+        }
+      }
+      if (size == rows.length) {
+        rows = Arrays.copyOf(rows, size * 2);
+        diffs = Arrays.copyOf(diffs, size * 2);
+      }
+      rows[size] = r;
+      diffs[size++] = d;
+    }
+
+    /** Whether the group has a live accumulator (then in {@link #current}); at most one may be live. */
+    boolean single(String arrangement, long key) {
+      int live = -1;
+      for (int k = 0; k < size; k++) {
+        if (diffs[k] == 0) {
+          continue;
+        }
+        if (diffs[k] != 1 || live >= 0) {
+          throw new IllegalStateException("Cannot reduce group " + key + ": arrangement '" + arrangement
+              + "' holds more than one accumulator for it (diffs " + Arrays.toString(Arrays.copyOf(diffs, size)) + ")");
+        }
+        live = k;
+      }
+      if (live < 0) {
+        return false;
+      }
+      System.arraycopy(rows[live], 0, current, 0, width);
+      return true;
+    }
+  }
+}
