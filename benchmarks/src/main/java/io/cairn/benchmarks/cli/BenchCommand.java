@@ -45,19 +45,25 @@ public final class BenchCommand implements Runnable {
           + " recovery time, source load, object-store requests; Kafka Streams beside it. Writes report.md, report.html,"
           + " results.json, results.csv.")
   static final class LoadOnSource implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
     @Option(names = "--hours", description = "Simulated hours of history (default ${DEFAULT-VALUE}).", defaultValue = "24")
     int hours;
 
-    @Option(names = "--orders-per-hour", description = "Kafka records per simulated hour (default ${DEFAULT-VALUE}).", defaultValue = "10000")
-    int ordersPerHour;
+    @Option(names = "--days", description = "Simulated days of history instead of --hours (e.g. 30): snapshots at midnight of"
+        + " day 1, one day before the crash and at the last hour; defaults to 33,000 records and 2,400 row changes a day."
+        + " Reports recovery from the day-old snapshot against a full replay of every day.")
+    Integer days;
 
-    @Option(names = "--customer-changes-per-hour", description = "Postgres row changes per simulated hour (default ${DEFAULT-VALUE}).",
-        defaultValue = "2000")
-    int changesPerHour;
+    @Option(names = "--orders-per-hour", description = "Kafka records per simulated hour (default 10000; with --days 1375).")
+    Integer ordersPerHour;
 
-    @Option(names = "--curve-step", description = "A snapshot every N hours for the growth curve (default ${DEFAULT-VALUE}).",
-        defaultValue = "6")
-    int curveStep;
+    @Option(names = "--customer-changes-per-hour", description = "Postgres row changes per simulated hour (default 2000; with --days 100).")
+    Integer changesPerHour;
+
+    @Option(names = "--curve-step", description = "A snapshot every N hours for the growth curve (default 6; with --days"
+        + " 24 × (days - 1)).")
+    Integer curveStep;
 
     @Option(names = "--repeat", description = "Recoveries per strategy; the median wall time is reported (default ${DEFAULT-VALUE}).",
         defaultValue = "3")
@@ -74,8 +80,15 @@ public final class BenchCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
-      LoadOnSourceConfig config = LoadOnSourceConfig.defaults(out.toAbsolutePath()).withHours(hours, Math.min(curveStep, hours))
-          .withRates(ordersPerHour, changesPerHour).withPostgres(!noPostgres).withPeer(!noPeer).withRepeats(repeat);
+      if (days != null && days < 1) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--days must be at least 1, was " + days);
+      }
+      int h = days != null ? 24 * days : hours;
+      int step = curveStep != null ? curveStep : days != null ? 24 * Math.max(1, days - 1) : 6;
+      int orders = ordersPerHour != null ? ordersPerHour : days != null ? 1375 : 10_000;
+      int changes = changesPerHour != null ? changesPerHour : days != null ? 100 : 2000;
+      LoadOnSourceConfig config = LoadOnSourceConfig.defaults(out.toAbsolutePath()).withHours(h, Math.min(step, h))
+          .withRates(orders, changes).withPostgres(!noPostgres).withPeer(!noPeer).withRepeats(repeat);
       List<String> args = args();
       if (config.postgres() && System.getenv(LoadOnSourceBenchmark.PASSWORD_ENV) == null) {
         return inChildJvm(args);
@@ -89,9 +102,22 @@ public final class BenchCommand implements Runnable {
     }
 
     private List<String> args() {
-      List<String> a = new ArrayList<>(List.of("bench", "load-on-source", "--hours", Integer.toString(hours), "--orders-per-hour",
-          Integer.toString(ordersPerHour), "--customer-changes-per-hour", Integer.toString(changesPerHour), "--curve-step",
-          Integer.toString(curveStep), "--repeat", Integer.toString(repeat), "--out", out.toString()));
+      List<String> a = new ArrayList<>(List.of("bench", "load-on-source"));
+      if (days != null) {
+        a.addAll(List.of("--days", Integer.toString(days)));
+      } else {
+        a.addAll(List.of("--hours", Integer.toString(hours)));
+      }
+      if (ordersPerHour != null) {
+        a.addAll(List.of("--orders-per-hour", Integer.toString(ordersPerHour)));
+      }
+      if (changesPerHour != null) {
+        a.addAll(List.of("--customer-changes-per-hour", Integer.toString(changesPerHour)));
+      }
+      if (curveStep != null) {
+        a.addAll(List.of("--curve-step", Integer.toString(curveStep)));
+      }
+      a.addAll(List.of("--repeat", Integer.toString(repeat), "--out", out.toString()));
       if (noPostgres) {
         a.add("--no-postgres");
       }

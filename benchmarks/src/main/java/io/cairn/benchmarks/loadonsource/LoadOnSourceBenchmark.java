@@ -137,7 +137,7 @@ public final class LoadOnSourceBenchmark {
           ingestAll(ingest, w);
         }
         if (h % config.curveStepHours() == 0 || h == config.hours()) {
-          String name = h == 0 ? "daily" : h == config.hours() ? "hourly" : String.format(Locale.ROOT, "snapshot-h%02d", h);
+          String name = strategyName(h);
           snaps.add(snapshot(ingest, ingestDir, work.resolve(name), name, h, crashAt - h, pg, w));
         }
       }
@@ -183,6 +183,21 @@ public final class LoadOnSourceBenchmark {
     }
     return new LoadOnSourceResult(config, machine(), command, startedAt, (System.nanoTime() - t0) / 1_000_000, ingestMillis,
         w.ordersProduced(), w.customerRows(), w.customerChanges(), retainedAtCrash, results, peer, notes);
+  }
+
+  /**
+   * The name of the snapshot taken at hour {@code h}: {@code daily} for the one a day before the
+   * crash (midnight of the last day), {@code hourly} for the last full hour, else {@code
+   * snapshot-hNN}.
+   */
+  String strategyName(int h) {
+    if (h == config.hours()) {
+      return "hourly";
+    }
+    if (h == Math.max(0, config.hours() - 24)) {
+      return "daily";
+    }
+    return String.format(Locale.ROOT, "snapshot-h%02d", h);
   }
 
   private static CairnConfig nodeConfig(Path storeDir, List<String> init) {

@@ -10,7 +10,7 @@ import java.util.Objects;
  * and the table {@code initialCustomers} rows; then come {@code hours} simulated hours, each one
  * batch of {@code ordersPerHour} Kafka records and {@code customerChangesPerHour} Postgres row
  * changes; then half an hour more (half a batch of each) and the crash. Snapshots are taken at
- * every {@code curveStepHours}-th hour boundary from 0 to {@code hours} (0 is the daily snapshot,
+ * every {@code curveStepHours}-th hour boundary from 0 to {@code hours} (the one at {@code hours - 24} is the daily snapshot,
  * {@code hours} the hourly one) and right before the crash.
  *
  * @param hours simulated hours of history after midnight (≥ 1)

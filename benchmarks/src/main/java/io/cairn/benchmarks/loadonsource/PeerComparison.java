@@ -38,7 +38,7 @@ public record PeerComparison(
     return peer.restore().restoreMillis() / (double) Math.max(1, cairnRecoveryMillis);
   }
 
-  /** cairn records/s / peer records/s (target ≥ 3). */
+  /** cairn records/s / peer records/s (target ≥ 10, issue 13). */
   public double throughputRatio() {
     return cairnThroughputRecordsPerSecond / Math.max(1e-9, peer.throughput().recordsPerSecond());
   }

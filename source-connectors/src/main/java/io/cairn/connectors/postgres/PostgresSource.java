@@ -450,6 +450,16 @@ final class PostgresSource implements Source {
               // Debezium has read its start position; from now on serve only committed snapshots' offsets.
               taskStarted.set(true);
               channel.serve(confirmedOffsets);
+              ScheduledExecutorService m = monitor;
+              if (m != null && !m.isShutdown()) {
+                // the first watermark now, not at the next probe (up to stats-interval-ms away): a
+                // recovery with little to read waits for this watermark and nothing else
+                try {
+                  m.execute(PostgresSource.this::probe);
+                } catch (java.util.concurrent.RejectedExecutionException closing) {
+                  // the source is closing
+                }
+              }
             }
           })
           .using(this::completed)
