@@ -128,7 +128,7 @@ final class CatalogQueries {
       "Access method", "am.amname",
       "Size", "pg_catalog.pg_size_pretty(pg_catalog.pg_table_size(c.oid))",
       "Description", "pg_catalog.obj_description(c.oid, 'pg_class')");
-  private static final Pattern EXTRA = QueryShape.clause(", (.+?) as \"([^\"]+)\"");
+  private static final Pattern EXTRA = QueryShape.clause(",(.+?) as \"([^\"]+)\"");
 
   static {
     // \d, \dt, \dv, \dm (and combinations, +, patterns): the list of relations
@@ -153,7 +153,7 @@ final class CatalogQueries {
           }
           for (QueryShape.Clause e : extras) {
             String expected = PSQL_LIST_EXTRAS.get(e.group(2));
-            if (expected == null || !expected.equalsIgnoreCase(e.group(1))) {
+            if (expected == null || !QueryShape.normalize(expected).equalsIgnoreCase(e.group(1))) {
               throw unsupported("a psql list of relations with the column " + e.group(1) + " as \"" + e.group(2) + "\"");
             }
             columns.add(e.group(2));

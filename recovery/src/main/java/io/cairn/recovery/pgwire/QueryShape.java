@@ -48,8 +48,8 @@ record QueryShape(String name, Pattern pattern, List<String> holes) {
   }
 
   /**
-   * {@code sql} with whitespace outside quotes collapsed to one space, none after {@code (} or
-   * before {@code )} and {@code ,}, none at either end, and no trailing semicolon. Quoted text
+   * {@code sql} with whitespace outside quotes collapsed to one space, none after {@code (} and
+   * {@code ,} or before {@code )} and {@code ,}, none at either end, and no trailing semicolon. Quoted text
    * ({@code '...'}, {@code "..."}) is kept as it is.
    */
   static String normalize(String sql) {
@@ -64,7 +64,8 @@ record QueryShape(String name, Pattern pattern, List<String> holes) {
         i++;
         continue;
       }
-      if (space && out.length() > 0 && out.charAt(out.length() - 1) != '(' && c != ')' && c != ',') {
+      char prev = out.length() == 0 ? '(' : out.charAt(out.length() - 1);
+      if (space && prev != '(' && prev != ',' && c != ')' && c != ',') {
         out.append(' ');
       }
       space = false;

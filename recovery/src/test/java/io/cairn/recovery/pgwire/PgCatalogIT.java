@@ -85,7 +85,7 @@ class PgCatalogIT {
     Run r = psql("\\d");
     assertThat(r.err()).isEmpty();
     assertThat(r.out()).isEqualTo("""
-                       List of relations
+                      List of relations
          Schema |  Name  |       Type        | Owner\s
         --------+--------+-------------------+-------
          public | by_cat | materialized view | cairn
@@ -94,7 +94,7 @@ class PgCatalogIT {
 
         """);
     assertThat(psql("\\dm").out()).contains("by_cat | materialized view").doesNotContain("gen");
-    assertThat(psql("\\dt").out()).contains("gen    | table").doesNotContain("by_cat");
+    assertThat(psql("\\dt").out()).contains("public | gen  | table").doesNotContain("by_cat");
     assertThat(psql("\\dv").err()).contains("Did not find any relations.");
     assertThat(psql("\\dm+ by*").out()).contains("by_cat | materialized view | cairn | permanent").doesNotContain("gen");
     assertThat(psql("\\dt public.g*").out()).contains("gen");
@@ -107,7 +107,7 @@ class PgCatalogIT {
     Run r = psql("\\d by_cat");
     assertThat(r.err()).isEmpty();
     assertThat(r.out()).isEqualTo("""
-                 Materialized view "public.by_cat"
+                      Materialized view "public.by_cat"
           Column  |       Type       | Collation | Nullable | Default\s
         ----------+------------------+-----------+----------+---------
          category | bigint           |           |          |\s
