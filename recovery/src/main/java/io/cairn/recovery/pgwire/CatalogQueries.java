@@ -39,6 +39,7 @@ import java.util.regex.PatternSyntaxException;
  */
 final class CatalogQueries {
   private static final String LIT = "('(?:[^']|'')*'|NULL)";
+  private static final Pattern QUOTED = Pattern.compile("'(?:[^']|'')*'");
   private static final Pattern CATALOG_WORDS = Pattern.compile(
       "\\b(pg_catalog|information_schema|pg_class|pg_namespace|pg_attribute|pg_type|pg_database|pg_settings|pg_proc"
           + "|pg_index|pg_description|pg_roles|pg_tables|pg_views|pg_matviews|current_schemas|format_type)\\b",
@@ -54,12 +55,13 @@ final class CatalogQueries {
   private CatalogQueries() {}
 
   /**
-   * The answer to a catalog query, or empty when {@code statement} reads no catalog.
+   * The answer to a catalog query, or empty when {@code statement} reads no catalog (names no
+   * catalog table or function outside quoted strings).
    *
    * @throws SqlStates.PgError 0A000 for a catalog query the layer does not answer
    */
   static Optional<PgResult> answer(String statement, Supplier<List<CatalogRelation>> relations, Compat.Session session) {
-    if (!CATALOG_WORDS.matcher(statement).find()) {
+    if (!CATALOG_WORDS.matcher(QUOTED.matcher(statement).replaceAll("''")).find()) {
       return Optional.empty();
     }
     String sql = QueryShape.normalize(statement);

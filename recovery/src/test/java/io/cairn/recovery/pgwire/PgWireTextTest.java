@@ -116,6 +116,11 @@ class PgWireTextTest {
     java.util.List<java.util.regex.Pattern> allowed = List.of(QueryShape.clause("AND a = (\\d+)"), QueryShape.clause("AND b"));
     assertThat(QueryShape.clauses(" AND a = 1 AND b", allowed)).extracting(QueryShape.Clause::kind).containsExactly(0, 1);
     assertThat(QueryShape.clauses(" AND a = 1 OR b", allowed)).isNull();
+    // a catalog word inside a string is no catalog query: the statement goes to the engine
+    Compat.Session session = new Compat.Session("u", "d", 1, new java.util.HashMap<>(), List::of);
+    assertThat(CatalogQueries.answer("SELECT * FROM t WHERE name = 'pg_catalog.pg_class'", List::of, session)).isEmpty();
+    assertThatThrownBy(() -> CatalogQueries.answer("SELECT * FROM pg_catalog.pg_class", List::of, session))
+        .isInstanceOf(SqlStates.PgError.class).hasMessageContaining("Cannot answer this catalog query");
   }
 
   @Test
