@@ -220,6 +220,109 @@ class PgWireIT {
   }
 
   @Test
+  void psqlBrowsesTheCatalog() throws Exception {
+    Run list = psql("\\d");
+    assertThat(list.err()).isEmpty();
+    assertThat(list.out()).isEqualTo("""
+        public|big|table|cairn
+        public|by_cat|materialized view|cairn
+        public|gen|table|cairn
+        public|live|table|cairn
+        public|live_by_cat|materialized view|cairn
+        public|odd|materialized view|cairn
+        """);
+    assertThat(psql("\\dm").out()).isEqualTo("""
+        public|by_cat|materialized view|cairn
+        public|live_by_cat|materialized view|cairn
+        public|odd|materialized view|cairn
+        """);
+    assertThat(psql("\\dt").out()).isEqualTo("public|big|table|cairn\npublic|gen|table|cairn\npublic|live|table|cairn\n");
+    Run views = psql("\\dv"); // cairn's views are all materialized
+    assertThat(views.exit()).isZero();
+    assertThat(views.out()).isEmpty();
+    assertThat(views.err()).contains("Did not find any relations.");
+    Run byCat = psql("\\d by_cat");
+    assertThat(byCat.err()).isEmpty();
+    assertThat(byCat.out()).isEqualTo("category|bigint|||\nn|bigint|||\ntotal|bigint|||\n");
+    assertThat(psql("\\d odd").out()).isEqualTo("""
+        id|bigint|||
+        a|text|||
+        b|text|||
+        c|text|||
+        d|text|||
+        e|double precision|||
+        big|bigint|||
+        f|double precision|||
+        flag|boolean|||
+        """);
+    assertThat(psql("\\d+ gen").out()).isEqualTo("id|bigint||||plain|||\ncategory|bigint||||plain|||\namount|bigint||||plain|||\n");
+    Run other = psql("SELECT relname FROM pg_catalog.pg_class");
+    assertThat(other.exit()).isNotZero();
+    assertThat(other.err()).contains("Cannot answer this catalog query");
+  }
+
+  @Test
+  void jdbcMetadataListsViewsAndColumns() throws Exception {
+    try (Connection c = connect()) {
+      java.sql.DatabaseMetaData md = c.getMetaData();
+      assertThat(metadata(md.getSchemas(), "TABLE_SCHEM")).containsExactly("public");
+      assertThat(metadata(md.getTables(null, "public", "%", new String[] {"MATERIALIZED VIEW"}), "TABLE_NAME"))
+          .containsExactly("by_cat", "live_by_cat", "odd");
+      assertThat(metadata(md.getTables(null, null, "%", null), "TABLE_TYPE", "TABLE_SCHEM", "TABLE_NAME")).containsExactly(
+          "MATERIALIZED VIEW public by_cat", "MATERIALIZED VIEW public live_by_cat", "MATERIALIZED VIEW public odd",
+          "TABLE public big", "TABLE public gen", "TABLE public live");
+      assertThat(metadata(md.getTables(null, "public", "%", new String[] {"TABLE", "VIEW"}), "TABLE_NAME"))
+          .containsExactly("big", "gen", "live");
+      assertThat(metadata(md.getColumns(null, "public", "odd", "%"), "ORDINAL_POSITION", "COLUMN_NAME", "DATA_TYPE", "TYPE_NAME"))
+          .containsExactly("1 id -5 int8", "2 a 12 text", "3 b 12 text", "4 c 12 text", "5 d 12 text", "6 e 8 float8",
+              "7 big -5 int8", "8 f 8 float8", "9 flag -7 bool");
+      // what a BI tool does next: query the view it found, by the names and types it was given
+      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT category, n, total FROM by_cat")) {
+        assertThat(rs.getMetaData().getColumnType(3)).isEqualTo(Types.BIGINT);
+      }
+    }
+  }
+
+  @Test
+  void stringAndUntypedParametersCompareWithNumberColumns() throws Exception {
+    Result want = engine("SELECT id, category, amount FROM gen WHERE id = 3");
+    assertThat(want.rows()).hasSize(1);
+    for (String url : List.of("", "&stringtype=unspecified")) {
+      try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/cairn?user=cairn" + url);
+          PreparedStatement ps = c.prepareStatement("SELECT id, category, amount FROM gen WHERE id = ?")) {
+        for (int i = 0; i < 7; i++) { // past prepareThreshold: a named statement too
+          if (i % 2 == 0) {
+            ps.setString(1, "3");
+          } else {
+            ps.setObject(1, "3");
+          }
+          try (ResultSet rs = ps.executeQuery()) {
+            assertThat(rs.next()).isTrue();
+            assertThat(List.<Object>of(rs.getLong(1), rs.getLong(2), rs.getLong(3))).isEqualTo(want.rows().get(0));
+            assertThat(rs.next()).isFalse();
+          }
+        }
+        ps.setString(1, "three"); // not a number: a clear error, not a wrong answer
+        assertThatThrownBy(ps::executeQuery).isInstanceOf(SQLException.class).hasMessageContaining("type mismatch");
+      }
+    }
+  }
+
+  static List<String> metadata(ResultSet rs, String... columns) throws SQLException {
+    List<String> out = new ArrayList<>();
+    try (rs) {
+      while (rs.next()) {
+        List<String> cells = new ArrayList<>();
+        for (String c : columns) {
+          cells.add(rs.getString(c));
+        }
+        out.add(String.join(" ", cells));
+      }
+    }
+    return out;
+  }
+
+  @Test
   void whatDriversAskAfterConnecting() throws Exception {
     try (Connection c = connect()) {
       assertThat(c.getMetaData().getDatabaseProductName()).isEqualTo("PostgreSQL");

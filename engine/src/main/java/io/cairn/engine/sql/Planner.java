@@ -458,6 +458,37 @@ final class Planner {
   // ------------------------------------------------------------------ scopes and expressions
 
   /** Column resolution over the relations in FROM; {@code schema} is the joined row's schema. */
+  private static final java.time.format.DateTimeFormatter TIMESTAMP_TEXT = new java.time.format.DateTimeFormatterBuilder()
+      .append(java.time.format.DateTimeFormatter.ISO_LOCAL_DATE)
+      .optionalStart().appendLiteral('T').appendPattern("HH:mm[:ss]")
+      .optionalStart().appendFraction(java.time.temporal.ChronoField.NANO_OF_SECOND, 0, 9, true).optionalEnd()
+      .optionalStart().appendOffset("+HH:MM", "Z").optionalEnd()
+      .optionalStart().appendOffset("+HH", "Z").optionalEnd()
+      .optionalEnd()
+      .parseDefaulting(java.time.temporal.ChronoField.HOUR_OF_DAY, 0)
+      .toFormatter(java.util.Locale.ROOT);
+
+  /**
+   * Microseconds since the Unix epoch of an ISO date, or date and time (a space or {@code T}
+   * between them, optional fraction), with an optional zone offset ({@code Z}, {@code +02},
+   * {@code -05:30}); without one the time is UTC.
+   *
+   * @throws java.time.DateTimeException when {@code text} is not such a timestamp
+   */
+  static long timestampMicros(String text) {
+    String t = text.strip();
+    if (t.length() > 10 && t.charAt(10) == ' ') {
+      t = t.substring(0, 10) + 'T' + t.substring(11);
+    }
+    java.time.temporal.TemporalAccessor parsed = TIMESTAMP_TEXT.parse(t);
+    java.time.LocalDateTime local = java.time.LocalDateTime.of(java.time.LocalDate.from(parsed),
+        parsed.isSupported(java.time.temporal.ChronoField.MINUTE_OF_HOUR) ? java.time.LocalTime.from(parsed) : java.time.LocalTime.MIDNIGHT);
+    java.time.ZoneOffset offset = parsed.isSupported(java.time.temporal.ChronoField.OFFSET_SECONDS)
+        ? java.time.ZoneOffset.from(parsed) : java.time.ZoneOffset.UTC;
+    java.time.Instant i = local.toInstant(offset);
+    return Math.addExact(Math.multiplyExact(i.getEpochSecond(), 1_000_000L), i.getNano() / 1_000L);
+  }
+
   private final class Scope {
     final List<Rel> rels;
     final Schema schema;
@@ -596,6 +627,8 @@ final class Planner {
         }
         Expr l = expr(b.getLeftExpression());
         Expr r = expr(b.getRightExpression());
+        l = textLiteralAs(l, r.type());
+        r = textLiteralAs(r, l.type());
         Type a = l.type();
         Type c = r.type();
         boolean ok = a == c || a == Type.NULL || c == Type.NULL || (a.isNumeric() && c.isNumeric());
@@ -629,6 +662,32 @@ final class Planner {
         throw error(e, "unsupported function '" + f.getName() + "'");
       }
       throw error(e, "unsupported syntax: expression '" + e + "'");
+    }
+
+    /**
+     * A quoted literal compared with a BIGINT, DOUBLE, BOOLEAN or TIMESTAMP operand is read as that
+     * type when its text is one ({@code id = '3'}, {@code ts < '2024-01-01 00:00:00'}), as PostgreSQL
+     * reads an untyped literal; otherwise it stays TEXT (and the comparison is a type mismatch). A
+     * timestamp's text is an ISO date, or date and time (space or {@code T}), optionally with a zone
+     * offset ({@code Z}, {@code +02}, {@code -05:30}): without one it is UTC.
+     */
+    private static Expr textLiteralAs(Expr e, Type other) {
+      if (!(e instanceof Expr.Lit lit) || lit.type() != Type.TEXT || !(lit.value() instanceof String text)) {
+        return e;
+      }
+      String t = text.strip();
+      try {
+        return switch (other) {
+          case BIGINT -> Expr.lit(Long.parseLong(t));
+          case DOUBLE -> t.matches("[-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?") ? Expr.lit(Double.parseDouble(t)) : e;
+          case BOOLEAN -> t.equalsIgnoreCase("true") || t.equalsIgnoreCase("t") ? Expr.lit(true)
+              : t.equalsIgnoreCase("false") || t.equalsIgnoreCase("f") ? Expr.lit(false) : e;
+          case TIMESTAMP -> new Expr.Lit(timestampMicros(t), Type.TIMESTAMP);
+          default -> e;
+        };
+      } catch (NumberFormatException | java.time.DateTimeException | ArithmeticException ex) {
+        return e;
+      }
     }
 
     /** Removes a NOT found at the leftmost operand of {@code b} (through arithmetic); true if one was removed. */

@@ -73,6 +73,12 @@ class SqlViewsTest {
       Result point = s.execute("SELECT * FROM gen WHERE id = 17");
       assertThat(point.message()).contains("key lookup");
       assertThat(point.rows()).containsExactly(t.get(17L) == null ? List.of() : t.get(17L).toList());
+      // a quoted number compared with a BIGINT column is read as a BIGINT, as PostgreSQL reads an untyped literal
+      Result quoted = s.execute("SELECT * FROM gen WHERE id = '17'");
+      assertThat(quoted.message()).contains("key lookup");
+      assertThat(quoted.rows()).isEqualTo(point.rows());
+      assertThat(s.execute("SELECT id FROM big WHERE '1' = category AND id < ' 100'").rows())
+          .isEqualTo(s.execute("SELECT id FROM big WHERE 1 = category AND id < 100").rows());
       Result scan = s.execute("SELECT id FROM big WHERE category = 1 LIMIT 3");
       assertThat(scan.message()).isEqualTo("SELECT 3");
       assertThat(scan.rows()).containsExactlyElementsOf(

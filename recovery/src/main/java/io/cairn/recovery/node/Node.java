@@ -413,6 +413,14 @@ public final class Node implements AutoCloseable, NodeApi {
             public long catalogPosition() {
               return session.position();
             }
+
+            @Override
+            public List<io.cairn.recovery.pgwire.CatalogRelation> relations() {
+              return session.engine().dataflows().stream()
+                  .map(d -> new io.cairn.recovery.pgwire.CatalogRelation(d.id(), d.name(),
+                      d.kind() == Dataflow.Kind.VIEW, d.schema()))
+                  .toList();
+            }
           });
     }
     background = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {

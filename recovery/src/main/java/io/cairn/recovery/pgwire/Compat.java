@@ -23,13 +23,18 @@ import org.slf4j.LoggerFactory;
  *       ROLLBACK}/{@code ABORT}: no-ops with their tags (queries read the last closed tick; there
  *       is nothing to commit). The connection tracks the transaction status byte.
  *   <li>{@code SELECT version()}, {@code current_schema()}, {@code current_database()},
- *       {@code current_user}, {@code session_user}, {@code pg_backend_pid()}.
+ *       {@code current_catalog}, {@code current_user}, {@code session_user}, {@code pg_backend_pid()}.
+ *   <li>Catalog queries ({@link CatalogQueries}): psql's {@code \d}, {@code \dt}, {@code \dv},
+ *       {@code \dm}, {@code \dn}, {@code \d NAME}, and pgjdbc's {@code DatabaseMetaData.getTables},
+ *       {@code getColumns}, {@code getSchemas} and {@code getCatalogs}, answered from the node's
+ *       sources (tables) and views (materialized views) in schema {@code public}. Any other
+ *       statement that reads {@code pg_catalog} or {@code information_schema} is refused with
+ *       0A000, never answered by a guess.
  * </ul>
  *
  * <p>pgjdbc 42.7 needs nothing more for queries, prepared statements and cancel: types of the
  * columns it is sent (int8, float8, bool, text, timestamp) are in its built-in table, so it issues
- * no pg_catalog query. A statement that reads pg_catalog or information_schema is logged (DEBUG)
- * and goes to the engine, which refuses it (42P01).
+ * no pg_catalog query.
  */
 final class Compat {
   private static final Logger LOG = LoggerFactory.getLogger(Compat.class);
@@ -64,7 +69,7 @@ final class Compat {
       Pattern.CASE_INSENSITIVE | Pattern.DOTALL);
   private static final Pattern SHOW = Pattern.compile("show\\s+(.+)", Pattern.CASE_INSENSITIVE | Pattern.DOTALL);
   private static final Pattern FUNCTION = Pattern.compile(
-      "select\\s+(?:pg_catalog\\.)?(version\\(\\)|current_schema(?:\\(\\))?|current_database\\(\\)|current_user|session_user|pg_backend_pid\\(\\))\\s*",
+      "select\\s+(?:pg_catalog\\.)?(version\\(\\)|current_schema(?:\\(\\))?|current_database\\(\\)|current_catalog|current_user|session_user|pg_backend_pid\\(\\))\\s*",
       Pattern.CASE_INSENSITIVE);
 
   private Compat() {}
@@ -130,7 +135,7 @@ final class Compat {
           return Optional.of(switch (col) {
             case "version" -> PgResult.text(col, null, "PostgreSQL " + SERVER_VERSION + " on cairn, compiled by javac");
             case "current_schema" -> PgResult.text(col, null, "public");
-            case "current_database" -> PgResult.text(col, null, s.database());
+            case "current_database", "current_catalog" -> PgResult.text(col, null, s.database());
             case "current_user", "session_user" -> PgResult.text(col, null, s.user());
             default -> new PgResult(java.util.List.of(col), java.util.List.of(PgType.INT8),
                 java.util.List.of(java.util.List.of((long) s.pid())), "SELECT 1");
@@ -141,10 +146,12 @@ final class Compat {
         // the engine's
       }
     }
-    if (lower.contains("pg_catalog") || lower.contains("information_schema") || lower.contains("pg_type")) {
+    try {
+      return CatalogQueries.answer(statement, s.relations(), s);
+    } catch (SqlStates.PgError e) {
       LOG.debug("pgwire: catalog query not answered by the compatibility layer: {}", statement);
+      throw e;
     }
-    return Optional.empty();
   }
 
   private static String show(String name, Session s) {
@@ -161,5 +168,6 @@ final class Compat {
   }
 
   /** What the compatibility layer knows of a session. */
-  record Session(String user, String database, int pid, Map<String, String> parameters) {}
+  record Session(String user, String database, int pid, Map<String, String> parameters,
+      java.util.function.Supplier<java.util.List<CatalogRelation>> relations) {}
 }

@@ -223,7 +223,7 @@ final class PgConnection {
       out.begin('S').cstring(e.getKey()).cstring(e.getValue()).end();
     }
     out.begin('K').int32(pid).int32(secret).end();
-    session = new Compat.Session(user, params.getOrDefault("database", user), pid, new HashMap<>());
+    session = new Compat.Session(user, params.getOrDefault("database", user), pid, new HashMap<>(), server.backend()::relations);
     ready();
     return true;
   }

@@ -12,21 +12,27 @@ import java.time.ZoneOffset;
  * since the Unix epoch, UTC) → timestamp (without time zone, the session's TimeZone is UTC).
  */
 enum PgType {
-  INT8(20, 8),
-  FLOAT8(701, 8),
-  TEXT(25, -1),
-  BOOL(16, 1),
-  TIMESTAMP(1114, 8);
+  INT8(20, 8, "int8", "bigint"),
+  FLOAT8(701, 8, "float8", "double precision"),
+  TEXT(25, -1, "text", "text"),
+  BOOL(16, 1, "bool", "boolean"),
+  TIMESTAMP(1114, 8, "timestamp", "timestamp without time zone");
 
   /** Microseconds from the Unix epoch to the PostgreSQL epoch (2000-01-01). */
   private static final long PG_EPOCH_MICROS = 946_684_800_000_000L;
 
   final int oid;
   final short length;
+  /** {@code pg_type.typname}. */
+  final String typname;
+  /** What {@code format_type(oid, -1)} answers, as psql's {@code \d} shows it. */
+  final String sqlName;
 
-  PgType(int oid, int length) {
+  PgType(int oid, int length, String typname, String sqlName) {
     this.oid = oid;
     this.length = (short) length;
+    this.typname = typname;
+    this.sqlName = sqlName;
   }
 
   static PgType of(Type t) {

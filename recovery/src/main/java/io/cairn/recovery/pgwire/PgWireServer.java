@@ -70,6 +70,15 @@ public final class PgWireServer implements AutoCloseable {
 
     /** The catalog position: result types cached for a statement are valid while it is unchanged. */
     long catalogPosition();
+
+    /**
+     * The sources and views that catalog queries (psql's {@code \d}, JDBC {@code DatabaseMetaData})
+     * show, in catalog order; none by default. Called once per catalog query; must not block on
+     * a running statement.
+     */
+    default List<CatalogRelation> relations() {
+      return List.of();
+    }
   }
 
   /**

@@ -106,6 +106,24 @@ class PgWireTextTest {
   }
 
   @Test
+  void queryShapesIgnoreWhitespaceButNotQuotedText() {
+    assertThat(QueryShape.normalize(" SELECT a ,\n\t b FROM ( t )  WHERE x = 'a  b' AND \"c  d\" = 1 ;"))
+        .isEqualTo("SELECT a,b FROM (t) WHERE x = 'a  b' AND \"c  d\" = 1");
+    QueryShape shape = QueryShape.of("t", "SELECT x FROM t WHERE id = '{oid}'{more}");
+    assertThat(shape.match(QueryShape.normalize("SELECT x\nFROM t WHERE id = '42' AND y"))).hasValue(
+        java.util.Map.of("oid", "42", "more", " AND y"));
+    assertThat(shape.match("SELECT y FROM t WHERE id = '42'")).isEmpty();
+    java.util.List<java.util.regex.Pattern> allowed = List.of(QueryShape.clause("AND a = (\\d+)"), QueryShape.clause("AND b"));
+    assertThat(QueryShape.clauses(" AND a = 1 AND b", allowed)).extracting(QueryShape.Clause::kind).containsExactly(0, 1);
+    assertThat(QueryShape.clauses(" AND a = 1 OR b", allowed)).isNull();
+    // a catalog word inside a string is no catalog query: the statement goes to the engine
+    Compat.Session session = new Compat.Session("u", "d", 1, new java.util.HashMap<>(), List::of);
+    assertThat(CatalogQueries.answer("SELECT * FROM t WHERE name = 'pg_catalog.pg_class'", List::of, session)).isEmpty();
+    assertThatThrownBy(() -> CatalogQueries.answer("SELECT * FROM pg_catalog.pg_class", List::of, session))
+        .isInstanceOf(SqlStates.PgError.class).hasMessageContaining("Cannot answer this catalog query");
+  }
+
+  @Test
   void explainedSchemaIsParsed() {
     assertThat(ResultTypes.parseSchema("Map [#0, #1]  -> (a b BIGINT, c TEXT, t TIMESTAMP, n NULL)"))
         .containsExactly(new ResultTypes.Column("a b", PgType.INT8), new ResultTypes.Column("c", PgType.TEXT),
