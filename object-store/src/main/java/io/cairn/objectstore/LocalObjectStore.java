@@ -47,7 +47,7 @@ import org.slf4j.LoggerFactory;
  *   <li>The root must exist when the store is opened (the bucket analogue); it is not created.
  * </ul>
  */
-public final class LocalObjectStore implements ObjectStore {
+public final class LocalObjectStore implements ObjectStore, SupportsStreamingWrites {
   private static final Logger LOG = LoggerFactory.getLogger(LocalObjectStore.class);
   static final String TMP_DIR = ".cairn-tmp";
   private static final int BUFFER = 1 << 16;
@@ -202,6 +202,68 @@ public final class LocalObjectStore implements ObjectStore {
       throw new ObjectAlreadyExistsException("Cannot create " + key + " in " + name + ": object already exists");
     }
     publish(key, writeTemp(key, out -> out.write(bytes)), true);
+  }
+
+  /** Writes into a temporary file of this store (64 KiB buffered), published by an atomic rename at commit. */
+  @Override
+  public ObjectWrite openWrite(String key) {
+    path(key);
+    Path temp = tmp.resolve(UUID.randomUUID() + ".tmp");
+    FileChannel ch;
+    try {
+      ch = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    } catch (IOException e) {
+      throw new ObjectStoreException("Cannot put " + key + " in " + name + ": " + e, e);
+    }
+    OutputStream out = new java.io.BufferedOutputStream(Channels.newOutputStream(ch), BUFFER);
+    return new ObjectWrite() {
+      private long size;
+      private boolean done;
+
+      @Override
+      public void write(int b) throws IOException {
+        out.write(b);
+        size++;
+      }
+
+      @Override
+      public void write(byte[] b, int off, int len) throws IOException {
+        out.write(b, off, len);
+        size += len;
+      }
+
+      @Override
+      public long size() {
+        return size;
+      }
+
+      @Override
+      public void commit() {
+        if (done) {
+          throw new IllegalStateException("Cannot commit " + key + ": the write is already finished");
+        }
+        done = true;
+        try {
+          out.flush();
+          ch.force(true);
+          ch.close();
+        } catch (IOException e) {
+          closeQuietly(ch);
+          deleteQuietly(temp);
+          throw new ObjectStoreException("Cannot put " + key + " in " + name + ": " + e, e);
+        }
+        publish(key, temp, false);
+      }
+
+      @Override
+      public void close() {
+        if (!done) {
+          done = true;
+          closeQuietly(ch);
+          deleteQuietly(temp);
+        }
+      }
+    };
   }
 
   private void copyExactly(String key, InputStream in, OutputStream out, long length) throws IOException {

@@ -80,6 +80,15 @@ import software.amazon.awssdk.services.s3.model.UploadPartResponse;
  *       thread reads parts, up to {@code multipartParallelism} parts upload at once on the store's
  *       executor (a semaphore bounds the memory). Any failure waits for the parts in flight, then
  *       aborts the upload, so no object becomes visible and no parts are left behind.
+ *   <li>{@link #openWrite} streams an object of unknown length: the producer's bytes fill a part
+ *       in 256 KiB chunks; while it is at most one part ({@code partSizeBytes}) it goes in one PUT
+ *       at commit, else a multipart upload starts and each full part is uploaded on the executor
+ *       while the next fills. Parts in flight across all streaming writes of this store are
+ *       bounded by {@code multipartParallelism} (a store-wide semaphore), so their memory is at
+ *       most {@code (multipartParallelism + open writes) * partSizeBytes}. The part size doubles
+ *       every 1,000 parts (S3 allows 10,000), so an object of unknown length is not capped at
+ *       10,000 parts. Commit waits for the parts and completes the upload; a failure, or a close
+ *       without commit, waits for the parts in flight and aborts the upload.
  *   <li>Every PUT and part carries a Content-MD5 the server checks; with
  *       {@link ChecksumMode#WHEN_SUPPORTED} the SDK also adds CRC32 checksums and validates
  *       whole-object reads.
@@ -92,7 +101,7 @@ import software.amazon.awssdk.services.s3.model.UploadPartResponse;
  *       them or in logs.
  * </ul>
  */
-public final class S3ObjectStore implements ObjectStore {
+public final class S3ObjectStore implements ObjectStore, SupportsStreamingWrites {
   private static final Logger LOG = LoggerFactory.getLogger(S3ObjectStore.class);
   private static final int DELETE_BATCH = 1000;
   private static final long MAX_PARTS = 10_000;
@@ -103,6 +112,7 @@ public final class S3ObjectStore implements ObjectStore {
   private final String name;
   private final String keyBase;
   private final ExecutorService uploads;
+  private final Semaphore streamingParts;
   private final AtomicLong attempts = new AtomicLong();
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile boolean bucketVerified;
@@ -162,6 +172,7 @@ public final class S3ObjectStore implements ObjectStore {
       return t;
     };
     this.uploads = Executors.newFixedThreadPool(config.multipartParallelism(), factory);
+    this.streamingParts = new Semaphore(config.multipartParallelism());
   }
 
   public S3ObjectStoreConfig config() {
@@ -211,17 +222,21 @@ public final class S3ObjectStore implements ObjectStore {
   }
 
   private void putSingle(String key, String full, byte[] bytes, boolean ifAbsent) {
+    putSingle(key, full, bytes.length, base64Md5(bytes, 0, bytes.length), RequestBody.fromBytes(bytes), ifAbsent);
+  }
+
+  private void putSingle(String key, String full, long length, String md5, RequestBody body, boolean ifAbsent) {
     PutObjectRequest.Builder req = PutObjectRequest.builder()
         .bucket(config.bucket())
         .key(full)
-        .contentLength((long) bytes.length)
-        .contentMD5(base64Md5(bytes, 0, bytes.length));
+        .contentLength(length)
+        .contentMD5(md5);
     if (ifAbsent) {
       req.ifNoneMatch("*");
     }
     encryption(req);
     try {
-      s3.putObject(req.build(), RequestBody.fromBytes(bytes));
+      s3.putObject(req.build(), body);
     } catch (S3Exception e) {
       if (ifAbsent && e.statusCode() == 412) {
         throw new ObjectAlreadyExistsException("Cannot create " + key + " in " + name + ": object already exists");
@@ -286,22 +301,25 @@ public final class S3ObjectStore implements ObjectStore {
     }
   }
 
-  private void putMultipart(String key, String full, InputStream in, long length) {
-    boolean crc = config.checksumMode() == ChecksumMode.WHEN_SUPPORTED;
+  private String createMultipart(String key, String full) {
     CreateMultipartUploadRequest.Builder create = CreateMultipartUploadRequest.builder()
         .bucket(config.bucket()).key(full);
-    if (crc) {
+    if (config.checksumMode() == ChecksumMode.WHEN_SUPPORTED) {
       create.checksumAlgorithm(ChecksumAlgorithm.CRC32);
     }
     encryption(create);
-    String uploadId;
     try {
-      uploadId = s3.createMultipartUpload(create.build()).uploadId();
+      return s3.createMultipartUpload(create.build()).uploadId();
     } catch (SdkException e) {
       throw translate("put", key, e);
     } catch (RuntimeException e) {
       throw unexpected("put", key, e);
     }
+  }
+
+  private void putMultipart(String key, String full, InputStream in, long length) {
+    boolean crc = config.checksumMode() == ChecksumMode.WHEN_SUPPORTED;
+    String uploadId = createMultipart(key, full);
     // S3 allows at most 10,000 parts: grow the part size for very large objects
     long partSize = Math.max(config.partSizeBytes(), (length + MAX_PARTS - 1) / MAX_PARTS);
     int partCount = (int) ((length + partSize - 1) / partSize);
@@ -371,14 +389,19 @@ public final class S3ObjectStore implements ObjectStore {
   }
 
   private CompletedPart uploadPart(String full, String uploadId, int number, byte[] part, boolean crc) {
+    return uploadPart(full, uploadId, number, part.length, base64Md5(part, 0, part.length), RequestBody.fromBytes(part), crc);
+  }
+
+  private CompletedPart uploadPart(String full, String uploadId, int number, long length, String md5, RequestBody body,
+      boolean crc) {
     UploadPartRequest.Builder req = UploadPartRequest.builder()
         .bucket(config.bucket()).key(full).uploadId(uploadId).partNumber(number)
-        .contentLength((long) part.length)
-        .contentMD5(base64Md5(part, 0, part.length));
+        .contentLength(length)
+        .contentMD5(md5);
     if (crc) {
       req.checksumAlgorithm(ChecksumAlgorithm.CRC32);
     }
-    UploadPartResponse response = s3.uploadPart(req.build(), RequestBody.fromBytes(part));
+    UploadPartResponse response = s3.uploadPart(req.build(), body);
     CompletedPart.Builder done = CompletedPart.builder().partNumber(number).eTag(response.eTag());
     if (crc && response.checksumCRC32() != null) {
       done.checksumCRC32(response.checksumCRC32());
@@ -404,6 +427,213 @@ public final class S3ObjectStore implements ObjectStore {
     } catch (SdkException e) {
       LOG.warn("Could not abort multipart upload {} of {} in {}; parts may remain until a lifecycle rule removes them",
           uploadId, key, name, e);
+    }
+  }
+
+  // ---- streaming writes
+
+  private static final int CHUNK = 256 << 10;
+  private static final int PARTS_PER_SIZE = 1000;
+  private static final long MAX_PART_SIZE = 5L << 30;
+
+  @Override
+  public ObjectWrite openWrite(String key) {
+    return new S3Write(key, fullKey(key));
+  }
+
+  /** Bytes held as 256 KiB chunks (no copy on growth); re-readable for retries. */
+  private static final class Chunks {
+    private final List<byte[]> chunks = new ArrayList<>();
+    private long size;
+
+    void write(byte[] b, int off, int len) {
+      while (len > 0) {
+        int at = (int) (size % CHUNK);
+        if (at == 0) {
+          chunks.add(new byte[CHUNK]);
+        }
+        int n = Math.min(len, CHUNK - at);
+        System.arraycopy(b, off, chunks.get(chunks.size() - 1), at, n);
+        off += n;
+        len -= n;
+        size += n;
+      }
+    }
+
+    long size() {
+      return size;
+    }
+
+    private int length(int i) {
+      return i < chunks.size() - 1 ? CHUNK : (int) (size - (long) (chunks.size() - 1) * CHUNK);
+    }
+
+    String md5() {
+      var md5 = StoreSupport.md5();
+      for (int i = 0; i < chunks.size(); i++) {
+        md5.update(chunks.get(i), 0, length(i));
+      }
+      return Base64.getEncoder().encodeToString(md5.digest());
+    }
+
+    RequestBody body() {
+      return RequestBody.fromContentProvider(() -> {
+        List<InputStream> streams = new ArrayList<>(chunks.size());
+        for (int i = 0; i < chunks.size(); i++) {
+          streams.add(new java.io.ByteArrayInputStream(chunks.get(i), 0, length(i)));
+        }
+        return new java.io.SequenceInputStream(java.util.Collections.enumeration(streams));
+      }, size, "application/octet-stream");
+    }
+  }
+
+  /** See the class comment: one part fills while earlier ones upload. */
+  private final class S3Write extends ObjectWrite {
+    private final String key;
+    private final String full;
+    private final boolean crc = config.checksumMode() == ChecksumMode.WHEN_SUPPORTED;
+    private final List<Future<CompletedPart>> futures = new ArrayList<>();
+    private final java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+    private Chunks current = new Chunks();
+    private String uploadId;
+    private long size;
+    private boolean done;
+
+    S3Write(String key, String full) {
+      this.key = key;
+      this.full = full;
+    }
+
+    private long partLimit() {
+      int grown = Math.min(futures.size() / PARTS_PER_SIZE, 10);
+      return Math.min(MAX_PART_SIZE, config.partSizeBytes() << grown);
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+      write(new byte[] {(byte) b}, 0, 1);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      Objects.checkFromIndexSize(off, len, b.length);
+      if (done) {
+        throw new IOException("Cannot write " + key + " in " + name + ": the write is finished");
+      }
+      while (len > 0) {
+        if (current.size() >= partLimit()) {
+          sendPart();
+        }
+        int n = (int) Math.min(len, partLimit() - current.size());
+        current.write(b, off, n);
+        off += n;
+        len -= n;
+        size += n;
+      }
+    }
+
+    private void sendPart() throws IOException {
+      Throwable failed = failure.get();
+      if (failed != null) {
+        throw new IOException("Cannot put " + key + " in " + name + ": a part upload failed: " + failed, failed);
+      }
+      if (uploadId == null) {
+        uploadId = createMultipart(key, full);
+        LOG.debug("Streaming {} to {} in a multipart upload, upload {}", key, name, uploadId);
+      }
+      try {
+        streamingParts.acquire();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new java.io.InterruptedIOException("Cannot put " + key + " in " + name + ": interrupted");
+      }
+      Chunks part = current;
+      current = new Chunks();
+      int number = futures.size() + 1;
+      String id = uploadId;
+      try {
+        futures.add(uploads.submit(() -> {
+          try {
+            return uploadPart(full, id, number, part.size(), part.md5(), part.body(), crc);
+          } catch (RuntimeException | Error e) {
+            failure.compareAndSet(null, e);
+            throw e;
+          } finally {
+            streamingParts.release();
+          }
+        }));
+      } catch (RuntimeException e) {
+        streamingParts.release();
+        throw e;
+      }
+    }
+
+    @Override
+    public long size() {
+      return size;
+    }
+
+    @Override
+    public void commit() {
+      if (done) {
+        throw new IllegalStateException("Cannot commit " + key + " in " + name + ": the write is already finished");
+      }
+      if (uploadId == null) {
+        done = true;
+        Chunks body = current;
+        current = null;
+        putSingle(key, full, body.size(), body.md5(), body.body(), false);
+        return;
+      }
+      try {
+        sendPart();
+        List<CompletedPart> parts = new ArrayList<>(futures.size());
+        for (Future<CompletedPart> f : futures) {
+          parts.add(f.get());
+        }
+        s3.completeMultipartUpload(b -> b.bucket(config.bucket()).key(full).uploadId(uploadId)
+            .multipartUpload(CompletedMultipartUpload.builder().parts(parts).build()));
+        done = true;
+        current = null;
+      } catch (InterruptedException | java.io.InterruptedIOException e) {
+        Thread.currentThread().interrupt();
+        close();
+        throw new ObjectStoreException("Cannot put " + key + " in " + name + ": interrupted", e);
+      } catch (ExecutionException e) {
+        close();
+        Throwable cause = e.getCause();
+        if (cause instanceof SdkException sdk) {
+          throw translate("put", key, sdk);
+        }
+        if (cause instanceof ObjectStoreException ose) {
+          throw ose;
+        }
+        throw new ObjectStoreException("Cannot put " + key + " in " + name + ": part upload failed: " + cause, cause);
+      } catch (IOException e) {
+        close();
+        throw new ObjectStoreException(e.getMessage(), e.getCause() == null ? e : e.getCause());
+      } catch (SdkException e) {
+        close();
+        throw translate("put", key, e);
+      } catch (ObjectStoreException e) {
+        close();
+        throw e;
+      } catch (RuntimeException e) {
+        close();
+        throw unexpected("put", key, e);
+      }
+    }
+
+    @Override
+    public void close() {
+      if (done) {
+        return;
+      }
+      done = true;
+      current = null;
+      if (uploadId != null) {
+        abort(key, full, uploadId, futures);
+      }
     }
   }
 

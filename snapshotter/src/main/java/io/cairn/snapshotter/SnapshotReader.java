@@ -36,8 +36,20 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Verification levels: {@link Verification#PRESENCE} checks the manifest's checksum and that
  * every file exists with the recorded size (one HEAD per file); {@link Verification#FULL} also
- * downloads every file and checks its CRC32C. {@link #loadLatest()} verifies fully while loading
- * (each file is read once) and falls back to the previous snapshot on any problem.
+ * streams every file through its CRC32C (a 64 KiB buffer per file). {@link #loadLatest()} verifies
+ * fully while loading (each file is read once) and falls back to the previous snapshot on any
+ * problem.
+ *
+ * <p>Memory per load (one batch file; {@code parallelism} files load at once), besides the decoded
+ * batch itself: a file of at most {@code wholeFileReadBytes} (default {@value
+ * #DEFAULT_WHOLE_FILE_READ_BYTES} bytes) is read whole in one GET into an array, checked, then
+ * decoded. A larger file is decoded through ranged reads ({@link RangedBatchFile}): its tail (64
+ * KiB or the footer), then one row group's compressed column chunks at a time (parquet-java's
+ * buffers, in pieces of at most 8 MiB), one decompressed page, and a 64 KiB buffer for bytes
+ * only hashed. Its CRC32C is computed over the bytes in file order as they are read and checked
+ * after decoding and before the batch is returned; a file that fails to decode and also fails the
+ * checksum is reported as a checksum mismatch. So no file is ever held whole once it is larger
+ * than {@code wholeFileReadBytes}, and files over 2 GiB load (up to 2^31 - 9 rows per batch).
  */
 public final class SnapshotReader implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SnapshotReader.class);
@@ -45,23 +57,37 @@ public final class SnapshotReader implements AutoCloseable {
   /** How thoroughly to verify. */
   public enum Verification { PRESENCE, FULL }
 
+  /** Batch files up to this size are read whole; larger ones through ranged reads, a row group at a time. */
+  public static final long DEFAULT_WHOLE_FILE_READ_BYTES = 8L << 20;
+
   private final ObjectStore store;
   private final SnapshotPaths paths;
   private final Executor executor;
   private final ExecutorService owned;
   private final int parallelism;
+  private final long wholeFileReadBytes;
 
   /** A reader with its own pool of {@code parallelism} daemon threads. */
   public SnapshotReader(ObjectStore store, String prefix, int parallelism) {
-    this(store, prefix, pool(parallelism), parallelism, true);
+    this(store, prefix, pool(parallelism), parallelism, true, DEFAULT_WHOLE_FILE_READ_BYTES);
   }
 
   /** A reader running downloads on {@code executor}, at most {@code parallelism} at a time. */
   public SnapshotReader(ObjectStore store, String prefix, Executor executor, int parallelism) {
-    this(store, prefix, executor, parallelism, false);
+    this(store, prefix, executor, parallelism, false, DEFAULT_WHOLE_FILE_READ_BYTES);
   }
 
-  private SnapshotReader(ObjectStore store, String prefix, Executor executor, int parallelism, boolean owns) {
+  /**
+   * A reader running downloads on {@code executor}, at most {@code parallelism} at a time, that
+   * reads batch files larger than {@code wholeFileReadBytes} through ranged reads, a row group at
+   * a time, and smaller ones whole.
+   */
+  public SnapshotReader(ObjectStore store, String prefix, Executor executor, int parallelism, long wholeFileReadBytes) {
+    this(store, prefix, executor, parallelism, false, wholeFileReadBytes);
+  }
+
+  private SnapshotReader(ObjectStore store, String prefix, Executor executor, int parallelism, boolean owns,
+      long wholeFileReadBytes) {
     this.store = Objects.requireNonNull(store, "store");
     this.paths = new SnapshotPaths(prefix);
     this.executor = Objects.requireNonNull(executor, "executor");
@@ -69,6 +95,11 @@ public final class SnapshotReader implements AutoCloseable {
       throw new IllegalArgumentException("Cannot create snapshot reader: parallelism must be >= 1, got " + parallelism);
     }
     this.parallelism = parallelism;
+    if (wholeFileReadBytes < 0 || wholeFileReadBytes > Integer.MAX_VALUE - 8) {
+      throw new IllegalArgumentException("Cannot create snapshot reader: whole-file read size must be in [0, 2^31 - 9], got "
+          + wholeFileReadBytes);
+    }
+    this.wholeFileReadBytes = wholeFileReadBytes;
     this.owned = owns ? (ExecutorService) executor : null;
   }
 
@@ -122,7 +153,7 @@ public final class SnapshotReader implements AutoCloseable {
       String key = paths.key(f.path());
       try {
         if (level == Verification.FULL) {
-          fetch(key, f);
+          verifyStreaming(key, f);
         } else {
           Optional<ObjectInfo> info = store.head(key);
           if (info.isEmpty()) {
@@ -216,8 +247,12 @@ public final class SnapshotReader implements AutoCloseable {
         b = Batch.empty(j.key(), j.val(), f.description()).withId(f.id());
       } else {
         String key = paths.key(f.path());
-        byte[] bytes = fetch(key, f);
-        b = ParquetBatchFiles.read(key, bytes, f.id(), j.key(), j.val(), f.description(), f.rows());
+        if (f.bytes() <= wholeFileReadBytes) {
+          byte[] bytes = fetch(key, f);
+          b = ParquetBatchFiles.read(key, bytes, f.id(), j.key(), j.val(), f.description(), f.rows());
+        } else {
+          b = loadRanged(key, f, j.key(), j.val());
+        }
       }
       loaded[j.entry()][j.index()] = b;
     });
@@ -233,15 +268,88 @@ public final class SnapshotReader implements AutoCloseable {
     return s;
   }
 
-  /** Downloads a file and checks its size and checksum. */
-  private byte[] fetch(String key, BatchFile f) {
-    byte[] bytes;
+  /**
+   * Decodes a batch file through ranged reads, then checks its checksum (hashed as it was read)
+   * before returning it. Store failures are rethrown as the store threw them.
+   */
+  private Batch loadRanged(String key, BatchFile f, Schema keySchema, Schema valSchema) {
+    try {
+      RangedBatchFile file = RangedBatchFile.open(store, key, f.bytes());
+      Batch b;
+      try {
+        b = ParquetBatchFiles.read(key, file, f.id(), keySchema, valSchema, f.description(), f.rows());
+      } catch (CorruptSnapshotException e) {
+        // undecodable: a checksum mismatch, when there is one, says better what is wrong
+        String sum;
+        try {
+          sum = file.checksum();
+        } catch (RuntimeException again) {
+          e.addSuppressed(again);
+          throw e;
+        }
+        if (!sum.equals(f.checksum())) {
+          CorruptSnapshotException mismatch = checksumMismatch(key, f, sum);
+          mismatch.addSuppressed(e);
+          throw mismatch;
+        }
+        throw e;
+      }
+      String sum = file.checksum();
+      if (!sum.equals(f.checksum())) {
+        throw checksumMismatch(key, f, sum);
+      }
+      LOG.debug("Loaded batch file {} ({} bytes) in {} ranged reads of at most {} bytes", key, f.bytes(), file.ranges(),
+          file.largestRange());
+      return b;
+    } catch (RangedBatchFile.StoreFailure e) {
+      throw e.storeException();
+    }
+  }
+
+  private static CorruptSnapshotException checksumMismatch(String key, BatchFile f, String sum) {
+    return new CorruptSnapshotException("Cannot load batch file " + key + ": checksum mismatch (manifest " + f.checksum()
+        + ", file " + sum + ")");
+  }
+
+  /** Streams a file through its checksum, holding 64 KiB of it, and checks its size and checksum. */
+  private void verifyStreaming(String key, BatchFile f) {
+    CRC32C crc = new CRC32C();
+    long size = 0;
+    byte[] buf = new byte[64 << 10];
     try (InputStream in = store.get(key)) {
-      bytes = in.readAllBytes();
+      int n;
+      while ((n = in.read(buf)) >= 0) {
+        crc.update(buf, 0, n);
+        size += n;
+      }
     } catch (ObjectNotFoundException e) {
       throw new CorruptSnapshotException("Cannot load batch file " + key + ": it is missing", e);
     } catch (IOException e) {
       throw new SnapshotException("Cannot load batch file " + key + ": " + e.getMessage(), e);
+    }
+    if (size != f.bytes()) {
+      throw new CorruptSnapshotException("Cannot load batch file " + key + ": it has " + size + " bytes, the manifest says " + f.bytes());
+    }
+    String sum = Snapshotter.checksum(crc);
+    if (!sum.equals(f.checksum())) {
+      throw checksumMismatch(key, f, sum);
+    }
+  }
+
+  /** Downloads a small file whole and checks its size and checksum. */
+  private byte[] fetch(String key, BatchFile f) {
+    byte[] bytes;
+    try (InputStream in = store.get(key)) {
+      // at most one byte more than recorded: a longer file is refused without reading it all
+      bytes = in.readNBytes((int) f.bytes() + 1);
+    } catch (ObjectNotFoundException e) {
+      throw new CorruptSnapshotException("Cannot load batch file " + key + ": it is missing", e);
+    } catch (IOException e) {
+      throw new SnapshotException("Cannot load batch file " + key + ": " + e.getMessage(), e);
+    }
+    if (bytes.length > f.bytes()) {
+      throw new CorruptSnapshotException("Cannot load batch file " + key + ": it has more than " + f.bytes()
+          + " bytes, the manifest says " + f.bytes());
     }
     if (bytes.length != f.bytes()) {
       throw new CorruptSnapshotException("Cannot load batch file " + key + ": it has " + bytes.length + " bytes, the manifest says " + f.bytes());
@@ -250,7 +358,7 @@ public final class SnapshotReader implements AutoCloseable {
     crc.update(bytes);
     String sum = Snapshotter.checksum(crc);
     if (!sum.equals(f.checksum())) {
-      throw new CorruptSnapshotException("Cannot load batch file " + key + ": checksum mismatch (manifest " + f.checksum() + ", file " + sum + ")");
+      throw checksumMismatch(key, f, sum);
     }
     return bytes;
   }

@@ -6,6 +6,8 @@ import io.cairn.engine.runtime.EngineState;
 import io.cairn.engine.trace.Batch;
 import io.cairn.objectstore.ObjectInfo;
 import io.cairn.objectstore.ObjectStore;
+import io.cairn.objectstore.ObjectWrite;
+import io.cairn.objectstore.SupportsStreamingWrites;
 import io.cairn.snapshotter.Manifest.ArrangementEntry;
 import io.cairn.snapshotter.Manifest.BatchFile;
 import io.cairn.snapshotter.exceptions.CorruptSnapshotException;
@@ -65,8 +67,16 @@ import org.slf4j.LoggerFactory;
  *       and uploaded at a time. Each file is encoded column by column in row groups of at most
  *       {@code rowGroupRows} rows; the row groups of a file are encoded in parallel on a pool of
  *       {@code encodeThreads} (separate from the upload workers, which only wait on it), at most
- *       {@code encodeThreads + 1} ahead of the one being appended. A file is encoded into memory
- *       until it reaches the spill threshold, then continues into a temporary file.
+ *       {@code encodeThreads + 1} ahead of the one being appended. A store that {@link
+ *       SupportsStreamingWrites} (S3, a local directory) receives the encoded bytes as they are
+ *       produced: on S3 a file up to one part ({@code s3.multipart.part-size-bytes}, 8 MiB by
+ *       default) goes in one PUT, a larger one in a multipart upload whose parts leave while
+ *       later row groups encode, with at most {@code s3.multipart.parallelism} parts in flight
+ *       store-wide; so upload buffers hold at most {@code (parallelism +
+ *       s3.multipart.parallelism) * part size} (64 MiB with the defaults), whatever the file
+ *       sizes. Locally the bytes go to a temporary file of the store, renamed at commit. Any
+ *       other store gets a file encoded into memory until it reaches the spill threshold, then
+ *       into a temporary file, uploaded when complete.
  *   <li>One row count: a snapshot's rows are the updates stored in the batch files its manifest
  *       references ({@link Manifest#rows()}), which is what loading it yields. Every log line,
  *       {@link SnapshotResult#rows()} and the manifest use it. It can exceed the captured state's
@@ -592,6 +602,20 @@ public final class Snapshotter implements AutoCloseable {
     String key = paths.key(u.path);
     CRC32C crc = new CRC32C();
     long size;
+    if (store instanceof SupportsStreamingWrites streaming) {
+      // encoded straight into the upload: S3 parts leave while later row groups encode
+      try (ObjectWrite w = streaming.openWrite(key)) {
+        CheckedOutputStream os = new CheckedOutputStream(w, crc);
+        ParquetBatchFiles.write(u.arrangement, u.shard, b, os, fileOptions);
+        os.flush();
+        w.commit();
+        size = w.size();
+      } catch (IOException e) {
+        throw new UncheckedIOException("Cannot upload batch " + b.id() + " to " + key + ": " + e.getMessage(), e);
+      }
+      return new BatchFile(b.id(), u.path, b.size(), size, checksum(crc), b.description().lower(), b.description().upper(),
+          b.description().since());
+    }
     SpillingOutputStream spill = new SpillingOutputStream(spillThreshold, tempDir);
     try {
       try (OutputStream os = new CheckedOutputStream(spill, crc)) {

@@ -56,11 +56,20 @@ final class ColumnBatchWriter {
   private ColumnBatchWriter() {}
 
   static void write(String arrangement, int shard, Batch batch, OutputStream out, BatchFileOptions o) throws IOException {
+    write(arrangement, shard, batch, out, o, 0);
+  }
+
+  /**
+   * Writes as if {@code start} bytes preceded {@code out}'s first byte (the magic): every offset in
+   * the footer counts them. Only tests of files larger than their content use {@code start > 0}.
+   */
+  static void write(String arrangement, int shard, Batch batch, OutputStream out, BatchFileOptions o, long start)
+      throws IOException {
     MessageType schema = ParquetBatchFiles.parquetSchema(batch.keySchema(), batch.valSchema());
     Map<String, String> footer = ParquetBatchFiles.footer(arrangement, shard, batch);
     ParquetProperties props = properties(o);
     ParquetFileWriter file = new ParquetFileWriter(
-        new ParquetBatchFiles.StreamOutputFile(out), schema, ParquetFileWriter.Mode.OVERWRITE, 128L << 20, 0, null, props);
+        new ParquetBatchFiles.StreamOutputFile(out, start), schema, ParquetFileWriter.Mode.OVERWRITE, 128L << 20, 0, null, props);
     file.start();
     int n = batch.size();
     int groups = (int) ((n + (long) o.rowGroupRows() - 1) / o.rowGroupRows());

@@ -5,6 +5,7 @@ import io.cairn.engine.row.Type;
 import io.cairn.engine.trace.Batch;
 import io.cairn.engine.trace.Description;
 import io.cairn.snapshotter.exceptions.CorruptSnapshotException;
+import io.cairn.snapshotter.exceptions.SnapshotException;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -162,9 +163,22 @@ public final class ParquetBatchFiles {
    */
   public static Batch read(
       String what, byte[] file, String id, Schema key, Schema val, Description description, long expectedRows) {
+    return read(what, new BytesInputFile(file), id, key, val, description, expectedRows);
+  }
+
+  /**
+   * Reads a batch file through {@code file}, column by column: the footer, then one row group at
+   * a time, each read with forward seeks (so a ranged or streamed {@link InputFile} holds about one
+   * row group's compressed bytes at a time). A {@link SnapshotException} thrown by {@code file}
+   * (e.g. a failing store) passes through unchanged; every other failure is a {@link
+   * CorruptSnapshotException}, as for {@link #read(String, byte[], String, Schema, Schema,
+   * Description, long)}.
+   */
+  public static Batch read(
+      String what, InputFile file, String id, Schema key, Schema val, Description description, long expectedRows) {
     ColumnBatchReader columns;
     ParquetReadOptions options = ParquetReadOptions.builder(new PlainParquetConfiguration()).build();
-    try (ParquetFileReader r = ParquetFileReader.open(new BytesInputFile(file), options)) {
+    try (ParquetFileReader r = ParquetFileReader.open(file, options)) {
       MessageType expected = parquetSchema(key, val);
       MessageType actual = r.getFooter().getFileMetaData().getSchema();
       if (!actual.equals(expected)) {
@@ -186,7 +200,7 @@ public final class ParquetBatchFiles {
         throw new CorruptSnapshotException("Cannot read batch file " + what + ": " + rows + " rows do not fit one batch");
       }
       columns = ColumnBatchReader.read(r, expected, key, val, (int) rows);
-    } catch (CorruptSnapshotException e) {
+    } catch (SnapshotException e) {
       throw e;
     } catch (IOException | RuntimeException e) {
       throw new CorruptSnapshotException("Cannot read batch file " + what + ": " + e.getMessage(), e);
@@ -211,15 +225,22 @@ public final class ParquetBatchFiles {
   /** An {@link OutputFile} over a stream, counting the position. */
   static final class StreamOutputFile implements OutputFile {
     private final OutputStream out;
+    private final long start;
 
     StreamOutputFile(OutputStream out) {
+      this(out, 0);
+    }
+
+    /** Positions counted from {@code start}: the bytes written are the file's from there on (for tests of large offsets). */
+    StreamOutputFile(OutputStream out, long start) {
       this.out = out;
+      this.start = start;
     }
 
     @Override
     public PositionOutputStream create(long blockSizeHint) {
       return new PositionOutputStream() {
-        private long pos;
+        private long pos = start;
 
         @Override
         public long getPos() {

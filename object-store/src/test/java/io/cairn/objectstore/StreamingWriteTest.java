@@ -1,0 +1,164 @@
+package io.cairn.objectstore;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cairn.objectstore.exceptions.ObjectStoreException;
+import io.cairn.objectstore.testing.S3ProxyServer;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import software.amazon.awssdk.core.interceptor.Context;
+import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
+import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
+import software.amazon.awssdk.services.s3.model.UploadPartRequest;
+
+/**
+ * {@link SupportsStreamingWrites}: objects of unknown length written as produced, through s3proxy
+ * (one PUT up to one part, else a multipart upload fed part by part) and a local directory; an
+ * abort or a failed part leaves nothing behind.
+ */
+class StreamingWriteTest {
+  private static final long PART = 5L << 20; // S3's minimum part size
+  private S3ProxyServer server;
+  private String bucket;
+  @TempDir Path dir;
+
+  @BeforeEach
+  void setUp() {
+    server = S3ProxyServer.shared();
+    bucket = server.createBucket();
+  }
+
+  private S3ObjectStoreConfig config() {
+    return server.configFor(bucket).prefix("stream")
+        .multipartThresholdBytes(PART).partSizeBytes(PART).multipartParallelism(2).build();
+  }
+
+  /** Writes {@code length} seeded bytes in writes of random sizes (1 byte to 300 KiB). */
+  private static void produce(ObjectWrite w, long seed, long length) throws IOException {
+    Random r = new Random(seed);
+    try (InputStream in = TestData.stream(seed, length)) {
+      byte[] buf = new byte[300 << 10];
+      while (true) {
+        int n = in.read(buf, 0, 1 + r.nextInt(buf.length));
+        if (n < 0) {
+          return;
+        }
+        if (n == 1) {
+          w.write(buf[0]);
+        } else {
+          w.write(buf, 0, n);
+        }
+      }
+    }
+  }
+
+  private void assertNoUploadsLeft() {
+    assertThat(server.client().listMultipartUploads(b -> b.bucket(bucket)).uploads()).isEmpty();
+  }
+
+  @Test
+  void s3ObjectsUpToOnePartGoInOnePutLargerOnesInParts() throws IOException {
+    try (S3ObjectStore s3 = new S3ObjectStore(config())) {
+      long[] sizes = {0, 1, 70_000, PART, PART + 1, 4 * PART + 99};
+      long[] requests = {1, 1, 1, 1, 4, 7}; // a PUT; or create + parts + complete
+      for (int i = 0; i < sizes.length; i++) {
+        String key = "obj-" + i;
+        long before = s3.requestAttempts();
+        try (ObjectWrite w = s3.openWrite(key)) {
+          produce(w, i, sizes[i]);
+          w.commit();
+          assertThat(w.size()).isEqualTo(sizes[i]);
+        }
+        assertThat(s3.requestAttempts() - before).as("requests for %d bytes", sizes[i]).isEqualTo(requests[i]);
+        assertThat(s3.head(key)).get().extracting(ObjectInfo::size).isEqualTo(sizes[i]);
+        try (InputStream in = s3.get(key)) {
+          assertThat(TestData.sha256(in)).as("content of %d bytes", sizes[i]).isEqualTo(TestData.sha256(i, sizes[i]));
+        }
+      }
+      assertNoUploadsLeft();
+    }
+  }
+
+  @Test
+  void s3CloseWithoutCommitAbortsTheUpload() throws IOException {
+    try (S3ObjectStore s3 = new S3ObjectStore(config())) {
+      s3.put("keep", new byte[] {7});
+      try (ObjectWrite w = s3.openWrite("keep")) {
+        produce(w, 3, 3 * PART + 17); // two parts sent, the third filling
+        assertThat(s3.readAllBytes("keep")).as("the old version until commit").containsExactly(7);
+      }
+      assertThat(s3.readAllBytes("keep")).containsExactly(7);
+      assertNoUploadsLeft();
+      try (ObjectWrite w = s3.openWrite("small")) {
+        w.write(new byte[] {1, 2});
+      }
+      assertThat(s3.head("small")).isEmpty();
+    }
+  }
+
+  @Test
+  void s3FailingPartAbortsTheUploadAndKeepsThePreviousVersion() throws IOException {
+    AtomicInteger partAttempts = new AtomicInteger();
+    ExecutionInterceptor failSecondPart = new ExecutionInterceptor() {
+      @Override
+      public void beforeTransmission(Context.BeforeTransmission context, ExecutionAttributes attributes) {
+        if (context.request() instanceof UploadPartRequest r && r.partNumber() == 2) {
+          partAttempts.incrementAndGet();
+          throw new IllegalStateException("injected: part 2 lost");
+        }
+      }
+    };
+    try (S3ObjectStore s3 = new S3ObjectStore(config(), List.of(failSecondPart))) {
+      s3.put("keep-big", new byte[] {1, 2, 3});
+      assertThatThrownBy(() -> {
+        try (ObjectWrite w = s3.openWrite("keep-big")) {
+          try {
+            produce(w, 5, 4 * PART + 1);
+          } catch (IOException e) {
+            // a write may already see the failed part; the commit must not be reached then
+            throw new ObjectStoreException(e.getMessage(), e);
+          }
+          w.commit();
+        }
+      }).isInstanceOf(ObjectStoreException.class).hasMessageContaining("keep-big").hasMessageContaining("part 2 lost");
+      assertThat(partAttempts.get()).isPositive();
+      assertThat(s3.readAllBytes("keep-big")).containsExactly(1, 2, 3);
+      assertNoUploadsLeft();
+      try (Stream<Path> files = Files.walk(server.dataDir().resolve(bucket))) {
+        assertThat(files.filter(Files::isRegularFile).map(p -> server.dataDir().resolve(bucket).relativize(p).toString()))
+            .containsExactly("stream/keep-big");
+      }
+    }
+  }
+
+  @Test
+  void localWritesAppearAtCommitAndAbortLeavesNothing() throws IOException {
+    LocalObjectStore local = LocalObjectStore.createDirectories(dir.resolve("store"));
+    try (ObjectWrite w = local.openWrite("a/b")) {
+      produce(w, 9, 1_000_003);
+      assertThat(local.head("a/b")).isEmpty();
+      w.commit();
+    }
+    try (InputStream in = local.get("a/b")) {
+      assertThat(TestData.sha256(in)).isEqualTo(TestData.sha256(9, 1_000_003));
+    }
+    try (ObjectWrite w = local.openWrite("a/c")) {
+      produce(w, 10, 70_000);
+    }
+    assertThat(local.list("")).extracting(ObjectInfo::key).containsExactly("a/b");
+    try (Stream<Path> files = Files.walk(dir.resolve("store"))) {
+      assertThat(files.filter(Files::isRegularFile).map(p -> dir.resolve("store").relativize(p).toString()))
+          .containsExactly("a/b");
+    }
+  }
+}
