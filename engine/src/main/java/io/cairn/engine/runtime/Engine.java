@@ -3,9 +3,7 @@ package io.cairn.engine.runtime;
 import io.cairn.engine.dataflow.Arrangement;
 import io.cairn.engine.dataflow.Collection;
 import io.cairn.engine.dataflow.Dataflow;
-import io.cairn.engine.dataflow.Operator;
 import io.cairn.engine.dataflow.Rows;
-import io.cairn.engine.dataflow.SourceOp;
 import io.cairn.engine.plan.Plan;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
@@ -13,15 +11,9 @@ import io.cairn.engine.source.Secrets;
 import io.cairn.engine.source.Source;
 import io.cairn.engine.source.SourceConnector;
 import io.cairn.engine.source.SourceDefinition;
-import io.cairn.engine.source.SourceException;
 import io.cairn.engine.source.SourceOffsets;
-import io.cairn.engine.source.SourceOutput;
-import io.cairn.engine.trace.Batch;
-import io.cairn.engine.trace.Update;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -35,6 +27,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The embedded engine: sources, views (dataflows), workers and ticks.
+ *
+ * <p>Parts: the {@link TickDriver} runs ticks; within a tick {@link SourceIngest} talks to the
+ * sources' clients, the {@link DataflowRunner} computes (routing inputs through the {@link
+ * Exchange}) and seals; {@link StateRestore} captures and restores state. The engine itself keeps
+ * the registry of sources and views, the locks, DDL and reads.
  *
  * <p>Design and invariants:
  *
@@ -91,12 +88,12 @@ public final class Engine implements AutoCloseable {
   private final Secrets secrets;
   private final Map<String, SourceConnector> connectors;
   private final Workers workers;
-  private final RestartStrategy restarts;
   private final ReentrantLock tickLock = new ReentrantLock();
   private final ReentrantLock lock = new ReentrantLock(true);
-  private final java.util.Random jitter = new java.util.Random();
-  private final List<Source> toClose = new ArrayList<>(); // dropped while a tick ran; closed by the ticking thread
-  private volatile Map<String, SourceStatus> statuses = Map.of();
+  private final SourceIngest ingest;
+  private final DataflowRunner runner;
+  private final StateRestore state;
+  private final TickDriver driver;
   private final Map<String, Dataflow> dataflows = new LinkedHashMap<>(); // in catalog order
   private final Map<String, RunningSource> sources = new LinkedHashMap<>();
   private long lastClosedTick;
@@ -104,17 +101,12 @@ public final class Engine implements AutoCloseable {
   private long recordsIngested;
   private long ticks;
   private long lastTickNanos;
-  private Thread driver;
-  private volatile boolean running;
-  private volatile boolean lastTickIdle;
-  private static final long IDLE_PAUSE_NANOS = 250_000_000L;
 
   private Engine(Builder b) {
     this.shards = b.workers;
     this.policy = b.policy;
     this.clock = b.clock;
     this.secrets = b.secrets;
-    this.restarts = b.restarts;
     this.connectors = new TreeMap<>();
     for (SourceConnector c : ServiceLoader.load(SourceConnector.class, Engine.class.getClassLoader())) {
       connectors.put(c.name(), c);
@@ -123,6 +115,10 @@ public final class Engine implements AutoCloseable {
       connectors.put(c.name(), c);
     }
     this.workers = new Workers(shards);
+    this.ingest = new SourceIngest(policy, secrets, b.restarts, clock);
+    this.runner = new DataflowRunner(workers, shards);
+    this.state = new StateRestore(workers, shards);
+    this.driver = new TickDriver(this::tick, ingest::lastTickIdle, policy);
   }
 
   public static Builder builder() {
@@ -178,64 +174,6 @@ public final class Engine implements AutoCloseable {
     }
   }
 
-  /**
-   * A source and its client. Fields without {@code volatile} are used only by the thread holding
-   * the tick lock (the client's owner), except where noted.
-   */
-  private static final class RunningSource implements SourceOutput {
-    final String name;
-    final SourceConnector connector;
-    final SourceDefinition definition;
-    final SourceOp op;
-    final Dataflow dataflow;
-    Source source;
-    boolean open = true;
-    boolean seeked;
-    /** offsets(T) of the last closed tick: the position the source's state is at (also set by restore). */
-    SourceOffsets recorded = SourceOffsets.EMPTY;
-    SourceStatus.State state = SourceStatus.State.RUNNING;
-    String error;
-    int attempts;
-    long nextAttemptNanos;
-    long runningSinceNanos = System.nanoTime();
-    boolean caughtUp;
-    Map<String, Long> load = Map.of();
-    volatile double rateLimit;
-    double appliedRateLimit;
-    /** Offsets of the newest committed snapshot holding this source's state (set by the snapshot thread). */
-    volatile SourceOffsets committed;
-    SourceOffsets acknowledged;
-    volatile boolean dropped;
-
-    RunningSource(String name, SourceConnector connector, SourceDefinition definition, Source source, Dataflow dataflow) {
-      this.name = name;
-      this.connector = connector;
-      this.definition = definition;
-      this.source = source;
-      this.dataflow = dataflow;
-      this.op = dataflow.sourceOp();
-    }
-
-    boolean polling() {
-      return state == SourceStatus.State.RUNNING && seeked && dataflow.state() == Dataflow.State.RUNNING;
-    }
-
-    @Override
-    public void append(Row row, long diff) {
-      op.offerAppend(row, diff);
-    }
-
-    @Override
-    public void upsert(Row key, Row row) {
-      op.offerUpsert(key, row);
-    }
-
-    @Override
-    public void reset() {
-      op.reset();
-    }
-  }
-
   public int workers() {
     return shards;
   }
@@ -277,10 +215,7 @@ public final class Engine implements AutoCloseable {
       Dataflow d = Dataflow.source(id, def.name(), schema, pk, shards);
       dataflows.put(def.name(), d);
       sources.put(def.name(), new RunningSource(def.name(), c, valid, s, d));
-      Thread t = driver;
-      if (t != null) {
-        java.util.concurrent.locks.LockSupport.unpark(t); // an idle driver picks the new source up now
-      }
+      driver.wake(); // an idle driver picks the new source up now
       LOG.info("Created source {} (dataflow {}, connector {})", def.name(), id, def.connector());
     } finally {
       lock.unlock();
@@ -341,14 +276,12 @@ public final class Engine implements AutoCloseable {
         // the client belongs to the ticking thread: close it here only when no tick runs
         if (tickLock.tryLock()) {
           try {
-            closeQuietly(s);
+            ingest.closeQuietly(s);
           } finally {
             tickLock.unlock();
           }
         } else {
-          synchronized (toClose) {
-            toClose.add(s.source);
-          }
+          ingest.closeLater(s.source);
         }
       }
       LOG.info("Dropped {} (dataflow {})", name, d.id());
@@ -429,10 +362,10 @@ public final class Engine implements AutoCloseable {
     tickLock.lock();
     try {
       List<RunningSource> all = sourcesSnapshot();
-      prepareSources(all);
+      ingest.prepare(all);
       long tick = runTick();
-      publish(all);
-      closeDropped();
+      ingest.publish(all);
+      ingest.closeDropped();
       return tick;
     } finally {
       tickLock.unlock();
@@ -458,153 +391,25 @@ public final class Engine implements AutoCloseable {
     tickLock.lock();
     try {
       List<RunningSource> all = sourcesSnapshot();
-      prepareSources(all);
-      publish(all);
-      return statuses;
+      ingest.prepare(all);
+      ingest.publish(all);
+      return ingest.statuses();
     } finally {
       tickLock.unlock();
     }
   }
 
-  private void prepareSources(List<RunningSource> all) {
-    long now = System.nanoTime();
-    for (RunningSource s : all) {
-      if (s.dropped || s.dataflow.state() != Dataflow.State.RUNNING) {
-        continue;
-      }
-      if (s.state == SourceStatus.State.RESTARTING && now - s.nextAttemptNanos >= 0) {
-        restart(s);
-      } else if (s.state == SourceStatus.State.RUNNING && !s.seeked) {
-        try {
-          s.source.seek(s.recorded);
-          s.seeked = true;
-          s.runningSinceNanos = System.nanoTime();
-        } catch (RuntimeException e) {
-          onSourceError(s, "seek", e);
-        }
-      }
-      if (s.state != SourceStatus.State.RUNNING || !s.seeked) {
-        continue;
-      }
-      try {
-        double rate = s.rateLimit;
-        if (rate != s.appliedRateLimit) {
-          s.source.setReadRateLimit(rate);
-          s.appliedRateLimit = rate;
-        }
-        SourceOffsets c = s.committed;
-        if (c != null && !c.equals(s.acknowledged)) {
-          s.acknowledged = c;
-          s.source.onSnapshotCommitted(c);
-        }
-      } catch (RuntimeException e) {
-        LOG.warn("Source {} could not take a rate limit or acknowledge committed offsets: {}", s.name, e.getMessage());
-      }
-    }
-  }
-
-  private void restart(RunningSource s) {
-    closeQuietly(s);
-    LOG.info("Restarting source {} from {} (attempt {})", s.name, s.recorded.values(), s.attempts);
-    Source fresh;
-    try {
-      fresh = s.connector.open(s.definition, secrets);
-    } catch (RuntimeException e) {
-      onSourceError(s, "re-open", e);
-      return;
-    }
-    s.source = fresh;
-    s.open = true;
-    s.seeked = false;
-    s.appliedRateLimit = 0;
-    s.acknowledged = null;
-    if (s.dropped) {
-      closeQuietly(s);
-      return;
-    }
-    try {
-      fresh.seek(s.recorded);
-      s.seeked = true;
-      s.state = SourceStatus.State.RUNNING;
-      s.runningSinceNanos = System.nanoTime();
-      LOG.info("Source {} restarted at {} after {} attempt(s)", s.name, s.recorded.values(), s.attempts);
-    } catch (RuntimeException e) {
-      onSourceError(s, "seek", e);
-    }
-  }
-
-  /**
-   * A source's client threw: drop what it offered in the open tick (its state and recorded
-   * offsets stay as of the last closed tick) and schedule a restart, or fail it for good.
-   */
-  private void onSourceError(RunningSource s, String during, RuntimeException e) {
-    s.op.clearOffered();
-    s.seeked = false;
-    s.caughtUp = false;
-    long now = System.nanoTime();
-    if (s.state == SourceStatus.State.RUNNING && now - s.runningSinceNanos > restarts.maxBackoff().toNanos()) {
-      s.attempts = 0; // it had been running steadily: start the backoff over
-    }
-    String msg = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-    int next = s.attempts + 1;
-    if (SourceException.isRetriable(e) && restarts.allows(next)) {
-      Duration wait = restarts.backoff(next, jitter.nextDouble());
-      s.attempts = next;
-      s.state = SourceStatus.State.RESTARTING;
-      s.error = msg;
-      s.nextAttemptNanos = now + wait.toNanos();
-      LOG.warn("Source {} failed during {}: {}; restarting from {} in {} ms (attempt {}); its views keep serving",
-          s.name, during, msg, s.recorded.values(), wait.toMillis(), next, e);
-    } else {
-      s.state = SourceStatus.State.FAILED;
-      s.error = SourceException.isRetriable(e)
-          ? msg + " (gave up after " + s.attempts + " restart attempts; DROP and re-create the source, or restart the node)"
-          : msg;
-      LOG.error("Source {} FAILED during {}: {}. Its views keep serving their state as of offsets {}; snapshots keep "
-          + "that state and those offsets", s.name, during, s.error, s.recorded.values(), e);
-    }
-  }
-
+  /** Under the engine lock: read the sources into the open tick, run every dataflow, seal, record offsets(T). */
   private long runTick() {
     lock.lock();
     try {
       long start = System.nanoTime();
       long tick = lastClosedTick + 1;
-      for (Dataflow d : dataflows.values()) {
-        for (Operator op : d.operators()) {
-          for (int s = 0; s < shards; s++) {
-            op.out(s).clear();
-          }
-        }
-      }
-      recordsIngested += pollSources();
-      for (Dataflow d : dataflows.values()) {
-        if (d.state() == Dataflow.State.RUNNING) {
-          runDataflow(d, tick);
-        }
-      }
-      List<Arrangement> live = new ArrayList<>();
-      for (Dataflow d : dataflows.values()) {
-        // a failed dataflow has nothing staged: its seal is empty and keeps its spine's upper in step
-        live.addAll(d.arrangements());
-        if (d.state() == Dataflow.State.RUNNING) {
-          d.setHydrating(false);
-        }
-      }
-      workers.runAll(
-          shard -> {
-            for (Arrangement a : live) {
-              a.seal(shard, tick, 4096);
-            }
-          });
-      Map<String, SourceOffsets> offsets = new TreeMap<>();
-      for (RunningSource s : sources.values()) {
-        if (s.polling()) {
-          s.recorded = s.source.position();
-        }
-        offsets.put(s.name, s.recorded);
-      }
-      lastOffsets = offsets;
+      runner.clearOutputs(dataflows.values());
+      recordsIngested += ingest.poll(sources.values());
+      runner.run(dataflows.values(), tick);
+      runner.seal(dataflows.values(), tick);
+      lastOffsets = ingest.recordOffsets(sources.values());
       lastClosedTick = tick;
       ticks++;
       lastTickNanos = System.nanoTime() - start;
@@ -612,209 +417,6 @@ public final class Engine implements AutoCloseable {
     } finally {
       lock.unlock();
     }
-  }
-
-  private void publish(List<RunningSource> all) {
-    Map<String, SourceStatus> out = new LinkedHashMap<>();
-    for (RunningSource s : all) {
-      if (s.dropped) {
-        continue;
-      }
-      if (s.polling()) {
-        try {
-          s.caughtUp = s.source.caughtUp();
-        } catch (RuntimeException e) {
-          onSourceError(s, "caught-up check", e);
-        }
-      }
-      if (s.state != SourceStatus.State.RUNNING && s.open) {
-        closeQuietly(s); // a failed client is released now; a restart opens a new one
-      }
-      try {
-        s.load = s.source.meter().read();
-      } catch (RuntimeException e) {
-        LOG.debug("Reading the load meter of source {} failed: {}", s.name, e.getMessage());
-      }
-      java.time.Instant next = s.state == SourceStatus.State.RESTARTING
-          ? clock.instant().plusNanos(Math.max(0, s.nextAttemptNanos - System.nanoTime())) : null;
-      SourceStatus.State state = s.dataflow.state() == Dataflow.State.FAILED ? SourceStatus.State.FAILED : s.state;
-      String error = s.dataflow.state() == Dataflow.State.FAILED ? s.dataflow.error() : s.error;
-      out.put(s.name, new SourceStatus(s.name, state, s.caughtUp && state == SourceStatus.State.RUNNING, s.recorded, s.load,
-          error, s.attempts, next));
-    }
-    statuses = java.util.Collections.unmodifiableMap(out);
-  }
-
-  private void closeQuietly(RunningSource s) {
-    if (!s.open) {
-      return;
-    }
-    s.open = false;
-    try {
-      s.source.close();
-    } catch (RuntimeException e) {
-      LOG.warn("Closing source {} failed: {}", s.name, e.getMessage());
-    }
-  }
-
-  private void closeDropped() {
-    List<Source> close;
-    synchronized (toClose) {
-      close = new ArrayList<>(toClose);
-      toClose.clear();
-    }
-    for (Source src : close) {
-      try {
-        src.close();
-      } catch (RuntimeException e) {
-        LOG.warn("Closing a dropped source failed: {}", e.getMessage());
-      }
-    }
-  }
-
-  private long pollSources() {
-    List<RunningSource> active = new ArrayList<>();
-    for (RunningSource s : sources.values()) {
-      if (s.polling()) {
-        active.add(s);
-      }
-    }
-    lastTickIdle = active.isEmpty();
-    if (active.isEmpty()) {
-      return 0;
-    }
-    long deadline = System.nanoTime() + policy.maxDuration().toNanos();
-    long total = 0;
-    boolean lastRoundEmpty = false;
-    while (total < policy.maxRecords()) {
-      long round = 0;
-      for (RunningSource s : active) {
-        if (!s.polling()) {
-          continue;
-        }
-        long remaining = Math.max(0, deadline - System.nanoTime());
-        // wait for records only when the previous round found none (never spin on empty sources)
-        Duration wait =
-            lastRoundEmpty ? Duration.ofNanos(Math.min(remaining, Duration.ofMillis(20).toNanos()) / active.size()) : Duration.ZERO;
-        int want = (int) Math.min(Integer.MAX_VALUE, policy.maxRecords() - total);
-        try {
-          int n = s.source.poll(s, want, wait);
-          round += n;
-          total += n;
-        } catch (RuntimeException e) {
-          onSourceError(s, "poll", e);
-        }
-        if (total >= policy.maxRecords()) {
-          break;
-        }
-      }
-      lastRoundEmpty = round == 0;
-      if (System.nanoTime() >= deadline) {
-        break;
-      }
-      if (lastRoundEmpty && total > 0 && allCaughtUp(active)) {
-        break; // the sources have nothing more: close the tick now rather than wait out maxDuration
-      }
-    }
-    return total;
-  }
-
-  private boolean allCaughtUp(List<RunningSource> active) {
-    for (RunningSource s : active) {
-      try {
-        if (s.polling() && !s.source.caughtUp()) {
-          return false;
-        }
-      } catch (RuntimeException e) {
-        return false; // reported by the status published after the tick
-      }
-    }
-    return true;
-  }
-
-  private void runDataflow(Dataflow d, long tick) {
-    try {
-      for (Operator op : d.operators()) {
-        runOperator(op, tick);
-      }
-    } catch (RuntimeException e) {
-      String msg = e.getClass().getSimpleName() + ": " + e.getMessage();
-      LOG.warn("Dataflow {} ({}) failed at tick {}: {}", d.name(), d.id(), tick, msg);
-      failDataflow(d, msg);
-    }
-  }
-
-  private void failDataflow(Dataflow d, String message) {
-    d.fail(message);
-    for (Arrangement a : d.arrangements()) {
-      for (int s = 0; s < shards; s++) {
-        a.discardStaged(s);
-      }
-    }
-    for (Dataflow reader : dataflows.values()) {
-      if (reader.state() == Dataflow.State.RUNNING && reader.dependencies().contains(d.name())) {
-        failDataflow(reader, "input '" + d.name() + "' failed");
-      }
-    }
-  }
-
-  private void runOperator(Operator op, long tick) {
-    List<Operator> inputs = op.inputs();
-    int n = inputs.size();
-    boolean anyInput = n == 0;
-    for (Operator in : inputs) {
-      for (int s = 0; s < shards && !anyInput; s++) {
-        anyInput = in.out(s).size() > 0;
-      }
-    }
-    if (!anyInput) {
-      return;
-    }
-    // exchange: buckets[input][from][to]
-    Rows[][][] buckets = new Rows[n][][];
-    boolean exchange = false;
-    for (int k = 0; k < n; k++) {
-      if (op.exchangeKey(k) != null && shards > 1) {
-        buckets[k] = new Rows[shards][shards];
-        exchange = true;
-      }
-    }
-    if (exchange) {
-      workers.runAll(
-          from -> {
-            for (int k = 0; k < n; k++) {
-              if (buckets[k] == null) {
-                continue;
-              }
-              int[] key = op.exchangeKey(k);
-              Rows src = inputs.get(k).out(from);
-              Rows[] dst = buckets[k][from];
-              for (int t = 0; t < shards; t++) {
-                dst[t] = new Rows();
-              }
-              for (int i = 0; i < src.size(); i++) {
-                Row r = src.row(i);
-                dst[r.shardOf(key, shards)].add(r, src.diff(i));
-              }
-            }
-          });
-    }
-    workers.runAll(
-        shard -> {
-          Rows[] in = new Rows[n];
-          for (int k = 0; k < n; k++) {
-            if (buckets[k] == null) {
-              in[k] = inputs.get(k).out(shard);
-            } else {
-              Rows gathered = new Rows();
-              for (int from = 0; from < shards; from++) {
-                gathered.addAll(buckets[k][from][shard]);
-              }
-              in[k] = gathered;
-            }
-          }
-          op.process(shard, tick, in);
-        });
   }
 
   /** Runs ticks until every source is caught up (or {@code maxTicks} ticks ran); returns ticks run. */
@@ -833,7 +435,7 @@ public final class Engine implements AutoCloseable {
    * nothing more to deliver (the recovery report and status say it failed).
    */
   public boolean caughtUp() {
-    Map<String, SourceStatus> st = statuses;
+    Map<String, SourceStatus> st = ingest.statuses();
     for (String name : sourceNames()) {
       SourceStatus s = st.get(name);
       if (s == null || s.state() == SourceStatus.State.RESTARTING || (s.state() == SourceStatus.State.RUNNING && !s.caughtUp())) {
@@ -845,63 +447,22 @@ public final class Engine implements AutoCloseable {
 
   /** Every source's status as published after the last tick, in catalog order; any thread. */
   public Map<String, SourceStatus> sourceStatuses() {
-    return statuses;
+    return ingest.statuses();
   }
 
   /** The status of source {@code name} as published after the last tick, or empty. */
   public Optional<SourceStatus> sourceStatus(String name) {
-    return Optional.ofNullable(statuses.get(name));
+    return Optional.ofNullable(ingest.statuses().get(name));
   }
 
-  /**
-   * Starts a driver thread that runs ticks until {@link #stop()}. It sleeps for the tick
-   * duration (at least 250 ms; a new source wakes it) after a tick in which no source could be
-   * read, and backs off
-   * exponentially (100 ms to 5 s) after a tick that threw, so an idle or broken engine does not
-   * spin.
-   */
-  public synchronized void start() {
-    if (running) {
-      return;
-    }
-    running = true;
-    driver =
-        new Thread(
-            () -> {
-              int failures = 0;
-              while (running) {
-                long pause;
-                try {
-                  tick();
-                  failures = 0;
-                  pause = lastTickIdle ? Math.max(IDLE_PAUSE_NANOS, policy.maxDuration().toNanos()) : 0;
-                } catch (RuntimeException e) {
-                  failures++;
-                  pause = Math.min(5_000_000_000L, 100_000_000L << Math.min(6, failures - 1));
-                  LOG.error("Tick failed ({} in a row); next try in {} ms", failures, pause / 1_000_000, e);
-                }
-                if (pause > 0 && running) {
-                  java.util.concurrent.locks.LockSupport.parkNanos(this, pause);
-                }
-              }
-            },
-            "cairn-driver");
-    driver.setDaemon(true);
+  /** Starts the driver thread ({@link TickDriver}): ticks until {@link #stop()}. */
+  public void start() {
     driver.start();
   }
 
   /** Stops the driver thread after its current tick. */
-  public synchronized void stop() {
-    running = false;
-    if (driver != null) {
-      java.util.concurrent.locks.LockSupport.unpark(driver);
-      try {
-        driver.join(30_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      driver = null;
-    }
+  public void stop() {
+    driver.stop();
   }
 
   public long lastClosedTick() {
@@ -987,24 +548,7 @@ public final class Engine implements AutoCloseable {
   public EngineState capture() {
     lock.lock();
     try {
-      List<ArrangementState> out = new ArrayList<>();
-      List<EngineState.ViewState> views = new ArrayList<>();
-      for (Dataflow d : dataflows.values()) {
-        if (d.kind() == Dataflow.Kind.VIEW && d.state() != Dataflow.State.RUNNING) {
-          continue;
-        }
-        if (d.kind() == Dataflow.Kind.VIEW) {
-          views.add(new EngineState.ViewState(d.name(), d.id(), d.arrangement().name(), d.schema()));
-        }
-        for (Arrangement a : d.arrangements()) {
-          for (int s = 0; s < shards; s++) {
-            out.add(
-                new ArrangementState(
-                    a.name(), s, a.keySchema(), a.valSchema(), a.spine(s).batches(), a.spine(s).upper()));
-          }
-        }
-      }
-      return new EngineState(lastClosedTick, shards, lastOffsets, out, views);
+      return state.capture(dataflows.values(), lastClosedTick, lastOffsets);
     } finally {
       lock.unlock();
     }
@@ -1027,92 +571,18 @@ public final class Engine implements AutoCloseable {
    * resume at {@code state.offsets()}. A snapshot taken with another number of workers is
    * re-sharded.
    */
-  public Restored restore(EngineState state) {
+  public Restored restore(EngineState saved) {
     lock.lock();
     try {
       if (lastClosedTick != 0) {
         throw new IllegalStateException("Cannot restore: the engine has already run " + lastClosedTick + " ticks");
       }
-      Map<String, List<ArrangementState>> byName = new HashMap<>();
-      for (ArrangementState a : state.arrangements()) {
-        byName.computeIfAbsent(a.arrangement(), k -> new ArrayList<>()).add(a);
-      }
-      long upper = state.tick() + 1;
-      java.util.Set<String> notLoaded = new java.util.HashSet<>();
-      List<String> recomputed = new ArrayList<>();
-      List<String> reread = new ArrayList<>();
-      for (Dataflow d : dataflows.values()) { // catalog order: inputs come first
-        boolean complete = true;
-        for (Arrangement a : d.arrangements()) {
-          List<ArrangementState> parts = byName.get(a.name());
-          if (parts == null || !a.keySchema().equals(parts.get(0).keySchema()) || !a.valSchema().equals(parts.get(0).valSchema())) {
-            complete = false;
-          }
-        }
-        boolean inputsLoaded = d.dependencies().stream().noneMatch(notLoaded::contains);
-        if (!complete || !inputsLoaded) {
-          notLoaded.add(d.name());
-          if (d.kind() == Dataflow.Kind.SOURCE) {
-            LOG.warn("Source {} ({}) has no state in the snapshot: it is re-read from its beginning, not resumed from the "
-                + "snapshot's offsets", d.name(), d.id());
-            reread.add(d.name());
-          } else {
-            LOG.warn("View {} ({}) has no {} in the snapshot: it is recomputed from its inputs", d.name(), d.id(),
-                complete ? "input state" : "complete state");
-            recomputed.add(d.name());
-            d.setHydrating(true);
-          }
-          continue;
-        }
-        for (Arrangement a : d.arrangements()) {
-          load(a, byName.get(a.name()), state.shards(), upper);
-        }
-        d.setHydrating(false);
-      }
-      Map<String, SourceOffsets> offsets = new TreeMap<>();
-      for (RunningSource s : sources.values()) {
-        s.recorded = notLoaded.contains(s.name)
-            ? SourceOffsets.EMPTY : state.offsets().getOrDefault(s.name, SourceOffsets.EMPTY);
-        s.seeked = false;
-        offsets.put(s.name, s.recorded);
-      }
-      lastOffsets = offsets;
-      lastClosedTick = state.tick();
-      LOG.info("Restored state as of tick {} ({} rows)", state.tick(), state.rows());
-      return new Restored(recomputed, reread);
+      StateRestore.Result r = state.restore(saved, dataflows.values(), sources.values());
+      lastOffsets = r.offsets();
+      lastClosedTick = saved.tick();
+      return r.restored();
     } finally {
       lock.unlock();
-    }
-  }
-
-  private void load(Arrangement a, List<ArrangementState> parts, int savedShards, long upper) {
-    if (savedShards == shards && parts.size() == shards) {
-      workers.runAll(
-          shard -> {
-            for (ArrangementState p : parts) {
-              if (p.shard() == shard) {
-                a.spine(shard).load(p.batches(), upper);
-              }
-            }
-          });
-      return;
-    }
-    List<List<Update>> per = new ArrayList<>();
-    for (int s = 0; s < shards; s++) {
-      per.add(new ArrayList<>());
-    }
-    for (ArrangementState p : parts) {
-      for (Batch b : p.batches()) {
-        for (int i = 0; i < b.size(); i++) {
-          Update u = b.update(i);
-          per.get(u.key().shard(shards)).add(new Update(u.key(), u.val(), upper - 1, u.diff()));
-        }
-      }
-    }
-    for (int s = 0; s < shards; s++) {
-      Batch b =
-          Batch.fromUpdates(a.keySchema(), a.valSchema(), per.get(s), new io.cairn.engine.trace.Description(0, upper, upper - 1));
-      a.spine(s).load(List.of(b), upper);
     }
   }
 
@@ -1211,12 +681,12 @@ public final class Engine implements AutoCloseable {
     lock.lock();
     try {
       for (RunningSource s : sources.values()) {
-        closeQuietly(s);
+        ingest.closeQuietly(s);
       }
-      closeDropped();
+      ingest.closeDropped();
       sources.clear();
       dataflows.clear();
-      statuses = Map.of();
+      ingest.clearStatuses();
     } finally {
       lock.unlock();
       tickLock.unlock();

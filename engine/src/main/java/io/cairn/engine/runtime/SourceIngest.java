@@ -1,0 +1,309 @@
+package io.cairn.engine.runtime;
+
+import io.cairn.engine.dataflow.Dataflow;
+import io.cairn.engine.source.Secrets;
+import io.cairn.engine.source.Source;
+import io.cairn.engine.source.SourceException;
+import io.cairn.engine.source.SourceOffsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Source ingest: the part of a tick that talks to the sources' clients.
+ *
+ * <p>Design and invariants:
+ *
+ * <ul>
+ *   <li>One owner. Every method except {@link #statuses()} and {@link #closeLater} runs on the
+ *       thread holding the engine's tick lock, the only thread that uses a source's client: seeks,
+ *       restarts, polls, caught-up checks, rate limits and snapshot acknowledgements.
+ *   <li>Per tick: {@link #prepare} (outside the engine lock: seek what is not sought, restart what
+ *       is due, hand on rate limits and committed offsets), {@link #poll} (under it: read records
+ *       into the open tick within the {@link TickPolicy}), {@link #recordOffsets} (under it, after
+ *       the seal: {@code offsets(T)}, the position every source's state is at), {@link #publish}
+ *       (outside it again: caught-up, load meters and status values for everyone else).
+ *   <li>A client that throws loses what it offered in the open tick and keeps its recorded
+ *       offsets; it restarts after a backoff ({@link RestartStrategy}) or fails for good when the
+ *       error is not retriable.
+ * </ul>
+ */
+final class SourceIngest {
+  private static final Logger LOG = LoggerFactory.getLogger(SourceIngest.class);
+
+  private final TickPolicy policy;
+  private final Secrets secrets;
+  private final RestartStrategy restarts;
+  private final Clock clock;
+  private final java.util.Random jitter = new java.util.Random();
+  private final List<Source> toClose = new ArrayList<>(); // dropped while a tick ran; closed by the ticking thread
+  private volatile Map<String, SourceStatus> statuses = Map.of();
+  private volatile boolean lastTickIdle;
+
+  SourceIngest(TickPolicy policy, Secrets secrets, RestartStrategy restarts, Clock clock) {
+    this.policy = policy;
+    this.secrets = secrets;
+    this.restarts = restarts;
+    this.clock = clock;
+  }
+
+  /** Every source's status as published after the last tick, in catalog order; any thread. */
+  Map<String, SourceStatus> statuses() {
+    return statuses;
+  }
+
+  /** Forgets every status (the engine closed). */
+  void clearStatuses() {
+    statuses = Map.of();
+  }
+
+  /** Whether no source could be read in the last tick (the driver then pauses). */
+  boolean lastTickIdle() {
+    return lastTickIdle;
+  }
+
+  /** Closes a dropped source's client at the end of the running tick (any thread). */
+  void closeLater(Source source) {
+    synchronized (toClose) {
+      toClose.add(source);
+    }
+  }
+
+  /**
+   * {@code offsets(T)} of the tick just sealed: each polling source's position, the others'
+   * recorded offsets (their state is still at them).
+   */
+  Map<String, SourceOffsets> recordOffsets(java.util.Collection<RunningSource> sources) {
+    Map<String, SourceOffsets> offsets = new TreeMap<>();
+    for (RunningSource s : sources) {
+      if (s.polling()) {
+        s.recorded = s.source.position();
+      }
+      offsets.put(s.name, s.recorded);
+    }
+    return offsets;
+  }
+
+  void prepare(List<RunningSource> all) {
+    long now = System.nanoTime();
+    for (RunningSource s : all) {
+      if (s.dropped || s.dataflow.state() != Dataflow.State.RUNNING) {
+        continue;
+      }
+      if (s.state == SourceStatus.State.RESTARTING && now - s.nextAttemptNanos >= 0) {
+        restart(s);
+      } else if (s.state == SourceStatus.State.RUNNING && !s.seeked) {
+        try {
+          s.source.seek(s.recorded);
+          s.seeked = true;
+          s.runningSinceNanos = System.nanoTime();
+        } catch (RuntimeException e) {
+          onSourceError(s, "seek", e);
+        }
+      }
+      if (s.state != SourceStatus.State.RUNNING || !s.seeked) {
+        continue;
+      }
+      try {
+        double rate = s.rateLimit;
+        if (rate != s.appliedRateLimit) {
+          s.source.setReadRateLimit(rate);
+          s.appliedRateLimit = rate;
+        }
+        SourceOffsets c = s.committed;
+        if (c != null && !c.equals(s.acknowledged)) {
+          s.acknowledged = c;
+          s.source.onSnapshotCommitted(c);
+        }
+      } catch (RuntimeException e) {
+        LOG.warn("Source {} could not take a rate limit or acknowledge committed offsets: {}", s.name, e.getMessage());
+      }
+    }
+  }
+
+  private void restart(RunningSource s) {
+    closeQuietly(s);
+    LOG.info("Restarting source {} from {} (attempt {})", s.name, s.recorded.values(), s.attempts);
+    Source fresh;
+    try {
+      fresh = s.connector.open(s.definition, secrets);
+    } catch (RuntimeException e) {
+      onSourceError(s, "re-open", e);
+      return;
+    }
+    s.source = fresh;
+    s.open = true;
+    s.seeked = false;
+    s.appliedRateLimit = 0;
+    s.acknowledged = null;
+    if (s.dropped) {
+      closeQuietly(s);
+      return;
+    }
+    try {
+      fresh.seek(s.recorded);
+      s.seeked = true;
+      s.state = SourceStatus.State.RUNNING;
+      s.runningSinceNanos = System.nanoTime();
+      LOG.info("Source {} restarted at {} after {} attempt(s)", s.name, s.recorded.values(), s.attempts);
+    } catch (RuntimeException e) {
+      onSourceError(s, "seek", e);
+    }
+  }
+
+  /**
+   * A source's client threw: drop what it offered in the open tick (its state and recorded
+   * offsets stay as of the last closed tick) and schedule a restart, or fail it for good.
+   */
+  private void onSourceError(RunningSource s, String during, RuntimeException e) {
+    s.op.clearOffered();
+    s.seeked = false;
+    s.caughtUp = false;
+    long now = System.nanoTime();
+    if (s.state == SourceStatus.State.RUNNING && now - s.runningSinceNanos > restarts.maxBackoff().toNanos()) {
+      s.attempts = 0; // it had been running steadily: start the backoff over
+    }
+    String msg = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    int next = s.attempts + 1;
+    if (SourceException.isRetriable(e) && restarts.allows(next)) {
+      Duration wait = restarts.backoff(next, jitter.nextDouble());
+      s.attempts = next;
+      s.state = SourceStatus.State.RESTARTING;
+      s.error = msg;
+      s.nextAttemptNanos = now + wait.toNanos();
+      LOG.warn("Source {} failed during {}: {}; restarting from {} in {} ms (attempt {}); its views keep serving",
+          s.name, during, msg, s.recorded.values(), wait.toMillis(), next, e);
+    } else {
+      s.state = SourceStatus.State.FAILED;
+      s.error = SourceException.isRetriable(e)
+          ? msg + " (gave up after " + s.attempts + " restart attempts; DROP and re-create the source, or restart the node)"
+          : msg;
+      LOG.error("Source {} FAILED during {}: {}. Its views keep serving their state as of offsets {}; snapshots keep "
+          + "that state and those offsets", s.name, during, s.error, s.recorded.values(), e);
+    }
+  }
+
+  void publish(List<RunningSource> all) {
+    Map<String, SourceStatus> out = new LinkedHashMap<>();
+    for (RunningSource s : all) {
+      if (s.dropped) {
+        continue;
+      }
+      if (s.polling()) {
+        try {
+          s.caughtUp = s.source.caughtUp();
+        } catch (RuntimeException e) {
+          onSourceError(s, "caught-up check", e);
+        }
+      }
+      if (s.state != SourceStatus.State.RUNNING && s.open) {
+        closeQuietly(s); // a failed client is released now; a restart opens a new one
+      }
+      try {
+        s.load = s.source.meter().read();
+      } catch (RuntimeException e) {
+        LOG.debug("Reading the load meter of source {} failed: {}", s.name, e.getMessage());
+      }
+      java.time.Instant next = s.state == SourceStatus.State.RESTARTING
+          ? clock.instant().plusNanos(Math.max(0, s.nextAttemptNanos - System.nanoTime())) : null;
+      SourceStatus.State state = s.dataflow.state() == Dataflow.State.FAILED ? SourceStatus.State.FAILED : s.state;
+      String error = s.dataflow.state() == Dataflow.State.FAILED ? s.dataflow.error() : s.error;
+      out.put(s.name, new SourceStatus(s.name, state, s.caughtUp && state == SourceStatus.State.RUNNING, s.recorded, s.load,
+          error, s.attempts, next));
+    }
+    statuses = java.util.Collections.unmodifiableMap(out);
+  }
+
+  void closeQuietly(RunningSource s) {
+    if (!s.open) {
+      return;
+    }
+    s.open = false;
+    try {
+      s.source.close();
+    } catch (RuntimeException e) {
+      LOG.warn("Closing source {} failed: {}", s.name, e.getMessage());
+    }
+  }
+
+  void closeDropped() {
+    List<Source> close;
+    synchronized (toClose) {
+      close = new ArrayList<>(toClose);
+      toClose.clear();
+    }
+    for (Source src : close) {
+      try {
+        src.close();
+      } catch (RuntimeException e) {
+        LOG.warn("Closing a dropped source failed: {}", e.getMessage());
+      }
+    }
+  }
+
+  long poll(java.util.Collection<RunningSource> sources) {
+    List<RunningSource> active = new ArrayList<>();
+    for (RunningSource s : sources) {
+      if (s.polling()) {
+        active.add(s);
+      }
+    }
+    lastTickIdle = active.isEmpty();
+    if (active.isEmpty()) {
+      return 0;
+    }
+    long deadline = System.nanoTime() + policy.maxDuration().toNanos();
+    long total = 0;
+    boolean lastRoundEmpty = false;
+    while (total < policy.maxRecords()) {
+      long round = 0;
+      for (RunningSource s : active) {
+        if (!s.polling()) {
+          continue;
+        }
+        long remaining = Math.max(0, deadline - System.nanoTime());
+        // wait for records only when the previous round found none (never spin on empty sources)
+        Duration wait =
+            lastRoundEmpty ? Duration.ofNanos(Math.min(remaining, Duration.ofMillis(20).toNanos()) / active.size()) : Duration.ZERO;
+        int want = (int) Math.min(Integer.MAX_VALUE, policy.maxRecords() - total);
+        try {
+          int n = s.source.poll(s, want, wait);
+          round += n;
+          total += n;
+        } catch (RuntimeException e) {
+          onSourceError(s, "poll", e);
+        }
+        if (total >= policy.maxRecords()) {
+          break;
+        }
+      }
+      lastRoundEmpty = round == 0;
+      if (System.nanoTime() >= deadline) {
+        break;
+      }
+      if (lastRoundEmpty && total > 0 && allCaughtUp(active)) {
+        break; // the sources have nothing more: close the tick now rather than wait out maxDuration
+      }
+    }
+    return total;
+  }
+
+  private boolean allCaughtUp(List<RunningSource> active) {
+    for (RunningSource s : active) {
+      try {
+        if (s.polling() && !s.source.caughtUp()) {
+          return false;
+        }
+      } catch (RuntimeException e) {
+        return false; // reported by the status published after the tick
+      }
+    }
+    return true;
+  }
+}
