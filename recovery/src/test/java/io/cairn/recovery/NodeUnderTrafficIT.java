@@ -250,7 +250,8 @@ class NodeUnderTrafficIT {
       long tick0 = node.engine().lastClosedTick();
       Thread.sleep(8000);
       traffic.finish();
-      assertThat(traffic.count("select")).isGreaterThan(20);
+      // progress, not speed: a deadlock leaves these at 0-1 (18 was seen on a loaded 2-core machine)
+      assertThat(traffic.count("select")).as("SELECTs in 8 s").isGreaterThan(10);
       assertThat(traffic.count("snapshot")).isGreaterThanOrEqualTo(3);
       assertThat(traffic.count("ddl")).isGreaterThanOrEqualTo(3);
       long tick1 = node.engine().lastClosedTick();

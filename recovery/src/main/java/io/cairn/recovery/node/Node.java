@@ -3,9 +3,7 @@ package io.cairn.recovery.node;
 import io.cairn.engine.catalog.CatalogLog;
 import io.cairn.engine.dataflow.Dataflow;
 import io.cairn.engine.runtime.Engine;
-import io.cairn.engine.runtime.EngineState;
 import io.cairn.engine.runtime.TickPolicy;
-import io.cairn.engine.source.SourceOffsets;
 import io.cairn.engine.sql.SqlSession;
 import io.cairn.objectstore.ObjectStore;
 import io.cairn.objectstore.ObjectStores;
@@ -17,7 +15,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -40,7 +37,14 @@ import org.slf4j.LoggerFactory;
  * {@link #close} stops everything; a node killed instead loses nothing that a committed snapshot
  * plus the sources' retained data cannot give back.
  *
- * <p>Lock order (deadlock freedom): {@code snapshotLock} (one snapshot at a time) → the SQL
+ * <p>Parts: {@link Recovery} (what a start does before serving), {@link SnapshotService} (the one
+ * capture path, scheduled or on request), {@link SnapshotStore} (the store's snapshots and
+ * catalog), {@link StoreFence} (one writer per store), {@link NodeStatus} and {@link NodeMetrics}
+ * (what status and /metrics show), {@link OfflineStore} (commands without a running node); the
+ * HTTP API is {@link io.cairn.recovery.http.HttpEndpoint} over this node's {@link
+ * io.cairn.recovery.http.NodeApi}.
+ *
+ * <p>Lock order (deadlock freedom): {@code SnapshotService}'s lock (one snapshot at a time) → the SQL
  * session's statement lock (DDL only) → the engine's tick lock → the engine lock. No code path
  * takes them in another order: a snapshot holds the engine lock only for the capture (which reads
  * the session's catalog position, a volatile value written under the engine lock, without its
@@ -113,9 +117,7 @@ public final class Node implements AutoCloseable, NodeApi {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final AtomicReference<State> state = new AtomicReference<>(State.RECOVERING);
   private final CountDownLatch terminated = new CountDownLatch(1);
-  private final Object snapshotLock = new Object();
   private volatile RecoveryReport report;
-  private volatile Map<String, Object> lastSnapshot = Map.of();
   private HttpEndpoint http;
   private io.cairn.recovery.pgwire.PgWireServer pgwire;
   private AutoCloseable schedule;
@@ -145,7 +147,10 @@ public final class Node implements AutoCloseable, NodeApi {
     CatalogLog log = snapshots.catalog();
     this.session = new SqlSession(engine, log, options.clock());
     session.setEpoch(fence.epoch());
+    this.snapshotService = new SnapshotService(config, options, snapshots, engine, session, fence, this::onFenced);
   }
+
+  private final SnapshotService snapshotService;
 
   private final StoreFence fence;
   private final java.util.concurrent.atomic.AtomicBoolean fencedOnce = new java.util.concurrent.atomic.AtomicBoolean();
@@ -203,165 +208,14 @@ public final class Node implements AutoCloseable, NodeApi {
     pgwirePassword(config); // a configuration error before any recovery work
     Node node = new Node(config, options);
     try {
-      node.runRecovery();
+      node.report = new Recovery(config, node.options, node.store, node.snapshots, node.engine, node.session).run();
+      node.state.set(State.CAUGHT_UP);
+      NodeMetrics.register(node.registry, node.engine, () -> node.report, node.snapshotService::lastSnapshot);
       return node;
     } catch (RuntimeException e) {
       node.close();
       throw e;
     }
-  }
-
-  private void runRecovery() {
-    long t0 = System.nanoTime();
-    SnapshotStore.Recovered rec = snapshots.loadLatest();
-    List<RecoveryReport.Fallback> fallbacks = new ArrayList<>();
-    rec.rejected().forEach((id, why) -> {
-      LOG.warn("Snapshot {} does not verify, falling back: {}", id, why);
-      fallbacks.add(new RecoveryReport.Fallback(id, why));
-    });
-    long rowsLoaded = 0;
-    Map<String, SourceOffsets> resumeFrom = Map.of();
-    Engine.Restored restored = new Engine.Restored(List.of(), List.of());
-    java.util.Set<String> inSnapshot = new java.util.HashSet<>();
-    if (rec.found()) {
-      long want = rec.manifest().catalogPosition();
-      session.replay(want);
-      if (session.position() < want) {
-        throw new io.cairn.engine.catalog.CatalogIntegrityException(session.position(), "Cannot recover: snapshot "
-            + rec.info().key() + " includes catalog entries up to " + (want - 1) + ", but the catalog in " + store.describe()
-            + " ends at entry " + (session.position() - 1) + ": entries " + session.position() + ".." + (want - 1)
-            + " are missing. Restore them (from a backup or object versions); cairn will not replay a shorter history");
-      }
-      String hash = rec.manifest().catalogHash();
-      if (hash != null && !hash.equals(session.lastHash())) {
-        throw new io.cairn.engine.catalog.CatalogIntegrityException(want - 1, "Cannot recover: catalog entry " + (want - 1)
-            + " in " + store.describe() + " is not the entry snapshot " + rec.info().key() + " was taken with (it was "
-            + "changed or replaced). Restore the original entry; cairn will not replay a different history");
-      }
-      EngineState st = rec.state();
-      restored = engine.restore(st);
-      engine.dataflows().forEach(d -> inSnapshot.add(d.name()));
-      rowsLoaded = st.rows();
-      resumeFrom = new LinkedHashMap<>(st.offsets());
-      for (String s : restored.rereadSources()) {
-        resumeFrom.remove(s);
-      }
-      LOG.info("Recovered snapshot {} as of tick {}: {} rows in {} ms", rec.info().key(), st.tick(), rowsLoaded, rec.loadMillis());
-    } else {
-      LOG.warn("NO SNAPSHOT FOUND in {}: FULL REPLAY — every source is read again from its beginning", store.describe());
-    }
-    session.replayAll();
-    runInit();
-    if (config.catchUpRateLimit() > 0) {
-      for (String s : engine.sourceNames()) {
-        engine.setReadRateLimit(s, config.catchUpRateLimit());
-      }
-    }
-    // seek every source now, so that lost offsets or an unreachable source show in this report
-    Map<String, Map<String, Long>> before = meters(engine.seekSources());
-    long c0 = System.nanoTime();
-    boolean caughtUp = catchUp();
-    long catchUpMillis = (System.nanoTime() - c0) / 1_000_000;
-    if (config.catchUpRateLimit() > 0) {
-      for (String s : engine.sourceNames()) {
-        engine.setReadRateLimit(s, 0);
-      }
-    }
-    Map<String, Map<String, Long>> after = meters(engine.sourceStatuses());
-    List<RecoveryReport.SourceReport> sources = new ArrayList<>();
-    for (String s : engine.sourceNames()) {
-      Map<String, Long> delta = new LinkedHashMap<>();
-      Map<String, Long> b = before.getOrDefault(s, Map.of());
-      after.getOrDefault(s, Map.of()).forEach((k, v) -> delta.put(k, v - b.getOrDefault(k, 0L)));
-      SourceOffsets from = resumeFrom.getOrDefault(s, SourceOffsets.EMPTY);
-      sources.add(new RecoveryReport.SourceReport(s, from.values(), delta.getOrDefault("records", 0L), delta));
-    }
-    List<RecoveryReport.DataflowReport> flows = new ArrayList<>();
-    Map<String, io.cairn.engine.runtime.SourceStatus> statuses = engine.sourceStatuses();
-    for (Dataflow d : engine.dataflows()) {
-      String from = !inSnapshot.contains(d.name()) ? (rec.found() ? "new" : "full replay")
-          : restored.rereadSources().contains(d.name()) ? "re-read from the source's beginning (no state in the snapshot)"
-          : restored.recomputedViews().contains(d.name()) ? "recomputed from its inputs (no state in the snapshot)"
-          : "snapshot";
-      flows.add(new RecoveryReport.DataflowReport(d.name(), d.kind().name(), NodeStatus.displayState(d, statuses), NodeStatus.displayError(d, statuses), from));
-    }
-    long age = rec.found() ? Math.max(0, (options.clock().millis() - rec.info().lastModified().toEpochMilli()) / 1000) : 0;
-    report =
-        new RecoveryReport(
-            rec.found() ? rec.manifest().snapshotId() : null,
-            rec.found() ? rec.manifest().tick() : 0,
-            age,
-            rec.found() ? rec.manifest().catalogPosition() : 0,
-            !rec.found(),
-            fallbacks,
-            rowsLoaded,
-            rec.bytes(),
-            rec.loadMillis(),
-            catchUpMillis,
-            caughtUp,
-            (System.nanoTime() - t0) / 1_000_000,
-            sources,
-            flows);
-    state.set(State.CAUGHT_UP);
-    NodeMetrics.register(registry, engine, () -> report, () -> lastSnapshot);
-  }
-
-  /**
-   * Runs the configured init statements once, when the catalog is empty. A start killed part-way
-   * through init left a catalog that is exactly a prefix of the init statements: the rest are
-   * run then. Any other catalog (a DROP, a statement someone ran) means init has run: nothing is
-   * re-created, so a view dropped on purpose stays dropped.
-   */
-  private void runInit() {
-    List<String> init = config.init();
-    List<io.cairn.engine.catalog.CatalogEntry> entries = session.catalog().read(CatalogLog.FIRST_POSITION);
-    int done = 0;
-    while (done < entries.size() && done < init.size()
-        && entries.get(done).sql().equals(io.cairn.engine.sql.SqlSession.normalize(init.get(done)))) {
-      done++;
-    }
-    if (done < entries.size()) {
-      if (!entries.isEmpty()) {
-        LOG.debug("Catalog has {} entries: init statements already ran", entries.size());
-      }
-      return;
-    }
-    for (String stmt : init.subList(done, init.size())) {
-      LOG.info("Running init statement: {}", stmt);
-      session.execute(stmt);
-    }
-  }
-
-  private boolean catchUp() {
-    long deadline = options.catchUpTimeout() == null ? Long.MAX_VALUE : System.nanoTime() + options.catchUpTimeout().toNanos();
-    try (CatchUpProgress progress = CatchUpProgress.start(options.progress())) {
-      while (true) {
-        engine.tick();
-        CrashPoints.hit("recovery.tick");
-        progress.update(engine.metrics().recordsIngested(), engine.lastClosedTick());
-        if (engine.caughtUp()) {
-          long failed = engine.sourceStatuses().values().stream()
-              .filter(st -> st.state() != io.cairn.engine.runtime.SourceStatus.State.RUNNING).count()
-              + engine.dataflows().stream().filter(d -> d.state() != Dataflow.State.RUNNING).count();
-          progress.finish(failed == 0 ? "done" : "done, but " + failed + " source(s)/view(s) FAILED (see the report)");
-          return true;
-        }
-        if (engine.sourceStatuses().values().stream().anyMatch(st -> st.state() == io.cairn.engine.runtime.SourceStatus.State.RESTARTING)) {
-          // a source is waiting for its restart backoff: do not spin through empty ticks meanwhile
-          java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
-        }
-        if (System.nanoTime() > deadline) {
-          progress.finish("not caught up within " + options.catchUpTimeout());
-          return false;
-        }
-      }
-    }
-  }
-
-  private static Map<String, Map<String, Long>> meters(Map<String, io.cairn.engine.runtime.SourceStatus> statuses) {
-    Map<String, Map<String, Long>> out = new HashMap<>();
-    statuses.forEach((name, st) -> out.put(name, st.load()));
-    return out;
   }
 
   /**
@@ -392,7 +246,7 @@ public final class Node implements AutoCloseable, NodeApi {
   /** Starts serving: ticks in the background, snapshots on the schedule, the HTTP endpoint, the pgwire listener. */
   public void serve() {
     engine.start();
-    schedule = snapshots.schedule(config, this::scheduledSnapshot);
+    schedule = snapshots.schedule(config, snapshotService::scheduledSnapshot);
     if (config.httpPort() > 0) {
       http = new HttpEndpoint(config.httpHost(), config.httpPort(), config.httpMaxBodyBytes(), this);
     }
@@ -437,49 +291,12 @@ public final class Node implements AutoCloseable, NodeApi {
         LOG.debug("Epoch check failed (will retry): {}", e.getMessage());
       }
     }, 5, 5, java.util.concurrent.TimeUnit.SECONDS);
-    background.execute(this::checkRetention);
+    snapshotService.useBackground(background);
+    background.execute(snapshotService::checkRetention);
     state.set(State.SERVING);
     LOG.info("cairn is serving: {} sources, {} views; snapshots '{}' ({}); store {}",
         engine.sourceNames().size(), engine.dataflows().size() - engine.sourceNames().size(), config.snapshotCron(),
         config.snapshotZone(), store.describe());
-  }
-
-  private volatile List<String> retentionWarnings = List.of();
-
-  /**
-   * Retention guard: warns when a source could lose, before the next snapshot, the data a restart
-   * from the latest snapshot would need (a Kafka topic's retention shorter than the snapshot
-   * interval). Runs at start and after each snapshot.
-   */
-  private void checkRetention() {
-    Duration interval = snapshots.interval(config);
-    List<String> warnings = new ArrayList<>();
-    for (String name : engine.sourceNames()) {
-      engine.sourceDefinition(name).ifPresent(def -> {
-        try {
-          if (def.connector().equals("kafka")) {
-            io.cairn.connectors.kafka.KafkaRetentionGuard.check(def, options.secrets(), interval)
-                .ifPresent(warnings::add);
-          } else if (def.connector().equals("postgres")) {
-            io.cairn.connectors.postgres.PostgresRetentionGuard.check(def, options.secrets(), interval, Duration.ofSeconds(1))
-                .ifPresent(warnings::add);
-          }
-        } catch (RuntimeException e) {
-          LOG.warn("Retention check of source {} failed: {}", name, e.getMessage());
-        }
-      });
-    }
-    retentionWarnings = List.copyOf(warnings);
-  }
-
-  private volatile String lastSnapshotError;
-
-  private void scheduledSnapshot() {
-    try {
-      snapshotNow();
-    } catch (RuntimeException e) {
-      LOG.error("Scheduled snapshot failed; the previous snapshot stays the latest: {}", e.getMessage(), e);
-    }
   }
 
   /** Blocks until {@link #close()}. */
@@ -487,49 +304,11 @@ public final class Node implements AutoCloseable, NodeApi {
     terminated.await();
   }
 
-  /** What a snapshot captures between two ticks: the state, the catalog it goes with, and how long the engine was held. */
-  private record Cut(EngineState state, long catalogPosition, String catalogHash, long pauseNanos) {}
-
   /**
-   * Takes a snapshot now: captures the engine between two ticks (the pause), uploads in the
-   * calling thread while the engine keeps ticking, commits, then lets the sources release what
-   * the snapshot no longer needs, and applies retention. Returns the figures.
+   * Takes a snapshot now (see {@link SnapshotService#snapshotNow}) and returns its figures.
    */
   public Map<String, Object> snapshotNow() {
-    synchronized (snapshotLock) {
-      Cut cut = engine.betweenTicks(() -> {
-        long p0 = System.nanoTime(); // the pause: the engine is held between two ticks
-        EngineState captured = engine.capture();
-        return new Cut(captured, session.position(), session.lastHash(), System.nanoTime() - p0);
-      });
-      EngineState st = cut.state();
-      Map<String, Object> figures;
-      try {
-        figures = snapshots.write(st, cut.catalogPosition(), cut.catalogHash(), fence.epoch(), cut.pauseNanos());
-        lastSnapshotError = null;
-      } catch (RuntimeException e) {
-        lastSnapshotError = java.time.Instant.now(options.clock()) + ": " + e.getMessage();
-        throw e;
-      }
-      try {
-        fence.check(); // a newer owner may have recovered from an older snapshot: never confirm offsets past it
-      } catch (StoreFence.FencedException e) {
-        onFenced(e);
-        throw e;
-      }
-      engine.onSnapshotCommitted(st);
-      lastSnapshot = figures;
-      java.util.concurrent.ScheduledExecutorService bg = background;
-      if (bg != null) {
-        bg.execute(this::checkRetention); // off the snapshot's path: it samples the WAL rate for a second
-      }
-      try {
-        snapshots.applyRetention();
-      } catch (RuntimeException e) {
-        LOG.warn("Retention after snapshot failed (will retry next time): {}", e.getMessage());
-      }
-      return figures;
-    }
+    return snapshotService.snapshotNow();
   }
 
   public Engine engine() {
@@ -602,7 +381,8 @@ public final class Node implements AutoCloseable, NodeApi {
 
   @Override
   public String statusJson() {
-    return json(NodeStatus.of(state.get().name(), engine, session.position(), lastSnapshot, lastSnapshotError, retentionWarnings));
+    return json(NodeStatus.of(state.get().name(), engine, session.position(), snapshotService.lastSnapshot(),
+        snapshotService.lastError(), snapshotService.retentionWarnings()));
   }
 
   @Override

@@ -1,0 +1,206 @@
+package io.cairn.recovery.node;
+
+import io.cairn.engine.catalog.CatalogLog;
+import io.cairn.engine.dataflow.Dataflow;
+import io.cairn.engine.runtime.Engine;
+import io.cairn.engine.runtime.EngineState;
+import io.cairn.engine.source.SourceOffsets;
+import io.cairn.engine.sql.SqlSession;
+import io.cairn.objectstore.ObjectStore;
+import io.cairn.recovery.config.CairnConfig;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Recovery: what every start of a node does before it serves.
+ *
+ * <p>Design and invariants:
+ *
+ * <ul>
+ *   <li>Order: load the newest snapshot that verifies (older ones are fallbacks, each named in the
+ *       report); replay the catalog up to the snapshot's position and check it is the history the
+ *       snapshot was taken with (no missing or changed entry, or recovery refuses); restore the
+ *       engine's state; replay the rest of the catalog; run init (once, on an empty catalog); seek
+ *       every source to the snapshot's offsets; tick until every source is caught up.
+ *   <li>No snapshot: a full replay, said loudly in the log and the report.
+ *   <li>The report says, per source, where it resumed and what it read, and per dataflow where
+ *       its state came from (snapshot, recomputed, re-read, new).
+ *   <li>Runs on the starting thread, before the node serves: it owns the sources' clients until
+ *       the tick driver starts.
+ * </ul>
+ */
+final class Recovery {
+  private static final Logger LOG = LoggerFactory.getLogger(Recovery.class);
+
+  private final CairnConfig config;
+  private final Node.Options options;
+  private final ObjectStore store;
+  private final SnapshotStore snapshots;
+  private final Engine engine;
+  private final SqlSession session;
+
+  Recovery(CairnConfig config, Node.Options options, ObjectStore store, SnapshotStore snapshots, Engine engine, SqlSession session) {
+    this.config = config;
+    this.options = options;
+    this.store = store;
+    this.snapshots = snapshots;
+    this.engine = engine;
+    this.session = session;
+  }
+
+  /** Runs the recovery: load, replay the catalog, init, seek, catch up; returns its report. */
+  RecoveryReport run() {
+    long t0 = System.nanoTime();
+    SnapshotStore.Recovered rec = snapshots.loadLatest();
+    List<RecoveryReport.Fallback> fallbacks = new ArrayList<>();
+    rec.rejected().forEach((id, why) -> {
+      LOG.warn("Snapshot {} does not verify, falling back: {}", id, why);
+      fallbacks.add(new RecoveryReport.Fallback(id, why));
+    });
+    long rowsLoaded = 0;
+    Map<String, SourceOffsets> resumeFrom = Map.of();
+    Engine.Restored restored = new Engine.Restored(List.of(), List.of());
+    java.util.Set<String> inSnapshot = new java.util.HashSet<>();
+    if (rec.found()) {
+      long want = rec.manifest().catalogPosition();
+      session.replay(want);
+      if (session.position() < want) {
+        throw new io.cairn.engine.catalog.CatalogIntegrityException(session.position(), "Cannot recover: snapshot "
+            + rec.info().key() + " includes catalog entries up to " + (want - 1) + ", but the catalog in " + store.describe()
+            + " ends at entry " + (session.position() - 1) + ": entries " + session.position() + ".." + (want - 1)
+            + " are missing. Restore them (from a backup or object versions); cairn will not replay a shorter history");
+      }
+      String hash = rec.manifest().catalogHash();
+      if (hash != null && !hash.equals(session.lastHash())) {
+        throw new io.cairn.engine.catalog.CatalogIntegrityException(want - 1, "Cannot recover: catalog entry " + (want - 1)
+            + " in " + store.describe() + " is not the entry snapshot " + rec.info().key() + " was taken with (it was "
+            + "changed or replaced). Restore the original entry; cairn will not replay a different history");
+      }
+      EngineState st = rec.state();
+      restored = engine.restore(st);
+      engine.dataflows().forEach(d -> inSnapshot.add(d.name()));
+      rowsLoaded = st.rows();
+      resumeFrom = new LinkedHashMap<>(st.offsets());
+      for (String s : restored.rereadSources()) {
+        resumeFrom.remove(s);
+      }
+      LOG.info("Recovered snapshot {} as of tick {}: {} rows in {} ms", rec.info().key(), st.tick(), rowsLoaded, rec.loadMillis());
+    } else {
+      LOG.warn("NO SNAPSHOT FOUND in {}: FULL REPLAY — every source is read again from its beginning", store.describe());
+    }
+    session.replayAll();
+    runInit();
+    if (config.catchUpRateLimit() > 0) {
+      for (String s : engine.sourceNames()) {
+        engine.setReadRateLimit(s, config.catchUpRateLimit());
+      }
+    }
+    // seek every source now, so that lost offsets or an unreachable source show in this report
+    Map<String, Map<String, Long>> before = meters(engine.seekSources());
+    long c0 = System.nanoTime();
+    boolean caughtUp = catchUp();
+    long catchUpMillis = (System.nanoTime() - c0) / 1_000_000;
+    if (config.catchUpRateLimit() > 0) {
+      for (String s : engine.sourceNames()) {
+        engine.setReadRateLimit(s, 0);
+      }
+    }
+    Map<String, Map<String, Long>> after = meters(engine.sourceStatuses());
+    List<RecoveryReport.SourceReport> sources = new ArrayList<>();
+    for (String s : engine.sourceNames()) {
+      Map<String, Long> delta = new LinkedHashMap<>();
+      Map<String, Long> b = before.getOrDefault(s, Map.of());
+      after.getOrDefault(s, Map.of()).forEach((k, v) -> delta.put(k, v - b.getOrDefault(k, 0L)));
+      SourceOffsets from = resumeFrom.getOrDefault(s, SourceOffsets.EMPTY);
+      sources.add(new RecoveryReport.SourceReport(s, from.values(), delta.getOrDefault("records", 0L), delta));
+    }
+    List<RecoveryReport.DataflowReport> flows = new ArrayList<>();
+    Map<String, io.cairn.engine.runtime.SourceStatus> statuses = engine.sourceStatuses();
+    for (Dataflow d : engine.dataflows()) {
+      String from = !inSnapshot.contains(d.name()) ? (rec.found() ? "new" : "full replay")
+          : restored.rereadSources().contains(d.name()) ? "re-read from the source's beginning (no state in the snapshot)"
+          : restored.recomputedViews().contains(d.name()) ? "recomputed from its inputs (no state in the snapshot)"
+          : "snapshot";
+      flows.add(new RecoveryReport.DataflowReport(d.name(), d.kind().name(), NodeStatus.displayState(d, statuses), NodeStatus.displayError(d, statuses), from));
+    }
+    long age = rec.found() ? Math.max(0, (options.clock().millis() - rec.info().lastModified().toEpochMilli()) / 1000) : 0;
+    return new RecoveryReport(
+            rec.found() ? rec.manifest().snapshotId() : null,
+            rec.found() ? rec.manifest().tick() : 0,
+            age,
+            rec.found() ? rec.manifest().catalogPosition() : 0,
+            !rec.found(),
+            fallbacks,
+            rowsLoaded,
+            rec.bytes(),
+            rec.loadMillis(),
+            catchUpMillis,
+            caughtUp,
+            (System.nanoTime() - t0) / 1_000_000,
+            sources,
+            flows);
+  }
+
+  /**
+   * Runs the configured init statements once, when the catalog is empty. A start killed part-way
+   * through init left a catalog that is exactly a prefix of the init statements: the rest are
+   * run then. Any other catalog (a DROP, a statement someone ran) means init has run: nothing is
+   * re-created, so a view dropped on purpose stays dropped.
+   */
+  private void runInit() {
+    List<String> init = config.init();
+    List<io.cairn.engine.catalog.CatalogEntry> entries = session.catalog().read(CatalogLog.FIRST_POSITION);
+    int done = 0;
+    while (done < entries.size() && done < init.size()
+        && entries.get(done).sql().equals(io.cairn.engine.sql.SqlSession.normalize(init.get(done)))) {
+      done++;
+    }
+    if (done < entries.size()) {
+      if (!entries.isEmpty()) {
+        LOG.debug("Catalog has {} entries: init statements already ran", entries.size());
+      }
+      return;
+    }
+    for (String stmt : init.subList(done, init.size())) {
+      LOG.info("Running init statement: {}", stmt);
+      session.execute(stmt);
+    }
+  }
+
+  private boolean catchUp() {
+    long deadline = options.catchUpTimeout() == null ? Long.MAX_VALUE : System.nanoTime() + options.catchUpTimeout().toNanos();
+    try (CatchUpProgress progress = CatchUpProgress.start(options.progress())) {
+      while (true) {
+        engine.tick();
+        CrashPoints.hit("recovery.tick");
+        progress.update(engine.metrics().recordsIngested(), engine.lastClosedTick());
+        if (engine.caughtUp()) {
+          long failed = engine.sourceStatuses().values().stream()
+              .filter(st -> st.state() != io.cairn.engine.runtime.SourceStatus.State.RUNNING).count()
+              + engine.dataflows().stream().filter(d -> d.state() != Dataflow.State.RUNNING).count();
+          progress.finish(failed == 0 ? "done" : "done, but " + failed + " source(s)/view(s) FAILED (see the report)");
+          return true;
+        }
+        if (engine.sourceStatuses().values().stream().anyMatch(st -> st.state() == io.cairn.engine.runtime.SourceStatus.State.RESTARTING)) {
+          // a source is waiting for its restart backoff: do not spin through empty ticks meanwhile
+          java.util.concurrent.locks.LockSupport.parkNanos(50_000_000L);
+        }
+        if (System.nanoTime() > deadline) {
+          progress.finish("not caught up within " + options.catchUpTimeout());
+          return false;
+        }
+      }
+    }
+  }
+
+  private static Map<String, Map<String, Long>> meters(Map<String, io.cairn.engine.runtime.SourceStatus> statuses) {
+    Map<String, Map<String, Long>> out = new HashMap<>();
+    statuses.forEach((name, st) -> out.put(name, st.load()));
+    return out;
+  }
+}
