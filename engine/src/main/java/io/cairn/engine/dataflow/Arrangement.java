@@ -57,6 +57,11 @@ public final class Arrangement {
     staged[shard].add(key, val, time, diff);
   }
 
+  /** Stages {@code row} split by {@code layout} into (key, val), without building either row. */
+  public void stageRow(int shard, Row row, Layout layout, long time, long diff) {
+    staged[shard].addRow(row, layout.keyCols(), layout.valCols(), time, diff);
+  }
+
   /** Stages an update keyed by one non-null long, values as in {@link UpdateBuffer#addLongKey}. */
   public void stageLongKey(int shard, long key, long[] vals, long time, long diff) {
     staged[shard].addLongKey(key, vals, time, diff);

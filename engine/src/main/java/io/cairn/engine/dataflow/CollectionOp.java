@@ -1,6 +1,5 @@
 package io.cairn.engine.dataflow;
 
-import io.cairn.engine.row.Row;
 import io.cairn.engine.trace.Update;
 import java.util.List;
 
@@ -35,8 +34,7 @@ public final class CollectionOp extends Operator {
   public void process(int shard, long tick, Rows[] in) {
     Rows src = in[0];
     for (int i = 0; i < src.size(); i++) {
-      Row r = src.row(i);
-      arrangement.stage(shard, layout.key(r), layout.val(r), tick, src.diff(i));
+      arrangement.stageRow(shard, src.row(i), layout, tick, src.diff(i));
     }
     out(shard).addAll(src);
   }

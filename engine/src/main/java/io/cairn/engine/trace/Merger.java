@@ -68,7 +68,7 @@ final class Merger {
 
   /** Does up to {@code fuel} entries of work; returns the fuel left over. */
   long work(long fuel) {
-    fuel = a != null ? workLongs(fuel) : workRows(fuel);
+    fuel = a == null ? workRows(fuel) : a.length == 2 ? workTwoLongs(fuel) : workLongs(fuel);
     if (i >= older.size() && j >= newer.size() && result == null) {
       Description d = new Description(
           older.description().lower(),
@@ -147,6 +147,87 @@ final class Merger {
       }
       fuel--;
     }
+    return fuel;
+  }
+
+  /**
+   * {@link #workLongs} for two columns (a key and a value, or a two-column key: the common shape),
+   * with the columns in locals and the consolidation test inlined; same result.
+   */
+  private long workTwoLongs(long fuel) {
+    int n = older.size();
+    int m = newer.size();
+    long[] ot = older.times();
+    long[] od = older.diffs();
+    long[] nt = newer.times();
+    long[] nd = newer.diffs();
+    long[] a0 = a[0];
+    long[] a1 = a[1];
+    long[] b0 = b[0];
+    long[] b1 = b[1];
+    long[] c0 = cols[0];
+    long[] c1 = cols[1];
+    long[] ts = times;
+    long[] ds = diffs;
+    long s = since;
+    int i = this.i;
+    int j = this.j;
+    int k = this.k;
+    boolean last = lastComparable;
+    while (fuel > 0 && (i < n || j < m)) {
+      long x0;
+      long x1;
+      long t;
+      long d;
+      boolean takeOlder;
+      if (j >= m) {
+        takeOlder = true;
+      } else if (i >= n) {
+        takeOlder = false;
+      } else {
+        int c = Long.compare(a0[i], b0[j]);
+        if (c == 0) {
+          c = Long.compare(a1[i], b1[j]);
+          if (c == 0) {
+            c = Long.compare(Math.max(ot[i], s), Math.max(nt[j], s));
+          }
+        }
+        takeOlder = c <= 0;
+      }
+      if (takeOlder) {
+        x0 = a0[i];
+        x1 = a1[i];
+        t = Math.max(ot[i], s);
+        d = od[i];
+        i++;
+      } else {
+        x0 = b0[j];
+        x1 = b1[j];
+        t = Math.max(nt[j], s);
+        d = nd[j];
+        j++;
+      }
+      if (k > 0 && last && c0[k - 1] == x0 && c1[k - 1] == x1 && ts[k - 1] == t) {
+        long sum = ds[k - 1] + d;
+        ds[k - 1] = sum;
+        if (sum == 0) {
+          k--;
+          last = false;
+        }
+      } else if (d != 0) {
+        c0[k] = x0;
+        c1[k] = x1;
+        ts[k] = t;
+        ds[k] = d;
+        k++;
+        last = true;
+      }
+      fuel--;
+    }
+    this.i = i;
+    this.j = j;
+    this.k = k;
+    lastComparable = last;
     return fuel;
   }
 

@@ -60,6 +60,29 @@ public final class UpdateBuffer {
   }
 
   /**
+   * Appends one update whose key is columns {@code keyCols} of {@code row} and whose value is
+   * columns {@code valCols} (no key or value row is built); a zero diff is ignored.
+   */
+  public void addRow(Row row, int[] keyCols, int[] valCols, long time, long diff) {
+    if (diff == 0) {
+      return;
+    }
+    if (size == times.length) {
+      times = Arrays.copyOf(times, size * 2);
+      diffs = Arrays.copyOf(diffs, size * 2);
+    }
+    for (int c = 0; c < keys.length; c++) {
+      keys[c].add(row.get(keyCols[c]));
+    }
+    for (int c = 0; c < vals.length; c++) {
+      vals[c].add(row.get(valCols[c]));
+    }
+    times[size] = time;
+    diffs[size] = diff;
+    size++;
+  }
+
+  /**
    * Appends one update keyed by a single non-null BIGINT/TIMESTAMP {@code key}, whose values are
    * all non-null BIGINT/TIMESTAMP or DOUBLE: {@code vals[c]} holds the long, or the double's
    * bits ({@link Double#doubleToLongBits}). A zero diff is ignored.
