@@ -121,6 +121,8 @@ final class Merger {
     long[] od = older.diffs();
     long[] nt = newer.times();
     long[] nd = newer.diffs();
+    long[] a0 = a[0];
+    long[] b0 = b[0];
     int width = a.length;
     while (fuel > 0 && (i < n || j < m)) {
       boolean takeOlder;
@@ -129,8 +131,8 @@ final class Merger {
       } else if (i >= n) {
         takeOlder = false;
       } else {
-        int c = 0;
-        for (int col = 0; col < width && c == 0; col++) {
+        int c = Long.compare(a0[i], b0[j]); // the first column decides almost every comparison
+        for (int col = 1; col < width && c == 0; col++) {
           c = Long.compare(a[col][i], b[col][j]);
         }
         if (c == 0) {
@@ -232,7 +234,7 @@ final class Merger {
   }
 
   private void append(long[][] from, int idx, long time, long diff) {
-    if (k > 0 && lastComparable && times[k - 1] == time && sameAsLast(from, idx)) {
+    if (k > 0 && lastComparable && cols[0][k - 1] == from[0][idx] && times[k - 1] == time && sameAsLast(from, idx)) {
       diffs[k - 1] += diff;
       if (diffs[k - 1] == 0) {
         k--;
@@ -253,7 +255,7 @@ final class Merger {
   }
 
   private boolean sameAsLast(long[][] from, int idx) {
-    for (int col = 0; col < from.length; col++) {
+    for (int col = 1; col < from.length; col++) { // column 0 is compared by the caller
       if (cols[col][k - 1] != from[col][idx]) {
         return false;
       }
