@@ -4,9 +4,7 @@ import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.trace.Spine;
 import io.cairn.engine.trace.Values;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Inner equi-join of two arranged inputs. With A, B the collections sealed so far and dA, dB the
@@ -54,23 +52,20 @@ final class JoinOp extends Operator {
         }
       }
     }
-    // (A + dA) ⋈ dB
+    // (A + dA) ⋈ dB: dl and dr are both sorted by key, so dA's rows for a key are found by walking dl along
     if (!dr.isEmpty()) {
-      Map<Row, Values> dlByKey = new HashMap<>();
-      for (Keyed l : dl) {
-        dlByKey.computeIfAbsent(l.key(), k -> new Values()).add(l.row(), l.diff());
-      }
       Spine.Reader lr = left.spine(shard).reader();
       Row lastKey = null;
+      int p = 0;
       for (Keyed r : dr) {
         if (!r.key().equals(lastKey)) {
           vals.clear();
           lr.values(r.key(), vals);
-          Values d = dlByKey.get(r.key());
-          if (d != null) {
-            for (int i = 0; i < d.size(); i++) {
-              vals.add(d.val(i), d.diff(i));
-            }
+          while (p < dl.size() && dl.get(p).key().compareTo(r.key()) < 0) {
+            p++;
+          }
+          for (int q = p; q < dl.size() && dl.get(q).key().equals(r.key()); q++) {
+            vals.add(dl.get(q).row(), dl.get(q).diff());
           }
           vals.consolidate();
           lastKey = r.key();

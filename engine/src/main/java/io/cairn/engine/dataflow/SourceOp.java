@@ -5,9 +5,7 @@ import io.cairn.engine.row.Schema;
 import io.cairn.engine.trace.Spine;
 import io.cairn.engine.trace.Values;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * A source's collection. The driver thread {@link #offerAppend offers} records between ticks,
@@ -116,27 +114,33 @@ public final class SourceOp extends Operator implements Collection {
     if (cmds.isEmpty()) {
       return;
     }
-    Map<Row, Row> last = new HashMap<>();
-    for (Row[] c : cmds) {
-      last.put(c[0], c[1]);
+    // sort the commands by key (stable: arrival order within a key) and keep the last one per key
+    Row[] cmdKeys = new Row[cmds.size()];
+    for (int i = 0; i < cmdKeys.length; i++) {
+      cmdKeys[i] = cmds.get(i)[0];
+    }
+    int[] perm = io.cairn.engine.row.KeySort.byKey(cmdKeys, cmdKeys.length);
+    List<Row> keys = new ArrayList<>();
+    List<Row> rows = new ArrayList<>();
+    for (int i = 0; i < perm.length; i++) {
+      if (i + 1 < perm.length && cmdKeys[perm[i + 1]].equals(cmdKeys[perm[i]])) {
+        continue; // a later command for the same key wins
+      }
+      keys.add(cmdKeys[perm[i]]);
+      rows.add(cmds.get(perm[i])[1]);
     }
     cmds.clear();
-    Row[] distinct = last.keySet().toArray(new Row[0]);
-    int[] perm = io.cairn.engine.row.KeySort.byKey(distinct, distinct.length);
-    List<Row> keys = new ArrayList<>(distinct.length);
-    for (int p : perm) {
-      keys.add(distinct[p]);
-    }
     Spine.Reader reader = arrangement.spine(shard).reader();
     Values vals = new Values();
-    for (Row key : keys) {
+    for (int k = 0; k < keys.size(); k++) {
+      Row key = keys.get(k);
       vals.clear();
       if (!fresh) {
         reader.values(key, vals);
         vals.consolidate();
       }
       Row oldVal = vals.size() == 0 ? null : vals.val(0);
-      Row now = last.get(key);
+      Row now = rows.get(k);
       Row newVal = now == TOMBSTONE ? null : layout.val(now);
       if (oldVal != null && oldVal.equals(newVal)) {
         continue;
