@@ -580,7 +580,7 @@ public final class Engine implements AutoCloseable {
       StateRestore.Result r = state.restore(saved, dataflows.values(), sources.values());
       lastOffsets = r.offsets();
       lastClosedTick = saved.tick();
-      return r.restored();
+      return new Restored(r.recomputedViews(), r.rereadSources());
     } finally {
       lock.unlock();
     }

@@ -42,8 +42,11 @@ final class StateRestore {
     this.shards = shards;
   }
 
-  /** What a restore did: what it could not load, and {@code offsets(T)} as restored. */
-  record Result(Engine.Restored restored, Map<String, SourceOffsets> offsets) {}
+  /**
+   * What a restore did: views it recomputes and sources it re-reads from their beginning (it could
+   * not load them), and {@code offsets(T)} as restored.
+   */
+  record Result(List<String> recomputedViews, List<String> rereadSources, Map<String, SourceOffsets> offsets) {}
 
   /** The cut of {@code dataflows} (catalog order) as of {@code tick}, whose offsets are {@code offsets}. */
   EngineState capture(Collection<Dataflow> dataflows, long tick, Map<String, SourceOffsets> offsets) {
@@ -113,7 +116,7 @@ final class StateRestore {
       offsets.put(s.name, s.recorded);
     }
     LOG.info("Restored state as of tick {} ({} rows)", state.tick(), state.rows());
-    return new Result(new Engine.Restored(recomputed, reread), offsets);
+    return new Result(recomputed, reread, offsets);
   }
 
   private void load(Arrangement a, List<ArrangementState> parts, int savedShards, long upper) {
