@@ -113,6 +113,9 @@ public final class S3ObjectStore implements ObjectStore, SupportsStreamingWrites
   private final String keyBase;
   private final ExecutorService uploads;
   private final Semaphore streamingParts;
+  /** Bytes streaming writes hold in part buffers now, and the most they ever held (see {@link #streamingBufferPeakBytes}). */
+  private final AtomicLong streamingBuffered = new AtomicLong();
+  private final AtomicLong streamingBufferPeak = new AtomicLong();
   private final AtomicLong attempts = new AtomicLong();
   private final AtomicBoolean closed = new AtomicBoolean();
   private volatile boolean bucketVerified;
@@ -441,16 +444,33 @@ public final class S3ObjectStore implements ObjectStore, SupportsStreamingWrites
     return new S3Write(key, fullKey(key));
   }
 
-  /** Bytes held as 256 KiB chunks (no copy on growth); re-readable for retries. */
-  private static final class Chunks {
+  /**
+   * The most bytes the part buffers of this store's streaming writes ({@link #openWrite}) held at
+   * once since it was opened: the memory a streaming upload costs, which the design bounds by
+   * (writes open + {@code multipartParallelism}) × part size. For tests and metrics.
+   */
+  public long streamingBufferPeakBytes() {
+    return streamingBufferPeak.get();
+  }
+
+  /** The bytes the part buffers of streaming writes hold now (0 once every write committed or closed). */
+  public long streamingBufferedBytes() {
+    return streamingBuffered.get();
+  }
+
+  /** Bytes held as 256 KiB chunks (no copy on growth); re-readable for retries; counted in the store's gauge until released. */
+  private final class Chunks {
     private final List<byte[]> chunks = new ArrayList<>();
     private long size;
+    private boolean released;
 
     void write(byte[] b, int off, int len) {
       while (len > 0) {
         int at = (int) (size % CHUNK);
         if (at == 0) {
           chunks.add(new byte[CHUNK]);
+          long now = streamingBuffered.addAndGet(CHUNK);
+          streamingBufferPeak.accumulateAndGet(now, Math::max);
         }
         int n = Math.min(len, CHUNK - at);
         System.arraycopy(b, off, chunks.get(chunks.size() - 1), at, n);
@@ -462,6 +482,14 @@ public final class S3ObjectStore implements ObjectStore, SupportsStreamingWrites
 
     long size() {
       return size;
+    }
+
+    /** The buffers are no longer needed (uploaded, or the write was given up). */
+    void release() {
+      if (!released) {
+        released = true;
+        streamingBuffered.addAndGet(-(long) chunks.size() * CHUNK);
+      }
     }
 
     private int length(int i) {
@@ -559,10 +587,12 @@ public final class S3ObjectStore implements ObjectStore, SupportsStreamingWrites
             failure.compareAndSet(null, e);
             throw e;
           } finally {
+            part.release();
             streamingParts.release();
           }
         }));
       } catch (RuntimeException e) {
+        part.release();
         streamingParts.release();
         throw e;
       }
@@ -582,7 +612,11 @@ public final class S3ObjectStore implements ObjectStore, SupportsStreamingWrites
         done = true;
         Chunks body = current;
         current = null;
-        putSingle(key, full, body.size(), body.md5(), body.body(), false);
+        try {
+          putSingle(key, full, body.size(), body.md5(), body.body(), false);
+        } finally {
+          body.release();
+        }
         return;
       }
       try {
@@ -630,6 +664,9 @@ public final class S3ObjectStore implements ObjectStore, SupportsStreamingWrites
         return;
       }
       done = true;
+      if (current != null) {
+        current.release();
+      }
       current = null;
       if (uploadId != null) {
         abort(key, full, uploadId, futures);

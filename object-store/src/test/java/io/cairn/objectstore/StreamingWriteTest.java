@@ -89,6 +89,45 @@ class StreamingWriteTest {
     }
   }
 
+  /**
+   * Memory per upload: a write holds the part it fills plus, store-wide, at most {@code
+   * multipartParallelism} parts in flight, however large the object: 2 writes of 8 parts each, at
+   * once, never hold more than (2 + 2) parts.
+   */
+  @Test
+  void s3StreamingWritesHoldAtMostOnePartEachPlusThePartsInFlight() throws Exception {
+    try (S3ObjectStore s3 = new S3ObjectStore(config())) {
+      long size = 8 * PART + 12_345;
+      java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+      try {
+        List<java.util.concurrent.Future<?>> writes = new java.util.ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+          int n = i;
+          writes.add(pool.submit(() -> {
+            try (ObjectWrite w = s3.openWrite("big-" + n)) {
+              produce(w, 100 + n, size);
+              w.commit();
+            }
+            return null;
+          }));
+        }
+        for (var f : writes) {
+          f.get();
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      long bound = (2 + 2) * PART;
+      assertThat(s3.streamingBufferPeakBytes()).as("peak bytes held in part buffers").isPositive().isLessThanOrEqualTo(bound);
+      assertThat(2 * size).as("what holding the objects whole would take").isGreaterThan(3 * bound);
+      assertThat(s3.streamingBufferedBytes()).as("buffers released after the commits").isZero();
+      for (int i = 0; i < 2; i++) {
+        assertThat(s3.head("big-" + i)).get().extracting(ObjectInfo::size).isEqualTo(size);
+      }
+      assertNoUploadsLeft();
+    }
+  }
+
   @Test
   void s3CloseWithoutCommitAbortsTheUpload() throws IOException {
     try (S3ObjectStore s3 = new S3ObjectStore(config())) {

@@ -42,6 +42,10 @@ class S3StreamingSnapshotTest {
       assertThat(requests).isGreaterThanOrEqualTo(parts + 3).isLessThan(parts + 12);
       assertThat(server.client().listMultipartUploads(b -> b.bucket(bucket)).uploads()).isEmpty();
       assertThat(r.rows()).isEqualTo(big.size() + small.size());
+      // memory per upload: part buffers of the 2 files being written + 2 parts in flight, at most
+      long bound = (2 + 2) * part;
+      assertThat(s3.streamingBufferPeakBytes()).as("peak bytes in part buffers").isPositive().isLessThanOrEqualTo(bound);
+      assertThat(s3.streamingBufferedBytes()).as("buffers released after the commit").isZero();
 
       RecoveryChoice c = reader.loadLatest();
       assertThat(c.rejected()).isEmpty();
