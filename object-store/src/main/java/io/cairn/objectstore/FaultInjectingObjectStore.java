@@ -30,6 +30,9 @@ import java.util.function.Predicate;
  *     .truncateWrites(c -> c.key().endsWith(".parquet"), 1024)  // the source ends after 1 KiB
  *     .addLatency(c -> true, Duration.ofMillis(5));
  * }</pre>
+ *
+ * <p>It does not stream ({@link #supportsStreamingWrites()} is false, whatever the delegate):
+ * every write goes through {@code put}, where all of its faults apply (truncation included).
  */
 public final class FaultInjectingObjectStore implements ObjectStore {
 

@@ -47,7 +47,7 @@ import org.slf4j.LoggerFactory;
  *   <li>The root must exist when the store is opened (the bucket analogue); it is not created.
  * </ul>
  */
-public final class LocalObjectStore implements ObjectStore, SupportsStreamingWrites {
+public final class LocalObjectStore implements ObjectStore {
   private static final Logger LOG = LoggerFactory.getLogger(LocalObjectStore.class);
   static final String TMP_DIR = ".cairn-tmp";
   private static final int BUFFER = 1 << 16;
@@ -205,6 +205,11 @@ public final class LocalObjectStore implements ObjectStore, SupportsStreamingWri
   }
 
   /** Writes into a temporary file of this store (64 KiB buffered), published by an atomic rename at commit. */
+  @Override
+  public boolean supportsStreamingWrites() {
+    return true;
+  }
+
   @Override
   public ObjectWrite openWrite(String key) {
     path(key);

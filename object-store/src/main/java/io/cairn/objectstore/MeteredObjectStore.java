@@ -133,6 +133,45 @@ public final class MeteredObjectStore implements ObjectStore {
   }
 
   @Override
+  public boolean supportsStreamingWrites() {
+    return delegate.supportsStreamingWrites();
+  }
+
+  /** Counted as one PUT of the committed size (with the parts it implies), like {@link #put(String, Path)}. */
+  @Override
+  public ObjectWrite openWrite(String key) {
+    ObjectWrite w = delegate.openWrite(key);
+    return new ObjectWrite() {
+      @Override
+      public void write(int b) throws IOException {
+        w.write(b);
+      }
+
+      @Override
+      public void write(byte[] b, int off, int len) throws IOException {
+        w.write(b, off, len);
+      }
+
+      @Override
+      public void commit() {
+        countWrite(Kind.PUT, w.size());
+        w.commit();
+        bytesIn.addAndGet(w.size());
+      }
+
+      @Override
+      public long size() {
+        return w.size();
+      }
+
+      @Override
+      public void close() {
+        w.close();
+      }
+    };
+  }
+
+  @Override
   public void putIfAbsent(String key, byte[] bytes) {
     countWrite(Kind.PUT_IF_ABSENT, bytes.length);
     delegate.putIfAbsent(key, bytes);

@@ -93,6 +93,26 @@ public interface ObjectStore extends AutoCloseable {
    */
   InputStream getRange(String key, long offset, long length);
 
+  /**
+   * Whether {@link #openWrite} streams an object of unknown length as it is produced, with bounded
+   * memory (S3: a multipart upload fed part by part; a local directory: a temporary file renamed at
+   * commit). A store that does not is written with {@link #put(String, Path)} once the content is
+   * complete. A decorator answers as the store it wraps, and forwards {@code openWrite}.
+   */
+  default boolean supportsStreamingWrites() {
+    return false;
+  }
+
+  /**
+   * Opens a write of {@code key}; nothing is visible until {@link ObjectWrite#commit()}.
+   *
+   * @throws UnsupportedOperationException unless {@link #supportsStreamingWrites()}
+   * @throws io.cairn.objectstore.exceptions.InvalidKeyException if the key is invalid (nothing sent)
+   */
+  default ObjectWrite openWrite(String key) {
+    throw new UnsupportedOperationException("Cannot stream a write to " + describe() + ": it writes whole objects only (put)");
+  }
+
   /** Reads the whole object into memory; for small objects (manifests, catalog entries). */
   default byte[] readAllBytes(String key) {
     try (InputStream in = get(key)) {

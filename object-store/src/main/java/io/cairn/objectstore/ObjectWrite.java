@@ -4,7 +4,7 @@ import java.io.OutputStream;
 
 /**
  * A write of one object whose length is not known in advance, from {@link
- * SupportsStreamingWrites#openWrite}. Bytes written become the object only when {@link #commit()}
+ * ObjectStore#openWrite}. Bytes written become the object only when {@link #commit()}
  * returns, atomically, as with {@link ObjectStore#put}; {@link #close()} without a commit aborts
  * (nothing becomes visible, a multipart upload is aborted). Use it in try-with-resources and call
  * {@code commit()} last inside. Not thread-safe: one producer thread.

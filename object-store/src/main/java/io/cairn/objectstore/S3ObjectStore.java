@@ -101,7 +101,7 @@ import software.amazon.awssdk.services.s3.model.UploadPartResponse;
  *       them or in logs.
  * </ul>
  */
-public final class S3ObjectStore implements ObjectStore, SupportsStreamingWrites {
+public final class S3ObjectStore implements ObjectStore {
   private static final Logger LOG = LoggerFactory.getLogger(S3ObjectStore.class);
   private static final int DELETE_BATCH = 1000;
   private static final long MAX_PARTS = 10_000;
@@ -438,6 +438,11 @@ public final class S3ObjectStore implements ObjectStore, SupportsStreamingWrites
   private static final int CHUNK = 256 << 10;
   private static final int PARTS_PER_SIZE = 1000;
   private static final long MAX_PART_SIZE = 5L << 30;
+
+  @Override
+  public boolean supportsStreamingWrites() {
+    return true;
+  }
 
   @Override
   public ObjectWrite openWrite(String key) {

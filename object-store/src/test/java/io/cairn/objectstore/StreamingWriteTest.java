@@ -22,7 +22,7 @@ import software.amazon.awssdk.core.interceptor.ExecutionInterceptor;
 import software.amazon.awssdk.services.s3.model.UploadPartRequest;
 
 /**
- * {@link SupportsStreamingWrites}: objects of unknown length written as produced, through s3proxy
+ * {@link ObjectStore#openWrite}: objects of unknown length written as produced, through s3proxy
  * (one PUT up to one part, else a multipart upload fed part by part) and a local directory; an
  * abort or a failed part leaves nothing behind.
  */

@@ -7,7 +7,6 @@ import io.cairn.engine.trace.Batch;
 import io.cairn.objectstore.ObjectInfo;
 import io.cairn.objectstore.ObjectStore;
 import io.cairn.objectstore.ObjectWrite;
-import io.cairn.objectstore.SupportsStreamingWrites;
 import io.cairn.snapshotter.Manifest.ArrangementEntry;
 import io.cairn.snapshotter.Manifest.BatchFile;
 import io.cairn.snapshotter.exceptions.CorruptSnapshotException;
@@ -68,7 +67,7 @@ import org.slf4j.LoggerFactory;
  *       {@code rowGroupRows} rows; the row groups of a file are encoded in parallel on a pool of
  *       {@code encodeThreads} (separate from the upload workers, which only wait on it), at most
  *       {@code encodeThreads + 1} ahead of the one being appended. A store that {@link
- *       SupportsStreamingWrites} (S3, a local directory) receives the encoded bytes as they are
+ *       ObjectStore#supportsStreamingWrites} (S3, a local directory) receives the encoded bytes as they are
  *       produced: on S3 a file up to one part ({@code s3.multipart.part-size-bytes}, 8 MiB by
  *       default) goes in one PUT, a larger one in a multipart upload whose parts leave while
  *       later row groups encode, with at most {@code s3.multipart.parallelism} parts in flight
@@ -602,9 +601,9 @@ public final class Snapshotter implements AutoCloseable {
     String key = paths.key(u.path);
     CRC32C crc = new CRC32C();
     long size;
-    if (store instanceof SupportsStreamingWrites streaming) {
+    if (store.supportsStreamingWrites()) {
       // encoded straight into the upload: S3 parts leave while later row groups encode
-      try (ObjectWrite w = streaming.openWrite(key)) {
+      try (ObjectWrite w = store.openWrite(key)) {
         CheckedOutputStream os = new CheckedOutputStream(w, crc);
         ParquetBatchFiles.write(u.arrangement, u.shard, b, os, fileOptions);
         os.flush();

@@ -217,6 +217,16 @@ final class StoreFence {
       }
 
       @Override
+      public boolean supportsStreamingWrites() {
+        return delegate.supportsStreamingWrites();
+      }
+
+      @Override
+      public io.cairn.objectstore.ObjectWrite openWrite(String key) {
+        return delegate.openWrite(key); // batch files, like put: the manifest commit checks the epoch
+      }
+
+      @Override
       public void putIfAbsent(String key, byte[] bytes) {
         if (!key.startsWith(PREFIX)) {
           checked("write " + key);
