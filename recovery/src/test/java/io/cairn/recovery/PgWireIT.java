@@ -309,17 +309,7 @@ class PgWireIT {
   }
 
   static List<String> metadata(ResultSet rs, String... columns) throws SQLException {
-    List<String> out = new ArrayList<>();
-    try (rs) {
-      while (rs.next()) {
-        List<String> cells = new ArrayList<>();
-        for (String c : columns) {
-          cells.add(rs.getString(c));
-        }
-        out.add(String.join(" ", cells));
-      }
-    }
-    return out;
+    return io.cairn.recovery.pgwire.PgCatalogIT.rows(rs, columns);
   }
 
   @Test

@@ -214,7 +214,14 @@ final class LongKeyReduce {
 
     @Override
     public void entry(Batch batch, int i) {
-      long[] r = new long[width];
+      if (size == rows.length) {
+        rows = Arrays.copyOf(rows, size * 2);
+        diffs = Arrays.copyOf(diffs, size * 2);
+      }
+      if (rows[size] == null) {
+        rows[size] = new long[width];
+      }
+      long[] r = rows[size]; // the next free slot, reused from group to group
       for (int c = 0; c < width; c++) {
         ColumnVector col = batch.valColumn(c);
         r[c] = doubleSlot[c]
@@ -228,11 +235,6 @@ final class LongKeyReduce {
           return;
         }
       }
-      if (size == rows.length) {
-        rows = Arrays.copyOf(rows, size * 2);
-        diffs = Arrays.copyOf(diffs, size * 2);
-      }
-      rows[size] = r;
       diffs[size++] = d;
     }
 

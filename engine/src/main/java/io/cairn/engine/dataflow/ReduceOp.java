@@ -68,11 +68,11 @@ final class ReduceOp extends Operator {
     }
     this.accWidth = accCols.size();
     this.acc = new Arrangement(name + "-acc", keySchema, new Schema(accCols), shards);
-    LongKeyReduce probe = LongKeyReduce.of(input.schema(), groupBy, aggs, slot, acc);
-    this.typed = probe == null ? null : new LongKeyReduce[shards];
-    for (int s = 0; typed != null && s < shards; s++) {
-      typed[s] = s == 0 ? probe : LongKeyReduce.of(input.schema(), groupBy, aggs, slot, acc);
+    LongKeyReduce[] perShard = new LongKeyReduce[shards];
+    for (int s = 0; s < shards; s++) {
+      perShard[s] = LongKeyReduce.of(input.schema(), groupBy, aggs, slot, acc);
     }
+    this.typed = perShard[0] == null ? null : perShard;
   }
 
   @Override

@@ -3,7 +3,6 @@ package io.cairn.engine.runtime;
 import io.cairn.engine.dataflow.Arrangement;
 import io.cairn.engine.dataflow.Dataflow;
 import io.cairn.engine.dataflow.Operator;
-import io.cairn.engine.dataflow.Rows;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -117,7 +116,7 @@ final class DataflowRunner {
     if (!anyInput) {
       return;
     }
-    Rows[][] in = exchange.route(op);
-    workers.runAll(shard -> op.process(shard, tick, in[shard]));
+    Exchange.Routed routed = exchange.route(op);
+    workers.runAll(shard -> op.process(shard, tick, routed.inputs(shard)));
   }
 }

@@ -30,11 +30,43 @@ final class Exchange {
     this.shards = shards;
   }
 
-  /** The inputs of {@code op} per worker: {@code result[shard][input]}, exchanged where the operator asks. */
-  Rows[][] route(Operator op) {
+  /** An operator's inputs after the scatter: each worker gathers its own ({@link #inputs}). */
+  static final class Routed {
+    private final Operator op;
+    private final Rows[][][] buckets; // [input][from][to]; null for an input that stays where it is
+    private final int shards;
+
+    private Routed(Operator op, Rows[][][] buckets, int shards) {
+      this.op = op;
+      this.buckets = buckets;
+      this.shards = shards;
+    }
+
+    /** The inputs of worker {@code shard}, one per operator input; called by that worker. */
+    Rows[] inputs(int shard) {
+      Rows[] in = new Rows[buckets.length];
+      for (int k = 0; k < in.length; k++) {
+        if (buckets[k] == null) {
+          in[k] = op.inputs().get(k).out(shard);
+        } else {
+          Rows gathered = new Rows();
+          for (int from = 0; from < shards; from++) {
+            gathered.addAll(buckets[k][from][shard]);
+          }
+          in[k] = gathered;
+        }
+      }
+      return in;
+    }
+  }
+
+  /**
+   * Scatters the inputs of {@code op} that it asks to exchange (all workers at once); each worker
+   * then gathers its share with {@link Routed#inputs} in the same pass that processes it.
+   */
+  Routed route(Operator op) {
     List<Operator> inputs = op.inputs();
     int n = inputs.size();
-    // buckets[input][from][to]
     Rows[][][] buckets = new Rows[n][][];
     boolean exchange = false;
     for (int k = 0; k < n; k++) {
@@ -46,26 +78,7 @@ final class Exchange {
     if (exchange) {
       workers.runAll(from -> scatter(op, inputs, buckets, from));
     }
-    Rows[][] routed = new Rows[shards][n];
-    for (int shard = 0; shard < shards; shard++) {
-      for (int k = 0; k < n; k++) {
-        routed[shard][k] = buckets[k] == null ? inputs.get(k).out(shard) : null;
-      }
-    }
-    if (exchange) {
-      workers.runAll(shard -> {
-        for (int k = 0; k < n; k++) {
-          if (buckets[k] != null) {
-            Rows gathered = new Rows();
-            for (int from = 0; from < shards; from++) {
-              gathered.addAll(buckets[k][from][shard]);
-            }
-            routed[shard][k] = gathered;
-          }
-        }
-      });
-    }
-    return routed;
+    return new Routed(op, buckets, shards);
   }
 
   private void scatter(Operator op, List<Operator> inputs, Rows[][][] buckets, int from) {

@@ -31,15 +31,11 @@ public final class Statements {
     int n = sql.length();
     while (i < n) {
       char c = sql.charAt(i);
-      if (c == '\'' || c == '"') {
+      int past = skipComment(sql, i);
+      if (past != i) {
+        i = past;
+      } else if (c == '\'' || c == '"') {
         i = skipQuoted(sql, i, c);
-      } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-        while (i < n && sql.charAt(i) != '\n') {
-          i++;
-        }
-      } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
-        int end = sql.indexOf("*/", i + 2);
-        i = end < 0 ? n : end + 2;
       } else if (c == ';') {
         add(sql, start, i, out);
         start = ++i;
@@ -67,19 +63,34 @@ public final class Statements {
     int i = 0;
     while (i < s.length()) {
       char c = s.charAt(i);
+      int past = skipComment(s, i);
       if (Character.isWhitespace(c)) {
         i++;
-      } else if (s.startsWith("--", i)) {
-        int nl = s.indexOf('\n', i);
-        i = nl < 0 ? s.length() : nl + 1;
-      } else if (s.startsWith("/*", i)) {
-        int end = s.indexOf("*/", i + 2);
-        i = end < 0 ? s.length() : end + 2;
+      } else if (past != i) {
+        i = past;
       } else {
         return false;
       }
     }
     return true;
+  }
+
+  /**
+   * The index just past the comment that starts at {@code i} ({@code -- ...} to the end of the
+   * line, {@code /* ... *}{@code /}; an unterminated one runs to the end), or {@code i} when no
+   * comment starts there.
+   */
+  public static int skipComment(String sql, int i) {
+    int n = sql.length();
+    if (sql.startsWith("--", i)) {
+      int nl = sql.indexOf('\n', i);
+      return nl < 0 ? n : nl;
+    }
+    if (sql.startsWith("/*", i)) {
+      int end = sql.indexOf("*/", i + 2);
+      return end < 0 ? n : end + 2;
+    }
+    return i;
   }
 
   /** The index just past the quoted text that starts at {@code i} with quote {@code q} (a doubled quote stays inside). */

@@ -13,6 +13,7 @@ import java.util.Arrays;
 public final class UpdateBuffer {
   private final Schema keySchema;
   private final Schema valSchema;
+  private final boolean[] doubleVal; // per value column: DOUBLE (for addLongKey)
   private ColumnVector.Builder[] keys;
   private ColumnVector.Builder[] vals;
   private long[] times;
@@ -22,6 +23,10 @@ public final class UpdateBuffer {
   public UpdateBuffer(Schema keySchema, Schema valSchema) {
     this.keySchema = keySchema;
     this.valSchema = valSchema;
+    this.doubleVal = new boolean[valSchema.size()];
+    for (int c = 0; c < doubleVal.length; c++) {
+      doubleVal[c] = valSchema.type(c) == io.cairn.engine.row.Type.DOUBLE;
+    }
     reset(16);
   }
 
@@ -44,10 +49,7 @@ public final class UpdateBuffer {
     if (diff == 0) {
       return;
     }
-    if (size == times.length) {
-      times = Arrays.copyOf(times, size * 2);
-      diffs = Arrays.copyOf(diffs, size * 2);
-    }
+    ensureCapacity();
     for (int c = 0; c < keys.length; c++) {
       keys[c].add(key.get(c));
     }
@@ -67,10 +69,7 @@ public final class UpdateBuffer {
     if (diff == 0) {
       return;
     }
-    if (size == times.length) {
-      times = Arrays.copyOf(times, size * 2);
-      diffs = Arrays.copyOf(diffs, size * 2);
-    }
+    ensureCapacity();
     for (int c = 0; c < keys.length; c++) {
       keys[c].add(row.get(keyCols[c]));
     }
@@ -91,13 +90,10 @@ public final class UpdateBuffer {
     if (diff == 0) {
       return;
     }
-    if (size == times.length) {
-      times = Arrays.copyOf(times, size * 2);
-      diffs = Arrays.copyOf(diffs, size * 2);
-    }
+    ensureCapacity();
     keys[0].addLong(key);
     for (int c = 0; c < this.vals.length; c++) {
-      if (valSchema.type(c) == io.cairn.engine.row.Type.DOUBLE) {
+      if (doubleVal[c]) {
         this.vals[c].addDouble(Double.longBitsToDouble(vals[c]));
       } else {
         this.vals[c].addLong(vals[c]);
@@ -106,6 +102,13 @@ public final class UpdateBuffer {
     times[size] = time;
     diffs[size] = diff;
     size++;
+  }
+
+  private void ensureCapacity() {
+    if (size == times.length) {
+      times = Arrays.copyOf(times, size * 2);
+      diffs = Arrays.copyOf(diffs, size * 2);
+    }
   }
 
   public int size() {

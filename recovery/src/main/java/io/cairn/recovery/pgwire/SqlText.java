@@ -37,13 +37,9 @@ final class SqlText {
     int n = sql.length();
     while (i < n) {
       char c = sql.charAt(i);
-      if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-        while (i < n && sql.charAt(i) != '\n') {
-          i++;
-        }
-      } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
-        int end = sql.indexOf("*/", i + 2);
-        i = end < 0 ? n : end + 2;
+      int past = Statements.skipComment(sql, i);
+      if (past != i) {
+        i = past;
       } else if (c == '"') {
         i = Statements.skipQuoted(sql, i, c);
       } else if (c == '\'') {
@@ -148,15 +144,11 @@ final class SqlText {
     int n = sql.length();
     while (i < n) {
       char c = sql.charAt(i);
-      if (c == '\'' || c == '"') {
+      int past = Statements.skipComment(sql, i);
+      if (past != i) {
+        i = past;
+      } else if (c == '\'' || c == '"') {
         i = Statements.skipQuoted(sql, i, c);
-      } else if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-        while (i < n && sql.charAt(i) != '\n') {
-          i++;
-        }
-      } else if (c == '/' && i + 1 < n && sql.charAt(i + 1) == '*') {
-        int end = sql.indexOf("*/", i + 2);
-        i = end < 0 ? n : end + 2;
       } else if (c == '$' && i + 1 < n && Character.isDigit(sql.charAt(i + 1))
           && (i == 0 || !Character.isLetterOrDigit(sql.charAt(i - 1)) && sql.charAt(i - 1) != '_')) {
         int j = i + 1;

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Test;
  * catalog (one source of every type, one view): the real psql's {@code \d} family and pgjdbc's
  * {@code DatabaseMetaData}, with what PostgreSQL 15 itself prints for the same relations.
  */
-class PgCatalogIT {
+public class PgCatalogIT {
   static PgWireServer server;
 
   static final List<CatalogRelation> RELATIONS = List.of(
@@ -178,7 +178,8 @@ class PgCatalogIT {
     assertThat(r.err()).contains("Cannot answer");
   }
 
-  static List<String> rows(ResultSet rs, String... columns) throws SQLException {
+  /** The named columns of every row, space-separated, one string per row; closes {@code rs}. */
+  public static List<String> rows(ResultSet rs, String... columns) throws SQLException {
     List<String> out = new ArrayList<>();
     try (rs) {
       while (rs.next()) {

@@ -36,6 +36,14 @@ class PgWireTextTest {
   }
 
   @Test
+  void commentsHideParametersAndCasts() {
+    assertThat(SqlText.maxParameter("SELECT $1 -- and $7\n FROM t /* $9 */ WHERE a = $2")).isEqualTo(2);
+    assertThat(SqlText.maxParameter("SELECT 1 /* unterminated $3")).isZero();
+    String sql = "SELECT a -- '1'::bigint\n FROM t";
+    assertThat(SqlText.rewriteCasts(sql)).isEqualTo(sql);
+  }
+
+  @Test
   void parametersBecomeLiterals() {
     String sql = "SELECT * FROM t WHERE a = $1 AND b = '$1' AND c - $2 > 0 AND d = $3 AND e = $4";
     assertThat(SqlText.maxParameter(sql)).isEqualTo(4);
