@@ -86,10 +86,10 @@ final class JsonRecordDecoder {
   private final int[] pkIndex;
   private final List<String> primaryKey;
   private final int keyFieldIndex;
-  /** Column index by exact name, for the streaming fast path. */
-  private final Map<String, Integer> columnIndex = new HashMap<>();
-  /** Primary-key column position (in the key row) by exact name. */
-  private final Map<String, Integer> keyIndex = new HashMap<>();
+  /** The columns' names as ASCII bytes for the fast path ({@link FlatJson}), null when one is not ASCII. */
+  private final byte[][] columnNames;
+  /** The primary-key columns' names (in key order) as ASCII bytes, likewise. */
+  private final byte[][] keyNames;
   private final Type[] types;
   private final Type[] keyTypes;
 
@@ -100,23 +100,27 @@ final class JsonRecordDecoder {
     this.pkIndex = primaryKey.stream().mapToInt(schema::indexOf).toArray();
     this.keyFieldIndex = keyField.map(schema::indexOf).orElse(-1);
     this.types = new Type[schema.size()];
+    String[] names = new String[types.length];
     for (int i = 0; i < types.length; i++) {
       types[i] = schema.type(i);
-      columnIndex.put(schema.column(i).name(), i);
+      names[i] = schema.column(i).name();
     }
+    this.columnNames = FlatJson.names(names);
     this.keyTypes = new Type[pkIndex.length];
+    String[] keyColumns = new String[pkIndex.length];
     for (int i = 0; i < pkIndex.length; i++) {
       keyTypes[i] = schema.type(pkIndex[i]);
-      keyIndex.put(schema.column(pkIndex[i]).name(), i);
+      keyColumns[i] = names[pkIndex[i]];
     }
+    this.keyNames = FlatJson.names(keyColumns);
   }
 
   /**
    * Decodes one record; throws {@link BadRecordException} saying what is wrong.
    *
    * <p>The common case — a flat JSON object whose fields have exactly the columns' names and
-   * plainly the columns' types, no Connect wrapper, no key field — is read by a streaming parser
-   * without building a tree ({@link #fast}). Anything else, every error included, goes through the
+   * plainly the columns' types, no Connect wrapper, no key field — is read straight from its
+   * bytes without building a tree ({@link FlatJson}). Anything else, every error included, goes through the
    * tree path below, which defines the semantics: the fast path gives up (returns null) rather
    * than decide anything the tree path might decide differently.
    */
@@ -140,20 +144,18 @@ final class JsonRecordDecoder {
     };
   }
 
-  private static final com.fasterxml.jackson.core.JsonFactory FACTORY = MAPPER.getFactory();
-
   private Change fastAppend(byte[] keyBytes, byte[] valueBytes) {
     if (valueBytes == null) {
       return null;
     }
-    Object[] row = fast(valueBytes, columnIndex, types);
+    Object[] row = FlatJson.read(valueBytes, columnNames, types);
     return row == null ? null : Change.append(Row.wrap(row));
   }
 
   private Change fastUpsert(byte[] keyBytes, byte[] valueBytes) {
     Row key = null;
     if (keyBytes != null) {
-      Object[] k = fast(keyBytes, keyIndex, keyTypes);
+      Object[] k = FlatJson.read(keyBytes, keyNames, keyTypes);
       if (k == null) {
         return null;
       }
@@ -167,99 +169,8 @@ final class JsonRecordDecoder {
     if (valueBytes == null) {
       return key == null ? null : Change.upsert(key, null);
     }
-    Object[] row = fast(valueBytes, columnIndex, types);
+    Object[] row = FlatJson.read(valueBytes, columnNames, types);
     return row == null ? null : withKey(key, Row.wrap(row));
-  }
-
-  /**
-   * A flat JSON object read with a streaming parser into values for the columns in {@code index}
-   * ({@code types} by position), or null to leave the record to the tree path: not an object, a
-   * possible Connect wrapper, a duplicate field, a value that is not plainly of its column's type,
-   * a field not matched exactly while a column is absent (the tree path matches case-insensitively),
-   * trailing tokens or invalid JSON.
-   */
-  private static Object[] fast(byte[] bytes, Map<String, Integer> index, Type[] types) {
-    try (com.fasterxml.jackson.core.JsonParser p = FACTORY.createParser(bytes)) {
-      if (p.nextToken() != com.fasterxml.jackson.core.JsonToken.START_OBJECT) {
-        return null;
-      }
-      Object[] out = new Object[types.length];
-      boolean[] seen = new boolean[types.length];
-      int seenCount = 0;
-      boolean unmatched = false;
-      com.fasterxml.jackson.core.JsonToken t;
-      while ((t = p.nextToken()) == com.fasterxml.jackson.core.JsonToken.FIELD_NAME) {
-        String name = p.currentName();
-        com.fasterxml.jackson.core.JsonToken v = p.nextToken();
-        Integer i = index.get(name);
-        if (i == null) {
-          if (name.equals("schema") || name.equals("payload")) {
-            return null;
-          }
-          unmatched = true;
-          p.skipChildren();
-          continue;
-        }
-        if (seen[i]) {
-          return null;
-        }
-        seen[i] = true;
-        seenCount++;
-        if (v == com.fasterxml.jackson.core.JsonToken.VALUE_NULL || types[i] == Type.NULL) {
-          if (v.isStructStart()) {
-            return null;
-          }
-          continue;
-        }
-        switch (types[i]) {
-          case BIGINT -> {
-            if (v != com.fasterxml.jackson.core.JsonToken.VALUE_NUMBER_INT
-                || p.getNumberType() == com.fasterxml.jackson.core.JsonParser.NumberType.BIG_INTEGER) {
-              return null;
-            }
-            out[i] = p.getLongValue();
-          }
-          case DOUBLE -> {
-            if (!v.isNumeric() || p.getNumberType() == com.fasterxml.jackson.core.JsonParser.NumberType.BIG_INTEGER) {
-              return null;
-            }
-            out[i] = p.getDoubleValue();
-          }
-          case BOOLEAN -> {
-            if (!v.isBoolean()) {
-              return null;
-            }
-            out[i] = v == com.fasterxml.jackson.core.JsonToken.VALUE_TRUE;
-          }
-          case TEXT -> {
-            if (v != com.fasterxml.jackson.core.JsonToken.VALUE_STRING) {
-              return null;
-            }
-            out[i] = p.getText();
-          }
-          case TIMESTAMP -> {
-            if (v == com.fasterxml.jackson.core.JsonToken.VALUE_NUMBER_INT
-                && p.getNumberType() != com.fasterxml.jackson.core.JsonParser.NumberType.BIG_INTEGER) {
-              out[i] = p.getLongValue();
-            } else {
-              return null;
-            }
-          }
-          default -> {
-            return null;
-          }
-        }
-      }
-      if (t != com.fasterxml.jackson.core.JsonToken.END_OBJECT || p.nextToken() != null) {
-        return null;
-      }
-      if (unmatched && seenCount < types.length) {
-        return null;
-      }
-      return out;
-    } catch (IOException | RuntimeException e) {
-      return null;
-    }
   }
 
   private Change decodeAppend(JsonNode key, byte[] valueBytes) {

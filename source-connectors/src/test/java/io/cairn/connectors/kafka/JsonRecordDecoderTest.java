@@ -124,7 +124,13 @@ class JsonRecordDecoderTest {
   void theFastPathDecodesExactlyLikeTheTreePath() {
     String[] names = {"id", "ID", "name", "amount", "ok", "ts", "extra", "schema", "payload", "Name"};
     String[] values = {"1", "-7", "9223372036854775807", "92233720368547758070", "2.5", "2.0", "1e3", "-0.0", "\"x\"", "\"\"",
-        "\"日本\"", "\"2026-01-02T03:04:05Z\"", "\"NaN\"", "true", "false", "null", "[1,2]", "{\"a\":1}", "\"\\u00e9\""};
+        "\"日本\"", "\"2026-01-02T03:04:05Z\"", "\"NaN\"", "true", "false", "null", "[1,2]", "{\"a\":1}", "\"\\u00e9\"",
+        // numbers at the edges of JSON's grammar, of long and of the double fast path
+        "01", "-", "1.", ".5", "-01", "1.5e", "+1", "-0", "1E+2", "2.5E3", "1e-400", "1e400", "0.1", "3.14159", "123456.789e-3",
+        "0.30000000000000004", "1.7976931348623157e308", "4.9e-324", "123456789012345678", "1234567890123456789",
+        "-9223372036854775808", "9007199254740993", "9007199254740993.0", "1e22", "1e23", "123456789012345e-22",
+        // strings and literals the fast path must leave alone or refuse
+        "\"a\\\"b\"", "\"tab\there\"", "\"unterminated", "nul", "truex", "tru", "[]", "{}", "\"\\n\"", "nullx"};
     long base = Long.getLong("cairn.seed", System.nanoTime());
     for (int t = 0; t < 20_000; t++) {
       long seed = base + t;
@@ -151,13 +157,32 @@ class JsonRecordDecoderTest {
     }
   }
 
+  /** Mostly nothing, sometimes JSON whitespace, rarely a character that is not JSON whitespace. */
+  private static String ws(java.util.Random r) {
+    return switch (r.nextInt(12)) {
+      case 0 -> " ";
+      case 1 -> "\n\t ";
+      case 2 -> "\r\n";
+      case 3 -> r.nextInt(10) == 0 ? "\u00a0" : "";
+      default -> "";
+    };
+  }
+
   private static String object(java.util.Random r, String[] names, String[] values) {
-    StringBuilder sb = new StringBuilder("{");
+    StringBuilder sb = new StringBuilder(ws(r)).append("{");
     int n = r.nextInt(7);
     for (int i = 0; i < n; i++) {
-      sb.append(i == 0 ? "" : ",").append('"').append(names[r.nextInt(names.length)]).append("\":").append(values[r.nextInt(values.length)]);
+      sb.append(i == 0 ? "" : ",").append(ws(r)).append('"').append(names[r.nextInt(names.length)]).append('"').append(ws(r))
+          .append(':').append(ws(r)).append(values[r.nextInt(values.length)]).append(ws(r));
     }
-    sb.append('}');
+    sb.append('}').append(ws(r));
+    if (r.nextInt(40) == 0) {
+      return sb.substring(0, r.nextInt(sb.length())); // cut short
+    }
+    if (r.nextInt(20) == 0) {
+      String odd = ":,{}[]\"x 1-.";
+      sb.setCharAt(r.nextInt(sb.length()), odd.charAt(r.nextInt(odd.length()))); // one character changed
+    }
     if (r.nextInt(30) == 0) {
       sb.append(" 1"); // trailing token
     }

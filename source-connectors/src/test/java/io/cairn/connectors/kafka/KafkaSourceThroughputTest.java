@@ -25,6 +25,14 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  */
 @EnabledIfSystemProperty(named = "cairn.bench", matches = "true")
 class KafkaSourceThroughputTest {
+  /** The source's options; {@code -Dcairn.bench.kafka.<client property>=value} adds client properties. */
+  private static Map<String, String> options(String brokers, String topic) {
+    Map<String, String> o = new java.util.HashMap<>(Map.of("brokers", brokers, "topic", topic));
+    System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith("cairn.bench.kafka."))
+        .forEach(k -> o.put("properties." + k.substring("cairn.bench.kafka.".length()), System.getProperty(k)));
+    return o;
+  }
+
   @Test
   void upsertThroughput() {
     KafkaBroker broker = KafkaBroker.shared();
@@ -41,7 +49,7 @@ class KafkaSourceThroughputTest {
       broker.produceAll(batch);
     }
     SourceDefinition def = new SourceDefinition("bench", "kafka",
-        Map.of("brokers", broker.bootstrapServers(), "topic", topic),
+        options(broker.bootstrapServers(), topic),
         Schema.parse("id BIGINT, name TEXT, amount DOUBLE, ts TIMESTAMP"), List.of("id"), Envelope.UPSERT);
     OracleOutput out = new OracleOutput();
     try (Source s = new KafkaSourceConnector().open(def, ref -> null)) {
