@@ -9,14 +9,14 @@ import java.util.Comparator;
  * <p>The result is always a permutation: {@code perm[i]} is the index of the i-th smallest key,
  * and equal keys keep their input order (stable), as {@link java.util.List#sort} would. When every
  * key is one non-null BIGINT (ids, customer numbers, categories: the common case), the keys are
- * unboxed once into a {@code long[]} and sorted by a least-significant-digit radix sort (16-bit
- * digits, passes whose digit is the same for every key skipped); otherwise the permutation is
+ * unboxed once into a {@code long[]} and sorted by a least-significant-digit radix sort over the
+ * bits that vary between the keys only, in digits of a width chosen for the number of keys
+ * ({@link #digitBits}); otherwise the permutation is
  * sorted by {@link Row#compareTo}. Both orders are the same: {@link Row#compareTo} orders BIGINT
  * numerically.
  */
 public final class KeySort {
-  private static final int DIGIT_BITS = 16;
-  private static final int RADIX = 1 << DIGIT_BITS;
+  private static final int MAX_DIGIT_BITS = 16;
   /** Below this size a comparison sort is as fast and allocates less. */
   private static final int RADIX_MIN = 256;
 
@@ -81,31 +81,53 @@ public final class KeySort {
       or |= v;
       and &= v;
     }
-    long varying = or ^ and; // bits that differ between some values
-    int[] count = null;
-    for (int shift = 0; shift < 64; shift += DIGIT_BITS) {
-      if (((varying >>> shift) & (RADIX - 1)) == 0) {
-        continue; // every value has the same digit here
-      }
-      if (count == null) {
-        count = new int[RADIX + 1];
-      } else {
+    long varying = or ^ and; // bits that differ between some values: only those are sorted on
+    if (varying == 0) {
+      return perm;
+    }
+    int lo = Long.numberOfTrailingZeros(varying);
+    int bits = 64 - Long.numberOfLeadingZeros(varying) - lo;
+    int digit = digitBits(bits, n);
+    int mask = (1 << digit) - 1;
+    int[] count = new int[(1 << digit) + 1];
+    for (int shift = lo; shift < lo + bits; shift += digit) {
+      if (shift != lo) {
         Arrays.fill(count, 0);
       }
       for (int i = 0; i < n; i++) {
-        count[(int) (((values[perm[i]] ^ flip) >>> shift) & (RADIX - 1)) + 1]++;
+        count[(int) (((values[perm[i]] ^ flip) >>> shift) & mask) + 1]++;
       }
-      for (int d = 0; d < RADIX; d++) {
+      for (int d = 0; d < mask + 1; d++) {
         count[d + 1] += count[d];
       }
       for (int i = 0; i < n; i++) {
         int p = perm[i];
-        tmp[count[(int) (((values[p] ^ flip) >>> shift) & (RADIX - 1))]++] = p;
+        tmp[count[(int) (((values[p] ^ flip) >>> shift) & mask)]++] = p;
       }
       int[] swap = perm;
       perm = tmp;
       tmp = swap;
     }
     return perm;
+  }
+
+  /**
+   * The digit width for sorting {@code n} values on {@code bits} varying bits: the one with the
+   * least estimated work, passes × (two sweeps over the values + one over the counts), at most
+   * {@value #MAX_DIGIT_BITS} bits. A few thousand keys get small digits (a 65,536-entry count
+   * array would cost more than the keys); a large tick gets wide ones (fewer passes).
+   */
+  static int digitBits(int bits, int n) {
+    int best = 1;
+    long bestCost = Long.MAX_VALUE;
+    for (int d = 4; d <= MAX_DIGIT_BITS; d++) {
+      long passes = (bits + d - 1) / d;
+      long cost = passes * (2L * n + (1L << d));
+      if (cost < bestCost) {
+        bestCost = cost;
+        best = d;
+      }
+    }
+    return Math.min(best, Math.max(bits, 1));
   }
 }
