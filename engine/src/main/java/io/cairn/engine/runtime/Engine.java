@@ -359,11 +359,25 @@ public final class Engine implements AutoCloseable {
    * outside it again, each source's caught-up state and load are published.
    */
   public long tick() {
+    return tick(false);
+  }
+
+  /**
+   * Runs one tick of a catch-up (recovery, {@link #tickUntilCaughtUp}): like {@link #tick()}, but
+   * the tick also closes as soon as every source is caught up when it read nothing at all, instead
+   * of waiting out the tick's duration for records that are not coming. (A serving node does not
+   * do that: its idle ticks would follow each other without pause.)
+   */
+  public long catchUpTick() {
+    return tick(true);
+  }
+
+  private long tick(boolean catchingUp) {
     tickLock.lock();
     try {
       List<RunningSource> all = sourcesSnapshot();
       ingest.prepare(all);
-      long tick = runTick();
+      long tick = runTick(catchingUp);
       ingest.publish(all);
       ingest.closeDropped();
       return tick;
@@ -400,13 +414,13 @@ public final class Engine implements AutoCloseable {
   }
 
   /** Under the engine lock: read the sources into the open tick, run every dataflow, seal, record offsets(T). */
-  private long runTick() {
+  private long runTick(boolean catchingUp) {
     lock.lock();
     try {
       long start = System.nanoTime();
       long tick = lastClosedTick + 1;
       runner.clearOutputs(dataflows.values());
-      recordsIngested += ingest.poll(sources.values());
+      recordsIngested += ingest.poll(sources.values(), catchingUp);
       runner.run(dataflows.values(), tick);
       runner.seal(dataflows.values(), tick);
       lastOffsets = ingest.recordOffsets(sources.values());
@@ -423,7 +437,7 @@ public final class Engine implements AutoCloseable {
   public long tickUntilCaughtUp(long maxTicks) {
     long n = 0;
     do {
-      tick();
+      catchUpTick();
       n++;
     } while (n < maxTicks && !caughtUp());
     return n;

@@ -247,7 +247,12 @@ final class SourceIngest {
     }
   }
 
-  long poll(java.util.Collection<RunningSource> sources) {
+  /**
+   * Reads the sources into the open tick until the {@link TickPolicy} closes it, or earlier when a
+   * round found nothing and every source is caught up — after some records always, and after none
+   * only when {@code catchingUp} (a recovery waits for nothing; an idle node's ticks keep their pace).
+   */
+  long poll(java.util.Collection<RunningSource> sources, boolean catchingUp) {
     List<RunningSource> active = new ArrayList<>();
     for (RunningSource s : sources) {
       if (s.polling()) {
@@ -287,7 +292,7 @@ final class SourceIngest {
       if (System.nanoTime() >= deadline) {
         break;
       }
-      if (lastRoundEmpty && total > 0 && allCaughtUp(active)) {
+      if (lastRoundEmpty && (total > 0 || catchingUp) && allCaughtUp(active)) {
         break; // the sources have nothing more: close the tick now rather than wait out maxDuration
       }
     }

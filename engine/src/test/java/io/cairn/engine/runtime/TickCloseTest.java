@@ -9,7 +9,10 @@ import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** A tick closes early once its sources are drained and caught up; an empty tick still waits out maxDuration. */
+/**
+ * A tick closes early once its sources are drained and caught up; an empty tick still waits out
+ * maxDuration, except in a catch-up, which needs no more than its sources being caught up.
+ */
 class TickCloseTest {
 
   @Test
@@ -28,6 +31,24 @@ class TickCloseTest {
       e.tick();
       long empty = System.nanoTime() - t0;
       assertThat(Duration.ofNanos(empty)).as("a tick that read nothing waits (no spinning)").isGreaterThanOrEqualTo(Duration.ofMillis(4900));
+    }
+  }
+
+  @Test
+  void aCatchUpTickWithNothingToReadClosesOnceTheSourcesAreCaughtUp() {
+    TickPolicy policy = new TickPolicy(100_000, Duration.ofSeconds(5));
+    try (Engine e = Engine.builder().workers(1).tickPolicy(policy).build()) {
+      e.createSource(1, new SourceDefinition("gen", "load-generator",
+          Map.of("keys", "100", "limit", "3000", "seed", "1"), null, null, Envelope.UPSERT));
+      e.tick(); // reads all 3000
+      assertThat(e.caughtUp()).isTrue();
+
+      long t0 = System.nanoTime();
+      long ticks = e.tickUntilCaughtUp(10);
+      long took = System.nanoTime() - t0;
+      assertThat(ticks).isEqualTo(1);
+      assertThat(Duration.ofNanos(took)).as("a catch-up tick that read nothing, its sources caught up").isLessThan(Duration.ofSeconds(2));
+      assertThat(e.offsets().getOrDefault("gen", SourceOffsets.EMPTY).getLong("offset", 0)).isEqualTo(3000);
     }
   }
 }

@@ -176,7 +176,7 @@ final class Recovery {
     long deadline = options.catchUpTimeout() == null ? Long.MAX_VALUE : System.nanoTime() + options.catchUpTimeout().toNanos();
     try (CatchUpProgress progress = CatchUpProgress.start(options.progress())) {
       while (true) {
-        engine.tick();
+        engine.catchUpTick();
         CrashPoints.hit("recovery.tick");
         progress.update(engine.metrics().recordsIngested(), engine.lastClosedTick());
         if (engine.caughtUp()) {
