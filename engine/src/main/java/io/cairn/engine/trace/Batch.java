@@ -193,6 +193,23 @@ public final class Batch {
     if (n < 2) {
       return perm;
     }
+    if (allLongsWithoutNulls(keys)) {
+      // by key alone (radix), then each run of equal keys by (val, time): runs are short in the
+      // common case (a key changes once or twice a tick), so this saves the val columns' passes
+      int[] cur = perm;
+      int[] other = new int[n];
+      for (int c = keys.length - 1; c >= 0; c--) {
+        int[] next = KeySort.radixPasses(((ColumnVector.Longs) keys[c]).longs(), false, cur, other, n);
+        other = next == cur ? other : cur;
+        cur = next;
+      }
+      if (sortRunsOfEqualKeys(cur, n)) {
+        return cur;
+      }
+      for (int i = 0; i < n; i++) {
+        perm[i] = i; // long runs: sort whole entries below instead
+      }
+    }
     if (allLongsWithoutNulls(keys) && allLongsWithoutNulls(vals)) {
       int[] a = perm;
       int[] b = new int[n];
@@ -212,6 +229,38 @@ public final class Batch {
       perm[i] = boxed[i];
     }
     return perm;
+  }
+
+  /** Runs of equal keys longer than this are not insertion-sorted. */
+  private static final int MAX_INSERTION_RUN = 32;
+
+  /**
+   * Sorts each run of equal keys in {@code perm[0..n)} (already ordered by key, stably) by (val,
+   * time) with a stable insertion sort; false, leaving {@code perm} partly sorted, as soon as a
+   * run is longer than {@value #MAX_INSERTION_RUN}.
+   */
+  private boolean sortRunsOfEqualKeys(int[] perm, int n) {
+    int i = 0;
+    while (i < n) {
+      int j = i + 1;
+      while (j < n && compareKey(perm[i], this, perm[j]) == 0) {
+        j++;
+      }
+      if (j - i > MAX_INSERTION_RUN) {
+        return false;
+      }
+      for (int x = i + 1; x < j; x++) {
+        int v = perm[x];
+        int y = x - 1;
+        while (y >= i && compareEntry(perm[y], this, v) > 0) {
+          perm[y + 1] = perm[y];
+          y--;
+        }
+        perm[y + 1] = v;
+      }
+      i = j;
+    }
+    return true;
   }
 
   private static boolean allLongsWithoutNulls(ColumnVector[] cols) {
