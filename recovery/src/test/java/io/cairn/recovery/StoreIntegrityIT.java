@@ -61,6 +61,16 @@ class StoreIntegrityIT {
     }
   }
 
+  static List<Path> epochs(Path dir) throws Exception {
+    Path nodes = dir.resolve("store").resolve("nodes");
+    if (!Files.isDirectory(nodes)) {
+      return List.of();
+    }
+    try (Stream<Path> s = Files.list(nodes)) {
+      return s.sorted().toList();
+    }
+  }
+
   static long manifests(Path dir) throws Exception {
     try (Stream<Path> s = Files.list(dir.resolve("store").resolve("snapshots"))) {
       return s.count();
@@ -74,10 +84,12 @@ class StoreIntegrityIT {
     assertThat(verify(dir, ok)).as(ok.toString()).isZero();
     Files.delete(catalogEntry(dir, 2));
     long before = manifests(dir);
+    List<Path> epochs = epochs(dir);
     assertThatThrownBy(() -> Node.recover(cfg, Node.Options.defaults()))
         .isInstanceOf(CatalogIntegrityException.class).hasMessageContaining("Catalog entry 2").hasMessageContaining("gap");
     assertThat(Files.exists(catalogEntry(dir, 2))).as("nothing written into the gap").isFalse();
     assertThat(manifests(dir)).isEqualTo(before);
+    assertThat(epochs(dir)).as("no epoch taken: the store's owner is not fenced by a start that cannot succeed").isEqualTo(epochs);
     StringBuilder out = new StringBuilder();
     assertThat(verify(dir, out)).isEqualTo(1);
     assertThat(out.toString()).contains("INVALID  catalog").contains("entry 2");

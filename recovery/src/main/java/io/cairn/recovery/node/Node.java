@@ -129,6 +129,10 @@ public final class Node implements AutoCloseable, NodeApi {
     ObjectStore raw = ObjectStores.open(config.storeUri(), config.storeProperties());
     ObjectStore decorated = options.storeDecorator().apply(CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw);
     try {
+      // a start that would fail on a broken catalog must not first fence the node that owns the store
+      CatalogLog catalog = new io.cairn.snapshotter.catalog.ObjectStoreCatalogLog(decorated);
+      io.cairn.engine.catalog.CatalogIntegrityException.verifyChain(
+          catalog.read(CatalogLog.FIRST_POSITION), "", catalog.describe());
       this.fence = StoreFence.acquire(decorated, options.clock(), options.takeover());
     } catch (RuntimeException e) {
       decorated.close();
