@@ -171,8 +171,6 @@ final class ColumnBatchWriter {
     return properties(o, List.of());
   }
 
-  static final boolean DICTIONARY_PROBE = !Boolean.getBoolean("cairn.no-probe");
-
   /** As {@link #properties(BatchFileOptions)}, without dictionary encoding for the columns named. */
   static ParquetProperties properties(BatchFileOptions o, List<String> noDictionary) {
     ParquetProperties.Builder b = ParquetProperties.builder();
@@ -197,7 +195,7 @@ final class ColumnBatchWriter {
   /** Encodes rows {@code [from, to)} of {@code batch} as one row group. */
   static EncodedRowGroup encode(Batch batch, MessageType schema, ParquetProperties fileProps, BatchFileOptions o, int from, int to) {
     List<String> unique = uniqueColumns(batch, schema, from, to);
-    ParquetProperties props = unique.isEmpty() || !DICTIONARY_PROBE ? fileProps : properties(o, unique);
+    ParquetProperties props = unique.isEmpty() ? fileProps : properties(o, unique);
     ZstdPageCompressor compressor = new ZstdPageCompressor(o.zstdLevel());
     ColumnChunkPageWriteStore pages = new ColumnChunkPageWriteStore(
         compressor, schema, props.getAllocator(), props.getColumnIndexTruncateLength(), props.getPageWriteChecksumEnabled());
