@@ -85,13 +85,14 @@ import org.slf4j.LoggerFactory;
  *       dictionary of at most 1 MiB with its hash table, the page's statistics); (2) the
  *       upload's: on S3 the part buffers above, at most {@code (parallelism +
  *       s3.multipart.parallelism) * part size} (64 MiB with the defaults; a file under one part
- *       holds only its own bytes), on a local directory a file stream each, on other stores up
- *       to the spill threshold per file. Measured with the defaults, 2 encode threads, 13.9M
- *       rows of (BIGINT, BIGINT) in 4 files of ≈ 8.4 MB ({@code SnapshotBenchmark} with {@code
- *       -Dcairn.bench.headroom-mib=64}: the snapshot runs with only 64 MiB of heap free above
- *       the state and completes, on a local directory and on S3; the S3 part buffers peaked at
- *       ≈ 31 MiB). Files larger than one part on S3 can hold up to 64 MiB in part buffers
- *       alone, so that bound is met for this state, not for every state.
+ *       holds only its own bytes), on a local directory a 64 KiB stream buffer each, on other
+ *       stores up to the spill threshold per file. Measured with the defaults and 2 encode
+ *       threads on 13.9M rows of (BIGINT, BIGINT) in 4 files of ≈ 8.4 MB ({@code
+ *       SnapshotBenchmark} with {@code -Dcairn.bench.headroom-mib=64}): the snapshot completes
+ *       with only ≈ 65.5 MiB of heap free above the state (64 MiB and G1's region rounding),
+ *       on a local directory and on S3, where the part buffers peaked at 31–33 MiB. On S3 files
+ *       larger than one part can hold up to 64 MiB in part buffers alone, so the 64 MiB figure
+ *       holds for that state, not for every state.
  *   <li>One row count: a snapshot's rows are the updates stored in the batch files its manifest
  *       references ({@link Manifest#rows()}), which is what loading it yields. Every log line,
  *       {@link SnapshotResult#rows()} and the manifest use it. It can exceed the captured state's
