@@ -46,6 +46,31 @@ import java.util.concurrent.Executors;
  *
  * Defaults: 20M keys, 16M upserts (≈ 11M distinct keys = rows of state), 2 workers, 4 parallel
  * uploads, a local-directory store under the system temporary directory (deleted at the end).
+ *
+ * <p>Heap (issue 14, "peak heap added by a snapshot ≤ 64 MiB above the state"): before snapshot
+ * 1 the heap used after a full collection is taken as the state; during it every collection's
+ * heap-after figure is recorded ({@link HeapWatch}); their maximum minus the state is an upper
+ * bound of what the snapshot held at that moment. System properties:
+ *
+ * <ul>
+ *   <li>{@code -Dcairn.bench.headroom-mib=64}: after snapshot 1, a second full snapshot (fresh
+ *       snapshotter and prefix, so every file is encoded and uploaded) runs with the rest of the
+ *       heap taken by ballast, so that only that many MiB are free above the live state;
+ *       completing proves its live memory fits (use {@code -XX:G1HeapRegionSize=1m} to keep
+ *       G1's region rounding near 1 MiB). The same check as running with {@code -Xmx} = state +
+ *       64 MiB, without the ingestion (whose spine merges need more) having to fit too.
+ *   <li>{@code -Dcairn.bench.store=s3}: the store is S3 on s3proxy in a child JVM (see {@link
+ *       S3ProxyServer}), default part size and multipart parallelism.
+ *   <li>{@code -Dcairn.bench.snapshot-only=true}: stop after the snapshots (no raw copy, load or
+ *       incremental step).
+ *   <li>{@code -Dcairn.bench.gc-every-ms=N}: also force a full collection every N ms during
+ *       snapshot 1 (exact live samples; slows the snapshot).
+ * </ul>
+ *
+ * <pre>
+ * java -Xmx10g -XX:G1HeapRegionSize=1m -Dcairn.bench.snapshot-only=true -Dcairn.bench.headroom-mib=64 [-Dcairn.bench.store=s3] \
+ *     -cp "benchmarks/target/classes:benchmarks/target/lib/*" io.cairn.benchmarks.snapshot.SnapshotBenchmark 20000000 16000000 2 4
+ * </pre>
  */
 public final class SnapshotBenchmark {
   private SnapshotBenchmark() {}
