@@ -90,9 +90,11 @@ import org.slf4j.LoggerFactory;
  *       threads on 13.9M rows of (BIGINT, BIGINT) in 4 files of ≈ 8.4 MB ({@code
  *       SnapshotBenchmark} with {@code -Dcairn.bench.headroom-mib=64}): the snapshot completes
  *       with only ≈ 65.5 MiB of heap free above the state (64 MiB and G1's region rounding),
- *       on a local directory and on S3, where the part buffers peaked at 31–33 MiB. On S3 files
- *       larger than one part can hold up to 64 MiB in part buffers alone, so the 64 MiB figure
- *       holds for that state, not for every state.
+ *       on a local directory and on S3, where the part buffers peaked at 31–33 MiB; likewise
+ *       on S3 for 16.7M rows in 4 files of ≈ 10 MB (multipart; part buffers peaked at 39 MiB,
+ *       full collections during it found at most 40 MiB live above the state). With more
+ *       files larger than one part, the part buffers alone can reach their 64 MiB bound, so
+ *       the 64 MiB figure holds for these states, not for every state.
  *   <li>One row count: a snapshot's rows are the updates stored in the batch files its manifest
  *       references ({@link Manifest#rows()}), which is what loading it yields. Every log line,
  *       {@link SnapshotResult#rows()} and the manifest use it. It can exceed the captured state's
