@@ -65,8 +65,9 @@ import org.slf4j.LoggerFactory;
  *   <li>Bounded parallelism and memory: at most {@code parallelism} batch files are being encoded
  *       and uploaded at a time. Each file is encoded column by column in row groups of at most
  *       {@code rowGroupRows} rows; the row groups of a file are encoded in parallel on a pool of
- *       {@code encodeThreads} (separate from the upload workers, which only wait on it), at most
- *       {@code encodeThreads + 1} ahead of the one being appended. A store that {@link
+ *       {@code encodeThreads} (separate from the upload workers, which only wait on it), with at most
+ *       {@code encodeThreads + 1} encoded row groups held at once across all the files of the
+ *       snapshot (a {@link io.cairn.snapshotter.format.RowGroupBudget} shared by them). A store that {@link
  *       ObjectStore#supportsStreamingWrites} (S3, a local directory) receives the encoded bytes as they are
  *       produced: on S3 a file up to one part ({@code s3.multipart.part-size-bytes}, 8 MiB by
  *       default) goes in one PUT, a larger one in a multipart upload whose parts leave while
@@ -76,6 +77,24 @@ import org.slf4j.LoggerFactory;
  *       sizes. Locally the bytes go to a temporary file of the store, renamed at commit. Any
  *       other store gets a file encoded into memory until it reaches the spill threshold, then
  *       into a temporary file, uploaded when complete.
+ *   <li>Heap a snapshot adds above the state (the capture shares the engine's immutable batches;
+ *       it copies none): (1) the encoder's, at most {@code encodeThreads + 1} row groups held at
+ *       once, each its compressed pages (about {@code rowGroupRows} × the compressed bytes of a
+ *       row: ≈ 2.5 MB for 1Mi rows of two BIGINT columns), and for the {@code encodeThreads}
+ *       being encoded parquet-java's column buffers (per column an open page of at most 1 MiB, a
+ *       dictionary of at most 1 MiB with its hash table, the page's statistics); (2) the
+ *       upload's: on S3 the part buffers above, at most {@code (parallelism +
+ *       s3.multipart.parallelism) * part size} (64 MiB with the defaults; a file under one part
+ *       holds only its own bytes), on a local directory a 64 KiB stream buffer each, on other
+ *       stores up to the spill threshold per file. Measured with the defaults and 2 encode
+ *       threads on 13.9M rows of (BIGINT, BIGINT) in 4 files of ≈ 8.4 MB ({@code
+ *       SnapshotBenchmark} with {@code -Dcairn.bench.headroom-mib=64}): the snapshot completes
+ *       with only ≈ 65.5 MiB of heap free above the state (64 MiB and G1's region rounding),
+ *       on a local directory and on S3, where the part buffers peaked at 31–33 MiB; likewise
+ *       on S3 for 16.7M rows in 4 files of ≈ 10 MB (multipart; part buffers peaked at 39 MiB,
+ *       full collections during it found at most 40 MiB live above the state). With more
+ *       files larger than one part, the part buffers alone can reach their 64 MiB bound, so
+ *       the 64 MiB figure holds for these states, not for every state.
  *   <li>One row count: a snapshot's rows are the updates stored in the batch files its manifest
  *       references ({@link Manifest#rows()}), which is what loading it yields. Every log line,
  *       {@link SnapshotResult#rows()} and the manifest use it. It can exceed the captured state's

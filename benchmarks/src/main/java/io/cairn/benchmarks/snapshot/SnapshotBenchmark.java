@@ -9,6 +9,8 @@ import io.cairn.engine.trace.Batch;
 import io.cairn.objectstore.LocalObjectStore;
 import io.cairn.objectstore.ObjectInfo;
 import io.cairn.objectstore.ObjectStore;
+import io.cairn.objectstore.S3ObjectStore;
+import io.cairn.objectstore.testing.S3ProxyServer;
 import io.cairn.snapshotter.Manifest;
 import io.cairn.snapshotter.RecoveryChoice;
 import io.cairn.snapshotter.SnapshotReader;
@@ -44,6 +46,31 @@ import java.util.concurrent.Executors;
  *
  * Defaults: 20M keys, 16M upserts (≈ 11M distinct keys = rows of state), 2 workers, 4 parallel
  * uploads, a local-directory store under the system temporary directory (deleted at the end).
+ *
+ * <p>Heap (issue 14, "peak heap added by a snapshot ≤ 64 MiB above the state"): before snapshot
+ * 1 the heap used after a full collection is taken as the state; during it every collection's
+ * heap-after figure is recorded ({@link HeapWatch}); their maximum minus the state is an upper
+ * bound of what the snapshot held at that moment. System properties:
+ *
+ * <ul>
+ *   <li>{@code -Dcairn.bench.headroom-mib=64}: after snapshot 1, a second full snapshot (fresh
+ *       snapshotter and prefix, so every file is encoded and uploaded) runs with the rest of the
+ *       heap taken by ballast, so that only that many MiB are free above the live state;
+ *       completing proves its live memory fits (use {@code -XX:G1HeapRegionSize=1m} to keep
+ *       G1's region rounding near 1 MiB). The same check as running with {@code -Xmx} = state +
+ *       64 MiB, without the ingestion (whose spine merges need more) having to fit too.
+ *   <li>{@code -Dcairn.bench.store=s3}: the store is S3 on s3proxy in a child JVM (see {@link
+ *       S3ProxyServer}), default part size and multipart parallelism.
+ *   <li>{@code -Dcairn.bench.snapshot-only=true}: stop after the snapshots (no raw copy, load or
+ *       incremental step).
+ *   <li>{@code -Dcairn.bench.gc-every-ms=N}: also force a full collection every N ms during
+ *       snapshot 1 (exact live samples; slows the snapshot).
+ * </ul>
+ *
+ * <pre>
+ * java -Xmx10g -XX:G1HeapRegionSize=1m -Dcairn.bench.snapshot-only=true -Dcairn.bench.headroom-mib=64 [-Dcairn.bench.store=s3] \
+ *     -cp "benchmarks/target/classes:benchmarks/target/lib/*" io.cairn.benchmarks.snapshot.SnapshotBenchmark 20000000 16000000 2 4
+ * </pre>
  */
 public final class SnapshotBenchmark {
   private SnapshotBenchmark() {}
@@ -63,7 +90,11 @@ public final class SnapshotBenchmark {
         java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     System.out.printf(Locale.ROOT, "keys %d, records %d (+%d for the 1%% change), workers %d, upload parallelism %d, store %s%n",
         keys, records, changed, workers, parallelism, dir);
-    ObjectStore store = LocalObjectStore.createDirectories(dir.resolve("store"));
+    boolean s3 = "s3".equals(System.getProperty("cairn.bench.store", "local"));
+    ObjectStore store = s3
+        ? S3ProxyServer.shared().newStore(S3ProxyServer.shared().createBucket(), "bench-store")
+        : LocalObjectStore.createDirectories(dir.resolve("store"));
+    System.out.println("store: " + (s3 ? "S3 (s3proxy " + S3ProxyServer.VERSION + " in a child JVM on 127.0.0.1)" : "local directory"));
     Map<String, String> opts = Map.of("keys", Long.toString(keys), "limit", Long.toString(records + changed), "seed", "11",
         "delete-percent", "0");
     // ticks of records/16 records: ingestion stops exactly at `records`; the change fits in one tick
@@ -94,22 +125,41 @@ public final class SnapshotBenchmark {
 
       // 2. snapshot write throughput, engine ticking meanwhile (the source held to a trickle)
       e.setReadRateLimit("gen", 1e-6);
+      long state = HeapWatch.baseline();
+      HeapWatch watch = HeapWatch.start();
       long cpu0 = cpuNanos();
       CompletableFuture<SnapshotResult> f = snapshotter.snapshotAsync(e, () -> 1);
       int ticksDuring = 0;
+      long gcEvery = Long.getLong("cairn.bench.gc-every-ms", 0);
+      long nextGc = System.nanoTime() + gcEvery * 1_000_000;
       while (!f.isDone()) {
         e.tick();
         ticksDuring++;
         Thread.sleep(5);
+        if (gcEvery > 0 && System.nanoTime() >= nextGc) {
+          System.gc();
+          nextGc = System.nanoTime() + gcEvery * 1_000_000;
+        }
       }
       SnapshotResult first = f.join();
       double snapCpu = (cpuNanos() - cpu0) / 1e9;
+      watch.close();
+      printHeap("snapshot 1", state, watch);
+      printPartBuffers(store);
       double snapSecs = first.uploadDuration().toNanos() / 1e9;
       double snapMBs = first.bytesUploaded() / 1e6 / snapSecs;
       System.out.printf(Locale.ROOT,
           "snapshot 1: %d rows, %d files, %d bytes in %.2f s = %.1f MB/s (%.0f rows/s; process CPU %.2f s); capture pause %.3f ms; %d ticks ran during the upload%n",
           first.rows(), first.files(), first.bytesUploaded(), snapSecs, snapMBs, first.rows() / snapSecs, snapCpu,
           first.capturePause().toNanos() / 1e6, ticksDuring);
+
+      long headroom = Long.getLong("cairn.bench.headroom-mib", 0) << 20;
+      if (headroom > 0) {
+        squeezed(e, store, parallelism, headroom);
+      }
+      if (Boolean.getBoolean("cairn.bench.snapshot-only")) {
+        return;
+      }
 
       // raw copy of equal bytes to the same store, same parallelism
       List<byte[]> blobs = new ArrayList<>();
@@ -177,10 +227,80 @@ public final class SnapshotBenchmark {
           second.bytesTotal(), deltaBytes, deltaRows, (double) second.bytesUploaded() / deltaBytes,
           100.0 * second.bytesUploaded() / second.bytesTotal());
     } finally {
+      store.close();
       if (args.length <= 4) {
         deleteTree(dir);
       }
     }
+  }
+
+  private static void printPartBuffers(ObjectStore store) {
+    if (store instanceof S3ObjectStore s3) {
+      System.out.printf(Locale.ROOT, "S3 part buffers: peak %.1f MiB since the store opened%n", s3.streamingBufferPeakBytes() / 1048576.0);
+    }
+  }
+
+  private static void printHeap(String what, long state, HeapWatch w) {
+    System.out.printf(Locale.ROOT,
+        "%s heap: state (used after full GC before) %.1f MiB; %d GCs during it (%d full): max used after a GC %.1f MiB = state + %.1f MiB"
+            + "; max after a full GC %s%n",
+        what, state / 1048576.0, w.collections(), w.fullCollections(), w.maxAfterGc() / 1048576.0,
+        (w.maxAfterGc() - state) / 1048576.0,
+        w.maxAfterFullGc() < 0 ? "-" : String.format(Locale.ROOT, "%.1f MiB = state + %.1f MiB", w.maxAfterFullGc() / 1048576.0,
+            (w.maxAfterFullGc() - state) / 1048576.0));
+  }
+
+  /**
+   * A snapshot of the whole state (a fresh snapshotter and prefix, so every file is encoded and
+   * uploaded) with only {@code headroom} bytes of heap free above the live state: the rest of the
+   * maximum heap is taken by ballast (arrays of one G1 region each) after a full collection. It
+   * completing without OutOfMemoryError proves the snapshot's live memory fits the headroom; the
+   * ballast is dropped afterwards.
+   */
+  private static void squeezed(Engine e, ObjectStore store, int parallelism, long headroom) {
+    long region = g1RegionBytes();
+    long state = HeapWatch.baseline();
+    long max = Runtime.getRuntime().maxMemory();
+    long ballastBytes = max - state - headroom;
+    // round the state up to whole regions (G1 allocates the ballast in free regions only)
+    long regionsFree = (max - roundUp(state, region) - headroom) / region;
+    List<long[]> ballast = new ArrayList<>();
+    int len = (int) ((region - 16) / 8); // exactly one region each (16-byte array header)
+    for (long r = 0; r < regionsFree; r++) {
+      ballast.add(new long[len]);
+    }
+    long held = HeapWatch.baseline();
+    System.out.printf(Locale.ROOT,
+        "squeezed snapshot: max heap %.1f MiB, state %.1f MiB, ballast %d regions of %d MiB; used after full GC %.1f MiB, free %.1f MiB%n",
+        max / 1048576.0, state / 1048576.0, ballast.size(), region >> 20, held / 1048576.0, (max - held) / 1048576.0);
+    HeapWatch watch = HeapWatch.start();
+    long t0 = System.nanoTime();
+    try (Snapshotter s = Snapshotter.builder(store).prefix("squeezed").parallelism(parallelism).build()) {
+      SnapshotResult r = s.snapshotAsync(e, () -> 1).join();
+      System.out.printf(Locale.ROOT, "squeezed snapshot: completed, %d rows, %d files, %d bytes in %.2f s%n", r.rows(), r.files(),
+          r.bytesUploaded(), (System.nanoTime() - t0) / 1e9);
+    } catch (OutOfMemoryError | java.util.concurrent.CompletionException oom) {
+      ballast.clear();
+      System.out.printf(Locale.ROOT, "squeezed snapshot: FAILED after %.2f s: %s%n", (System.nanoTime() - t0) / 1e9, oom);
+    } finally {
+      watch.close();
+    }
+    printHeap("squeezed snapshot", held, watch);
+    printPartBuffers(store);
+    if (ballastBytes < 0) {
+      System.out.println("squeezed snapshot: (the heap was already fuller than the headroom asked)");
+    }
+    ballast.clear();
+    store.delete(store.list("squeezed/").stream().map(ObjectInfo::key).toList());
+  }
+
+  private static long roundUp(long v, long unit) {
+    return (v + unit - 1) / unit * unit;
+  }
+
+  private static long g1RegionBytes() {
+    var hs = java.lang.management.ManagementFactory.getPlatformMXBean(com.sun.management.HotSpotDiagnosticMXBean.class);
+    return Long.parseLong(hs.getVMOption("G1HeapRegionSize").getValue());
   }
 
   /** Loads and JIT-compiles the Parquet and codec paths once, on a small batch. */

@@ -13,10 +13,13 @@ import java.util.concurrent.Executor;
  * @param executor runs row-group encodings; the writing thread waits for them, so it must not be
  *     a pool the writing thread itself occupies when that pool is bounded ({@code Runnable::run}
  *     encodes on the writing thread)
- * @param rowGroupsInFlight the most row groups encoded ahead of the one being written (bounds
- *     memory: each holds its compressed pages until written)
+ * @param rowGroupsInFlight the most row groups of one file encoded ahead of the one being written
+ * @param budget the row groups held encoded at once across every file written with these options
+ *     (each holds its compressed pages until written): it bounds the encoder's memory when
+ *     several files are written at once
  */
-public record BatchFileOptions(int rowGroupRows, int zstdLevel, PageFormat pageFormat, Executor executor, int rowGroupsInFlight) {
+public record BatchFileOptions(
+    int rowGroupRows, int zstdLevel, PageFormat pageFormat, Executor executor, int rowGroupsInFlight, RowGroupBudget budget) {
   /** Rows per row group by default: 1Mi rows (≈ 40 MB of five INT64 columns before encoding). */
   public static final int DEFAULT_ROW_GROUP_ROWS = 1 << 20;
   /** ZSTD level by default (measured: benchmarks/RESULTS.md, "Column writer (issue 14)"). */
@@ -41,6 +44,7 @@ public record BatchFileOptions(int rowGroupRows, int zstdLevel, PageFormat pageF
   public BatchFileOptions {
     Objects.requireNonNull(pageFormat, "pageFormat");
     Objects.requireNonNull(executor, "executor");
+    Objects.requireNonNull(budget, "budget");
     if (rowGroupRows < 1) {
       throw new IllegalArgumentException("Cannot encode batch files: rows per row group must be >= 1, got " + rowGroupRows);
     }
@@ -62,23 +66,27 @@ public record BatchFileOptions(int rowGroupRows, int zstdLevel, PageFormat pageF
 
   /** The defaults, encoding on the calling thread. */
   public static BatchFileOptions defaults() {
-    return new BatchFileOptions(DEFAULT_ROW_GROUP_ROWS, DEFAULT_ZSTD_LEVEL, DEFAULT_PAGE_FORMAT, Runnable::run, 1);
+    return new BatchFileOptions(DEFAULT_ROW_GROUP_ROWS, DEFAULT_ZSTD_LEVEL, DEFAULT_PAGE_FORMAT, Runnable::run, 1, new RowGroupBudget(1));
   }
 
   public BatchFileOptions withRowGroupRows(int rows) {
-    return new BatchFileOptions(rows, zstdLevel, pageFormat, executor, rowGroupsInFlight);
+    return new BatchFileOptions(rows, zstdLevel, pageFormat, executor, rowGroupsInFlight, budget);
   }
 
   public BatchFileOptions withZstdLevel(int level) {
-    return new BatchFileOptions(rowGroupRows, level, pageFormat, executor, rowGroupsInFlight);
+    return new BatchFileOptions(rowGroupRows, level, pageFormat, executor, rowGroupsInFlight, budget);
   }
 
   public BatchFileOptions withPageFormat(PageFormat format) {
-    return new BatchFileOptions(rowGroupRows, zstdLevel, format, executor, rowGroupsInFlight);
+    return new BatchFileOptions(rowGroupRows, zstdLevel, format, executor, rowGroupsInFlight, budget);
   }
 
-  /** Encodes row groups on {@code e}, at most {@code inFlight} ahead of the writer. */
+  /**
+   * Encodes row groups on {@code e}, at most {@code inFlight} ahead of the writer, and at most
+   * {@code inFlight} held at once by all the files written with the options returned (a new
+   * {@link RowGroupBudget}).
+   */
   public BatchFileOptions withExecutor(Executor e, int inFlight) {
-    return new BatchFileOptions(rowGroupRows, zstdLevel, pageFormat, e, inFlight);
+    return new BatchFileOptions(rowGroupRows, zstdLevel, pageFormat, e, inFlight, new RowGroupBudget(inFlight));
   }
 }

@@ -36,7 +36,19 @@ import org.apache.parquet.schema.MessageType;
  *       Each row group is encoded on its own (its own column store, page store and compressor, so
  *       nothing is shared between threads) into compressed pages held in memory; the writing
  *       thread appends the row groups to the file strictly in order. At most {@link
- *       BatchFileOptions#rowGroupsInFlight()} row groups are encoded ahead of the one written.
+ *       BatchFileOptions#rowGroupsInFlight()} row groups are encoded ahead of the one written,
+ *       and at most {@link RowGroupBudget#size()} are held at once by all the files writing with
+ *       the same {@link BatchFileOptions#budget()}: a row group takes a permit before it is
+ *       submitted and returns it once appended. Memory per row group: its compressed pages
+ *       until appended; while encoding, per column one open page (at most {@link #PAGE_BYTES}
+ *       plus one {@link #CHUNK}), a dictionary of at most 1 MiB (parquet-java's default
+ *       dictionary page) and its hash table.
+ *   <li>A key or value column whose first {@link #PROBE} non-NULL values in the row group are
+ *       all distinct is written without a dictionary (see {@link #uniqueColumns}): parquet-java
+ *       would fill a dictionary for it, find it too large (or not paying), and re-encode the same
+ *       values with the fallback encoding, ending with the same file. Only a column whose values
+ *       are distinct at first and repeat later by pattern (not by chance) loses a dictionary that
+ *       would have paid.
  *   <li>Within a row group, values are written in chunks of {@link #CHUNK} rows: one tight loop
  *       per column over the chunk, then the chunk's rows are ended in the column store, which is
  *       where parquet-java checks page sizes. Every page therefore starts on a row boundary and is
@@ -74,31 +86,57 @@ final class ColumnBatchWriter {
     int n = batch.size();
     int groups = (int) ((n + (long) o.rowGroupRows() - 1) / o.rowGroupRows());
     ArrayDeque<CompletableFuture<EncodedRowGroup>> inFlight = new ArrayDeque<>();
+    RowGroupBudget budget = o.budget();
     int next = 0;
     try {
       for (int g = 0; g < groups; g++) {
         while (next < groups && inFlight.size() < o.rowGroupsInFlight()) {
+          if (inFlight.isEmpty()) {
+            acquire(budget);
+          } else if (!budget.tryAcquire()) {
+            break; // the budget is taken by other files: append what this one holds first
+          }
           int from = next * o.rowGroupRows();
           int to = (int) Math.min(n, (long) from + o.rowGroupRows());
-          inFlight.add(CompletableFuture.supplyAsync(() -> encode(batch, schema, props, o, from, to), o.executor()));
+          try {
+            inFlight.add(CompletableFuture.supplyAsync(() -> encode(batch, schema, props, o, from, to), o.executor()));
+          } catch (RuntimeException | Error e) {
+            budget.release();
+            throw e;
+          }
           next++;
         }
-        EncodedRowGroup rg = join(inFlight.poll());
+        CompletableFuture<EncodedRowGroup> head = inFlight.poll();
+        EncodedRowGroup rg = null;
         try {
+          rg = join(head);
           file.startBlock(rg.rows());
           rg.pages().flushToFileWriter(file);
           file.endBlock();
         } finally {
-          rg.pages().close();
+          if (rg != null) {
+            rg.pages().close();
+          }
+          budget.release();
         }
       }
     } catch (IOException | RuntimeException | Error e) {
       for (CompletableFuture<EncodedRowGroup> f : inFlight) {
         f.cancel(false); // an encoding already running finishes; its heap buffers are garbage
+        budget.release();
       }
       throw e;
     }
     file.end(footer);
+  }
+
+  private static void acquire(RowGroupBudget budget) throws IOException {
+    try {
+      budget.acquire();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("interrupted while waiting for a row group to encode");
+    }
   }
 
   private static EncodedRowGroup join(CompletableFuture<EncodedRowGroup> f) throws IOException {
@@ -130,7 +168,16 @@ final class ColumnBatchWriter {
    * re-initialises, so copies would change the encodings of properties in use on other threads.
    */
   static ParquetProperties properties(BatchFileOptions o) {
-    return ParquetProperties.builder()
+    return properties(o, List.of());
+  }
+
+  /** As {@link #properties(BatchFileOptions)}, without dictionary encoding for the columns named. */
+  static ParquetProperties properties(BatchFileOptions o, List<String> noDictionary) {
+    ParquetProperties.Builder b = ParquetProperties.builder();
+    for (String c : noDictionary) {
+      b.withDictionaryEncoding(c, false);
+    }
+    return b
         .withWriterVersion(o.pageFormat() == BatchFileOptions.PageFormat.V1
             ? ParquetProperties.WriterVersion.PARQUET_1_0
             : ParquetProperties.WriterVersion.PARQUET_2_0)
@@ -146,7 +193,9 @@ final class ColumnBatchWriter {
   record EncodedRowGroup(int rows, ColumnChunkPageWriteStore pages) {}
 
   /** Encodes rows {@code [from, to)} of {@code batch} as one row group. */
-  static EncodedRowGroup encode(Batch batch, MessageType schema, ParquetProperties props, BatchFileOptions o, int from, int to) {
+  static EncodedRowGroup encode(Batch batch, MessageType schema, ParquetProperties fileProps, BatchFileOptions o, int from, int to) {
+    List<String> unique = uniqueColumns(batch, schema, from, to);
+    ParquetProperties props = unique.isEmpty() ? fileProps : properties(o, unique);
     ZstdPageCompressor compressor = new ZstdPageCompressor(o.zstdLevel());
     ColumnChunkPageWriteStore pages = new ColumnChunkPageWriteStore(
         compressor, schema, props.getAllocator(), props.getColumnIndexTruncateLength(), props.getPageWriteChecksumEnabled());
@@ -185,6 +234,70 @@ final class ColumnBatchWriter {
         pages.close();
       }
     }
+  }
+
+  /** Values looked at per column and row group to decide whether a dictionary can pay. */
+  static final int PROBE = 4096;
+
+  /**
+   * The key and value columns whose first {@link #PROBE} non-NULL values in rows {@code [from,
+   * to)} are all distinct. parquet-java would try a dictionary on such a column until the
+   * dictionary outgrows its page (1 MiB: 128Ki INT64 values) or the first page shows it does not
+   * pay, then re-encode those values with the fallback encoding. No repeat among 4,096 values
+   * drawn at random from D distinct ones is all but impossible unless D is far above that limit
+   * (about 4096²/2D repeats are expected: 64 at 128Ki), so these columns are written with the
+   * fallback encoding from the start: the encoding parquet-java would end with, without the
+   * wasted attempt (measured on the random rows of {@code S3WriteThroughputBench}: the same
+   * bytes). Booleans have no dictionary and are not probed.
+   */
+  static List<String> uniqueColumns(Batch batch, MessageType schema, int from, int to) {
+    int k = batch.keySchema().size();
+    int v = batch.valSchema().size();
+    List<String> out = new java.util.ArrayList<>();
+    for (int c = 0; c < k + v; c++) {
+      ColumnVector col = c < k ? batch.keyColumn(c) : batch.valColumn(c - k);
+      if (col instanceof ColumnVector.Booleans) {
+        continue;
+      }
+      if (allDistinct(col, from, to)) {
+        out.add(schema.getColumns().get(c).getPath()[0]);
+      }
+    }
+    return out;
+  }
+
+  private static boolean allDistinct(ColumnVector col, int from, int to) {
+    if (col instanceof ColumnVector.Longs || col instanceof ColumnVector.Doubles) {
+      long[] table = new long[PROBE * 2];
+      boolean[] used = new boolean[PROBE * 2];
+      int mask = table.length - 1;
+      int seen = 0;
+      for (int i = from; i < to && seen < PROBE; i++) {
+        if (col.isNull(i)) {
+          continue;
+        }
+        long x = col instanceof ColumnVector.Longs l ? l.getLong(i) : Double.doubleToRawLongBits(((ColumnVector.Doubles) col).getDouble(i));
+        int h = (int) (x * 0x9E3779B97F4A7C15L >>> 40) & mask;
+        while (used[h]) {
+          if (table[h] == x) {
+            return false;
+          }
+          h = (h + 1) & mask;
+        }
+        used[h] = true;
+        table[h] = x;
+        seen++;
+      }
+      return seen == PROBE;
+    }
+    java.util.HashSet<Object> set = new java.util.HashSet<>(PROBE * 2);
+    for (int i = from; i < to && set.size() < PROBE; i++) {
+      Object x = col.get(i);
+      if (x != null && !set.add(x)) {
+        return false;
+      }
+    }
+    return set.size() == PROBE;
   }
 
   private static void writeRequired(ColumnWriter w, long[] values, int from, int to) {
