@@ -42,7 +42,8 @@ import java.util.List;
  *   <li>Sharding. The collection's arrangement is sharded by the hash of its key ({@link
  *       Row#shard}) and the exchange routes the join's inputs by the hash of the same columns
  *       ({@link Row#shardOf}, the same function), so shard s of a shared trace holds exactly the
- *       keys worker s joins, for any number of workers and after a restore that re-shards.
+ *       keys worker s joins, for any number of workers and after a restore that re-shards; a
+ *       shared side's input is therefore already where it belongs and is not exchanged.
  *   <li>Snapshots. A shared side adds nothing to the view's state: the trace is captured and
  *       restored with the collection it belongs to, and a view is restored only together with
  *       every collection it reads, so the restored trace is the one its output was computed
@@ -84,9 +85,15 @@ final class JoinOp extends Operator {
     return (input == 0 ? left : right).own == null;
   }
 
+  /**
+   * The join key of an own side. A shared side is not exchanged: the Get's output on shard s is
+   * the collection's change (or, hydrating, contents) of shard s, already sharded by the hash of
+   * these very columns.
+   */
   @Override
   public int[] exchangeKey(int input) {
-    return input == 0 ? left.keys : right.keys;
+    Side side = input == 0 ? left : right;
+    return side.own == null ? null : side.keys;
   }
 
   @Override
