@@ -6,7 +6,6 @@ import io.cairn.engine.row.Schema;
 import io.cairn.engine.row.Type;
 import io.cairn.engine.trace.Batch;
 import io.cairn.engine.trace.Spine;
-import io.cairn.engine.trace.Values;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -101,8 +100,8 @@ final class JoinOp extends Operator {
     Delta dl = delta(in[0], left.keys);
     Delta dr = delta(in[1], right.keys);
     Rows out = out(shard);
-    Gathered gathered = new Gathered();
-    Values vals = new Values();
+    KeyEntries entries = new KeyEntries();
+    Matches vals = new Matches();
     // dA ⋈ B
     Spine.Reader rr = dl.n == 0 ? null : right.reader(shard);
     if (rr != null) {
@@ -113,8 +112,7 @@ final class JoinOp extends Operator {
           q++;
         }
         vals.clear();
-        lookup(rr, dl, first, gathered);
-        gathered.drainTo(right, vals);
+        lookup(rr, dl, first, entries, right, vals);
         for (int k = 0; k < vals.size(); k++) {
           Row v = vals.val(k);
           long d = vals.diff(k);
@@ -138,24 +136,18 @@ final class JoinOp extends Operator {
         }
         vals.clear();
         if (lr != null) {
-          lookup(lr, dr, first, gathered);
-          gathered.drainTo(left, vals);
+          lookup(lr, dr, first, entries, left, vals);
         }
         while (a < dl.n && compareKeys(dl, dl.order[a], dr, first) < 0) {
           a++;
         }
-        boolean fromDelta = false;
         for (int x = a; x < dl.n && compareKeys(dl, dl.order[x], dr, first) == 0; x++) {
-          vals.add(dl.rows.row(dl.order[x]), dl.rows.diff(dl.order[x]));
-          fromDelta = true;
-        }
-        if (fromDelta) {
-          vals.consolidate();
+          vals.merge(dl.rows.row(dl.order[x]), dl.rows.diff(dl.order[x]));
         }
         for (int k = 0; k < vals.size(); k++) {
           Row v = vals.val(k);
           long d = vals.diff(k);
-          for (int x = p; x < q; x++) {
+          for (int x = p; x < q && d != 0; x++) {
             int i = dr.order[x];
             out.add(v.concat(dr.rows.row(i)), d * dr.rows.diff(i));
           }
@@ -232,11 +224,65 @@ final class JoinOp extends Operator {
     return longKeys ? Long.compare(a.longKeys[i], b.longKeys[j]) : a.keys[i].compareTo(b.keys[j]);
   }
 
-  private void lookup(Spine.Reader reader, Delta d, int i, Gathered sink) {
+  /** Appends the live values of {@code side}'s trace under the key of row {@code i} of {@code d} to {@code out}, as rows of the side. */
+  private void lookup(Spine.Reader reader, Delta d, int i, KeyEntries entries, Side side, Matches out) {
+    entries.clear();
     if (longKeys) {
-      reader.forEachLong(d.longKeys[i], sink);
+      reader.forEachLong(d.longKeys[i], entries);
     } else {
-      reader.forEach(d.keys[i], sink);
+      reader.forEach(d.keys[i], entries);
+    }
+    entries.consolidate();
+    for (int k = 0; k < entries.size(); k++) {
+      out.add(side.row(entries.batch(k), entries.index(k)), entries.diff(k));
+    }
+  }
+
+  /**
+   * The rows of one side that a key matches, with their counts. Consolidating them is only an
+   * optimisation (fewer output rows that cancel): the output is a correct change either way.
+   */
+  private static final class Matches {
+    private static final int MERGE_MAX = 32;
+    private Row[] rows = new Row[8];
+    private long[] diffs = new long[8];
+    private int size;
+
+    void clear() {
+      size = 0;
+    }
+
+    int size() {
+      return size;
+    }
+
+    Row val(int k) {
+      return rows[k];
+    }
+
+    long diff(int k) {
+      return diffs[k];
+    }
+
+    void add(Row row, long diff) {
+      if (size == rows.length) {
+        rows = Arrays.copyOf(rows, size * 2);
+        diffs = Arrays.copyOf(diffs, size * 2);
+      }
+      rows[size] = row;
+      diffs[size] = diff;
+      size++;
+    }
+
+    /** Adds {@code diff} to an equal row when there is one among the first few, else appends. */
+    void merge(Row row, long diff) {
+      for (int k = 0; k < size && k < MERGE_MAX; k++) {
+        if (rows[k].equals(row)) {
+          diffs[k] += diff;
+          return;
+        }
+      }
+      add(row, diff);
     }
   }
 
@@ -311,84 +357,6 @@ final class JoinOp extends Operator {
       for (int x = 0; x < d.n; x++) {
         int i = d.order[x];
         own.stageRow(shard, d.rows.row(i), staging, tick, d.rows.diff(i));
-      }
-    }
-  }
-
-  /**
-   * The trace entries stored under one key, as (batch, index, diff), until {@link #drainTo}
-   * consolidates them by value and turns the live ones into rows. Scratch for one shard's tick.
-   */
-  private static final class Gathered implements Spine.EntrySink {
-    private Batch[] batches = new Batch[8];
-    private int[] index = new int[8];
-    private long[] diffs = new long[8];
-    private int size;
-
-    @Override
-    public void entry(Batch batch, int i) {
-      if (size == batches.length) {
-        batches = Arrays.copyOf(batches, size * 2);
-        index = Arrays.copyOf(index, size * 2);
-        diffs = Arrays.copyOf(diffs, size * 2);
-      }
-      batches[size] = batch;
-      index[size] = i;
-      diffs[size] = batch.diff(i);
-      size++;
-    }
-
-    private int compare(int x, int y) {
-      return batches[x].compareKeyVal(index[x], batches[y], index[y]);
-    }
-
-    /** Appends the live (val, count) of the gathered entries to {@code out}, in val order, and forgets them. */
-    void drainTo(Side side, Values out) {
-      int n = size;
-      size = 0;
-      if (n == 0) {
-        return;
-      }
-      if (n == 1) {
-        out.add(side.row(batches[0], index[0]), diffs[0]);
-        return;
-      }
-      int[] order = new int[n];
-      for (int x = 0; x < n; x++) {
-        order[x] = x;
-      }
-      if (n <= 32) {
-        for (int x = 1; x < n; x++) { // a key has few entries: insertion sort
-          int v = order[x];
-          int y = x - 1;
-          while (y >= 0 && compare(order[y], v) > 0) {
-            order[y + 1] = order[y];
-            y--;
-          }
-          order[y + 1] = v;
-        }
-      } else {
-        List<Integer> boxed = new ArrayList<>(n);
-        for (int x = 0; x < n; x++) {
-          boxed.add(x);
-        }
-        boxed.sort(this::compare);
-        for (int x = 0; x < n; x++) {
-          order[x] = boxed.get(x);
-        }
-      }
-      for (int x = 0; x < n; ) {
-        int e = order[x];
-        long sum = diffs[e];
-        int y = x + 1;
-        while (y < n && compare(e, order[y]) == 0) {
-          sum += diffs[order[y]];
-          y++;
-        }
-        if (sum != 0) {
-          out.add(side.row(batches[e], index[e]), sum);
-        }
-        x = y;
       }
     }
   }
