@@ -19,12 +19,14 @@ import java.util.List;
  *   <li>Change. With A, B the inputs as of the previous tick (their <em>traces</em>, by join key)
  *       and dA, dB the tick's changes, the output change is {@code dA⋈B + (A+dA)⋈dB}.
  *   <li>Cursors. Each side's change is sorted by key once, as a permutation (an LSD radix sort of
- *       a {@code long[]} when the key is one BIGINT/TIMESTAMP column, else {@link KeySort}); the
- *       traces are read through one {@link Spine.Reader} per side whose per-batch positions only
- *       move forward as the keys ascend. The entries under a key are gathered as (batch, index)
- *       and consolidated on the batch columns; only those that survive become rows (one per live
- *       value of a key looked up, not one per stored entry), and a match costs its output row and
- *       nothing else.
+ *       a {@code long[]} when the key is one BIGINT/TIMESTAMP column, else {@link KeySort}), and
+ *       one pass walks the union of both sides' changed keys in order; the traces are read through
+ *       one {@link Spine.Reader} per side whose per-batch positions only move forward as the keys
+ *       ascend. The entries under a key are gathered as (batch, index) and consolidated on the
+ *       batch columns ({@link KeyEntries}); only the live ones become rows (one per live value of
+ *       a key looked up, not one per stored entry). A key's output pairs are consolidated when
+ *       both sides changed it (the two halves of the change then overlap), and each surviving
+ *       pair costs its output row and nothing else.
  *   <li>Own or shared trace. A side is <em>shared</em> when its input is a Get of a collection (a
  *       source or a view) whose arrangement is keyed by exactly the side's join key columns, in
  *       order: an upsert source joined on its primary key, a GROUP BY view joined on its group
@@ -101,62 +103,110 @@ final class JoinOp extends Operator {
     Delta dr = delta(in[1], right.keys);
     Rows out = out(shard);
     KeyEntries entries = new KeyEntries();
-    Matches vals = new Matches();
-    // dA ⋈ B
-    Spine.Reader rr = dl.n == 0 ? null : right.reader(shard);
-    if (rr != null) {
-      for (int p = 0; p < dl.n; ) {
-        int first = dl.order[p];
-        int q = p + 1;
-        while (q < dl.n && sameKey(dl, first, dl.order[q])) {
-          q++;
+    Matches matched = new Matches();
+    Pairs pairs = new Pairs();
+    Spine.Reader rr = dl.n == 0 ? null : right.reader(shard); // B: read for dA's keys
+    Spine.Reader lr = dr.n == 0 ? null : left.reader(shard); // A: read for dB's keys
+    // one pass over the union of the changed keys of both sides, in key order
+    int a = 0;
+    int c = 0;
+    while (a < dl.n || c < dr.n) {
+      int cmp = a == dl.n ? 1 : c == dr.n ? -1 : compareKeys(dl, dl.order[a], dr, dr.order[c]);
+      int b = a;
+      int d = c;
+      if (cmp <= 0) {
+        b = a + 1;
+        while (b < dl.n && sameKey(dl, dl.order[a], dl.order[b])) {
+          b++;
         }
-        vals.clear();
-        lookup(rr, dl, first, entries, right, vals);
-        for (int k = 0; k < vals.size(); k++) {
-          Row v = vals.val(k);
-          long d = vals.diff(k);
-          for (int x = p; x < q; x++) {
+      }
+      if (cmp >= 0) {
+        d = c + 1;
+        while (d < dr.n && sameKey(dr, dr.order[c], dr.order[d])) {
+          d++;
+        }
+      }
+      // dA ⋈ B, for this key
+      if (b > a && rr != null) {
+        matched.clear();
+        lookup(rr, dl, dl.order[a], entries, right, matched);
+        for (int k = 0; k < matched.size(); k++) {
+          for (int x = a; x < b; x++) {
             int i = dl.order[x];
-            out.add(dl.rows.row(i).concat(v), dl.rows.diff(i) * d);
+            pairs.add(dl.rows.row(i), matched.val(k), dl.rows.diff(i) * matched.diff(k));
           }
         }
-        p = q;
       }
-    }
-    // (A + dA) ⋈ dB: dA's rows for a key are found by walking dl along dr (both sorted by key)
-    if (dr.n > 0) {
-      Spine.Reader lr = left.reader(shard);
-      int a = 0;
-      for (int p = 0; p < dr.n; ) {
-        int first = dr.order[p];
-        int q = p + 1;
-        while (q < dr.n && sameKey(dr, first, dr.order[q])) {
-          q++;
-        }
-        vals.clear();
+      // (A + dA) ⋈ dB, for this key
+      if (d > c) {
+        matched.clear();
         if (lr != null) {
-          lookup(lr, dr, first, entries, left, vals);
+          lookup(lr, dr, dr.order[c], entries, left, matched);
         }
-        while (a < dl.n && compareKeys(dl, dl.order[a], dr, first) < 0) {
-          a++;
+        for (int x = a; x < b; x++) {
+          matched.merge(dl.rows.row(dl.order[x]), dl.rows.diff(dl.order[x]));
         }
-        for (int x = a; x < dl.n && compareKeys(dl, dl.order[x], dr, first) == 0; x++) {
-          vals.merge(dl.rows.row(dl.order[x]), dl.rows.diff(dl.order[x]));
-        }
-        for (int k = 0; k < vals.size(); k++) {
-          Row v = vals.val(k);
-          long d = vals.diff(k);
-          for (int x = p; x < q && d != 0; x++) {
-            int i = dr.order[x];
-            out.add(v.concat(dr.rows.row(i)), d * dr.rows.diff(i));
+        for (int k = 0; k < matched.size(); k++) {
+          for (int y = c; y < d && matched.diff(k) != 0; y++) {
+            int i = dr.order[y];
+            pairs.add(matched.val(k), dr.rows.row(i), matched.diff(k) * dr.rows.diff(i));
           }
         }
-        p = q;
       }
+      pairs.emit(out, b > a && d > c);
+      a = b;
+      c = d;
     }
     left.stage(shard, tick, dl);
     right.stage(shard, tick, dr);
+  }
+
+  /**
+   * The output pairs of one key before they become rows. When both sides changed the key, the
+   * two halves of the change overlap (dA⋈B and A+dA⋈dB both hold new-left ⋈ old-right, with
+   * opposite signs), so the pairs are consolidated first: fewer output rows to build, stage and
+   * seal. Consolidating is an optimisation only; the output is a correct change either way.
+   */
+  private static final class Pairs {
+    private static final int CONSOLIDATE_MAX = 64;
+    private Row[] lefts = new Row[8];
+    private Row[] rights = new Row[8];
+    private long[] diffs = new long[8];
+    private int size;
+
+    void add(Row l, Row r, long diff) {
+      if (size == lefts.length) {
+        lefts = Arrays.copyOf(lefts, size * 2);
+        rights = Arrays.copyOf(rights, size * 2);
+        diffs = Arrays.copyOf(diffs, size * 2);
+      }
+      lefts[size] = l;
+      rights[size] = r;
+      diffs[size] = diff;
+      size++;
+    }
+
+    void emit(Rows out, boolean consolidate) {
+      if (consolidate && size <= CONSOLIDATE_MAX) {
+        for (int i = 1; i < size; i++) {
+          for (int j = 0; j < i; j++) {
+            if (diffs[j] != 0 && lefts[j].equals(lefts[i]) && rights[j].equals(rights[i])) {
+              diffs[j] += diffs[i];
+              diffs[i] = 0;
+              break;
+            }
+          }
+        }
+      }
+      for (int i = 0; i < size; i++) {
+        if (diffs[i] != 0) {
+          out.add(lefts[i].concat(rights[i]), diffs[i]);
+        }
+        lefts[i] = null;
+        rights[i] = null;
+      }
+      size = 0;
+    }
   }
 
   // ------------------------------------------------------------------ the tick's change, sorted
