@@ -26,6 +26,11 @@ final class GetOp extends Operator {
     return hydrating;
   }
 
+  /** The collection read. */
+  Collection upstream() {
+    return upstream;
+  }
+
   @Override
   public void process(int shard, long tick, Rows[] in) {
     if (hydrating) {

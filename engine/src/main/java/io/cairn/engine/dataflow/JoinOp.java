@@ -1,95 +1,431 @@
 package io.cairn.engine.dataflow;
 
+import io.cairn.engine.row.KeySort;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
+import io.cairn.engine.row.Type;
+import io.cairn.engine.trace.Batch;
 import io.cairn.engine.trace.Spine;
-import io.cairn.engine.trace.Values;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
- * Inner equi-join of two arranged inputs. With A, B the collections sealed so far and dA, dB the
- * tick's changes, the output change is {@code dA⋈B + (A+dA)⋈dB}; rows with a NULL key never
- * match. Both inputs are arranged by their key (val = the whole row).
+ * Inner equi-join of two inputs on key columns; rows with a NULL key never match.
+ *
+ * <p>Design and invariants:
+ *
+ * <ul>
+ *   <li>Change. With A, B the inputs as of the previous tick (their <em>traces</em>, by join key)
+ *       and dA, dB the tick's changes, the output change is {@code dA⋈B + (A+dA)⋈dB}.
+ *   <li>Cursors. Each side's change is sorted by key once, as a permutation (an LSD radix sort of
+ *       a {@code long[]} when the key is one BIGINT/TIMESTAMP column, else {@link KeySort}), and
+ *       one pass walks the union of both sides' changed keys in order; the traces are read through
+ *       one {@link Spine.Reader} per side whose per-batch positions only move forward as the keys
+ *       ascend. The entries under a key are gathered as (batch, index) and consolidated on the
+ *       batch columns ({@link KeyEntries}); only the live ones become rows (one per live value of
+ *       a key looked up, not one per stored entry). A key's output pairs are consolidated when
+ *       both sides changed it (the two halves of the change then overlap), and each surviving
+ *       pair costs its output row and nothing else.
+ *   <li>Own or shared trace. A side is <em>shared</em> when its input is a Get of a collection (a
+ *       source or a view) whose arrangement is keyed by exactly the side's join key columns, in
+ *       order: an upsert source joined on its primary key, a GROUP BY view joined on its group
+ *       keys. The join then reads that collection's arrangement (differential dataflow's
+ *       arrange/import) and keeps no copy of it. Otherwise the side owns an arrangement named
+ *       {@code <name>-left} / {@code <name>-right} (key = join key, val = the whole input row) that
+ *       the join stages its input into every tick.
+ *   <li>What a shared trace holds when the join reads it. The collection stages its changes when
+ *       it runs in the tick, and the runner seals every arrangement only after every dataflow has
+ *       run; the join runs after its inputs (catalog order). So the spine the join reads is
+ *       exactly the collection as of the previous tick, and the Get's output is the tick's change:
+ *       A and dA above. The join never writes it. While the Get hydrates it emits the whole
+ *       collection as the change, so in that tick the join takes the shared trace as empty.
+ *   <li>Sharding. The collection's arrangement is sharded by the hash of its key ({@link
+ *       Row#shard}) and the exchange routes the join's inputs by the hash of the same columns
+ *       ({@link Row#shardOf}, the same function), so shard s of a shared trace holds exactly the
+ *       keys worker s joins, for any number of workers and after a restore that re-shards; a
+ *       shared side's input is therefore already where it belongs and is not exchanged.
+ *   <li>Snapshots. A shared side adds nothing to the view's state: the trace is captured and
+ *       restored with the collection it belongs to, and a view is restored only together with
+ *       every collection it reads, so the restored trace is the one its output was computed
+ *       against. A snapshot holding {@code -left}/{@code -right} arrangements for a side that is
+ *       now shared (written while sharing was off, {@link #shareTraces}) restores: arrangements no
+ *       dataflow claims are ignored. A snapshot without them, restored where the side owns its
+ *       trace, lacks them, and the view is recomputed from its inputs.
+ *   <li>Drop. The join owns only its own arrangements. A collection cannot be dropped while a
+ *       view reads it, so a shared trace outlives its readers, and dropping the view releases
+ *       what the view owns and nothing of its inputs.
+ * </ul>
  */
 final class JoinOp extends Operator {
-  private final int[] leftKeys;
-  private final int[] rightKeys;
-  private final Arrangement left;
-  private final Arrangement right;
+  /**
+   * Whether sides may share their input's arrangement (decided when the operator is built). Test
+   * hook: false (or {@code -Dcairn.join.shared=false}) gives every side its own trace, the
+   * oracle of the shared path and the writer of snapshots that hold {@code -left}/{@code -right}.
+   */
+  static volatile boolean shareTraces = !"false".equals(System.getProperty("cairn.join.shared"));
+
+  private final Side left;
+  private final Side right;
+  /** Both keys are one BIGINT/TIMESTAMP column: compared as {@code long}s. */
+  private final boolean longKeys;
 
   JoinOp(String name, Operator l, Operator r, int[] leftKeys, int[] rightKeys, Schema schema, int shards) {
     super(schema, List.of(l, r), shards);
-    this.leftKeys = leftKeys;
-    this.rightKeys = rightKeys;
-    this.left = new Arrangement(name + "-left", l.schema().select(leftKeys), l.schema(), shards);
-    this.right = new Arrangement(name + "-right", r.schema().select(rightKeys), r.schema(), shards);
+    this.left = Side.of(name + "-left", l, leftKeys, shards);
+    this.right = Side.of(name + "-right", r, rightKeys, shards);
+    this.longKeys = leftKeys.length == 1 && isLong(l.schema().type(leftKeys[0])) && isLong(r.schema().type(rightKeys[0]));
   }
 
+  private static boolean isLong(Type t) {
+    return t == Type.BIGINT || t == Type.TIMESTAMP;
+  }
+
+  /** Whether input {@code input} (0 left, 1 right) reads its collection's arrangement instead of owning one. */
+  boolean shares(int input) {
+    return (input == 0 ? left : right).own == null;
+  }
+
+  /**
+   * The join key of an own side. A shared side is not exchanged: the Get's output on shard s is
+   * the collection's change (or, hydrating, contents) of shard s, already sharded by the hash of
+   * these very columns.
+   */
   @Override
   public int[] exchangeKey(int input) {
-    return input == 0 ? leftKeys : rightKeys;
+    Side side = input == 0 ? left : right;
+    return side.own == null ? null : side.keys;
   }
 
   @Override
   public void process(int shard, long tick, Rows[] in) {
-    List<Keyed> dl = Keyed.sort(in[0], leftKeys, true);
-    List<Keyed> dr = Keyed.sort(in[1], rightKeys, true);
+    Delta dl = delta(in[0], left.keys);
+    Delta dr = delta(in[1], right.keys);
     Rows out = out(shard);
-    Values vals = new Values();
-    // dA ⋈ B
-    if (!dl.isEmpty()) {
-      Spine.Reader rr = right.spine(shard).reader();
-      Row lastKey = null;
-      for (Keyed l : dl) {
-        if (!l.key().equals(lastKey)) {
-          vals.clear();
-          rr.values(l.key(), vals);
-          vals.consolidate();
-          lastKey = l.key();
-        }
-        for (int i = 0; i < vals.size(); i++) {
-          out.add(l.row().concat(vals.val(i)), l.diff() * vals.diff(i));
-        }
-      }
-    }
-    // (A + dA) ⋈ dB: dl and dr are both sorted by key, so dA's rows for a key are found by walking dl along
-    if (!dr.isEmpty()) {
-      Spine.Reader lr = left.spine(shard).reader();
-      Row lastKey = null;
-      int p = 0;
-      for (Keyed r : dr) {
-        if (!r.key().equals(lastKey)) {
-          vals.clear();
-          lr.values(r.key(), vals);
-          while (p < dl.size() && dl.get(p).key().compareTo(r.key()) < 0) {
-            p++;
-          }
-          for (int q = p; q < dl.size() && dl.get(q).key().equals(r.key()); q++) {
-            vals.add(dl.get(q).row(), dl.get(q).diff());
-          }
-          vals.consolidate();
-          lastKey = r.key();
-        }
-        for (int i = 0; i < vals.size(); i++) {
-          out.add(vals.val(i).concat(r.row()), vals.diff(i) * r.diff());
+    KeyEntries entries = new KeyEntries();
+    Matches matched = new Matches();
+    Pairs pairs = new Pairs();
+    Spine.Reader rr = dl.n == 0 ? null : right.reader(shard); // B: read for dA's keys
+    Spine.Reader lr = dr.n == 0 ? null : left.reader(shard); // A: read for dB's keys
+    // one pass over the union of the changed keys of both sides, in key order
+    int a = 0;
+    int c = 0;
+    while (a < dl.n || c < dr.n) {
+      int cmp = a == dl.n ? 1 : c == dr.n ? -1 : compareKeys(dl, dl.order[a], dr, dr.order[c]);
+      int b = a;
+      int d = c;
+      if (cmp <= 0) {
+        b = a + 1;
+        while (b < dl.n && sameKey(dl, dl.order[a], dl.order[b])) {
+          b++;
         }
       }
+      if (cmp >= 0) {
+        d = c + 1;
+        while (d < dr.n && sameKey(dr, dr.order[c], dr.order[d])) {
+          d++;
+        }
+      }
+      // dA ⋈ B, for this key
+      if (b > a && rr != null) {
+        matched.clear();
+        lookup(rr, dl, dl.order[a], entries, right, matched);
+        for (int k = 0; k < matched.size(); k++) {
+          for (int x = a; x < b; x++) {
+            int i = dl.order[x];
+            pairs.add(dl.rows.row(i), matched.val(k), dl.rows.diff(i) * matched.diff(k));
+          }
+        }
+      }
+      // (A + dA) ⋈ dB, for this key
+      if (d > c) {
+        matched.clear();
+        if (lr != null) {
+          lookup(lr, dr, dr.order[c], entries, left, matched);
+        }
+        for (int x = a; x < b; x++) {
+          matched.merge(dl.rows.row(dl.order[x]), dl.rows.diff(dl.order[x]));
+        }
+        for (int k = 0; k < matched.size(); k++) {
+          for (int y = c; y < d && matched.diff(k) != 0; y++) {
+            int i = dr.order[y];
+            pairs.add(matched.val(k), dr.rows.row(i), matched.diff(k) * dr.rows.diff(i));
+          }
+        }
+      }
+      pairs.emit(out, b > a && d > c);
+      a = b;
+      c = d;
     }
-    for (Keyed l : dl) {
-      left.stage(shard, l.key(), l.row(), tick, l.diff());
+    left.stage(shard, tick, dl);
+    right.stage(shard, tick, dr);
+  }
+
+  /**
+   * The output pairs of one key before they become rows. When both sides changed the key, the
+   * two halves of the change overlap (dA⋈B and A+dA⋈dB both hold new-left ⋈ old-right, with
+   * opposite signs), so the pairs are consolidated first: fewer output rows to build, stage and
+   * seal. Consolidating is an optimisation only; the output is a correct change either way.
+   */
+  private static final class Pairs {
+    private static final int CONSOLIDATE_MAX = 64;
+    private Row[] lefts = new Row[8];
+    private Row[] rights = new Row[8];
+    private long[] diffs = new long[8];
+    private int size;
+
+    void add(Row l, Row r, long diff) {
+      if (size == lefts.length) {
+        lefts = Arrays.copyOf(lefts, size * 2);
+        rights = Arrays.copyOf(rights, size * 2);
+        diffs = Arrays.copyOf(diffs, size * 2);
+      }
+      lefts[size] = l;
+      rights[size] = r;
+      diffs[size] = diff;
+      size++;
     }
-    for (Keyed r : dr) {
-      right.stage(shard, r.key(), r.row(), tick, r.diff());
+
+    void emit(Rows out, boolean consolidate) {
+      if (consolidate && size <= CONSOLIDATE_MAX) {
+        for (int i = 1; i < size; i++) {
+          for (int j = 0; j < i; j++) {
+            if (diffs[j] != 0 && lefts[j].equals(lefts[i]) && rights[j].equals(rights[i])) {
+              diffs[j] += diffs[i];
+              diffs[i] = 0;
+              break;
+            }
+          }
+        }
+      }
+      for (int i = 0; i < size; i++) {
+        if (diffs[i] != 0) {
+          out.add(lefts[i].concat(rights[i]), diffs[i]);
+        }
+        lefts[i] = null;
+        rights[i] = null;
+      }
+      size = 0;
+    }
+  }
+
+  // ------------------------------------------------------------------ the tick's change, sorted
+
+  /** One side's change in the tick: the indices of its rows with a non-NULL key, in key order. */
+  private record Delta(Rows rows, int[] order, int n, long[] longKeys, Row[] keys) {}
+
+  /** Below this many rows an insertion sort beats the radix sort's counting arrays. */
+  private static final int RADIX_MIN = 128;
+
+  private Delta delta(Rows rows, int[] keyCols) {
+    int size = rows.size();
+    int[] idx = new int[size];
+    int n = 0;
+    if (longKeys) {
+      long[] keys = new long[size];
+      int col = keyCols[0];
+      for (int i = 0; i < size; i++) {
+        Object v = rows.row(i).get(col);
+        if (v != null) {
+          keys[i] = (Long) v;
+          idx[n++] = i;
+        }
+      }
+      int[] order;
+      if (n < RADIX_MIN) {
+        for (int x = 1; x < n; x++) { // stable insertion sort
+          int v = idx[x];
+          int y = x - 1;
+          while (y >= 0 && keys[idx[y]] > keys[v]) {
+            idx[y + 1] = idx[y];
+            y--;
+          }
+          idx[y + 1] = v;
+        }
+        order = idx;
+      } else {
+        order = KeySort.radixPasses(keys, false, idx, new int[n], n);
+      }
+      return new Delta(rows, order, n, keys, null);
+    }
+    Row[] keys = new Row[size];
+    Row[] dense = new Row[size];
+    for (int i = 0; i < size; i++) {
+      Row k = rows.row(i).select(keyCols);
+      if (!Keyed.hasNull(k)) {
+        keys[i] = k;
+        dense[n] = k;
+        idx[n++] = i;
+      }
+    }
+    int[] perm = KeySort.byKey(dense, n);
+    int[] order = new int[n];
+    for (int x = 0; x < n; x++) {
+      order[x] = idx[perm[x]];
+    }
+    return new Delta(rows, order, n, null, keys);
+  }
+
+  private boolean sameKey(Delta d, int i, int j) {
+    return longKeys ? d.longKeys[i] == d.longKeys[j] : d.keys[i].equals(d.keys[j]);
+  }
+
+  private int compareKeys(Delta a, int i, Delta b, int j) {
+    return longKeys ? Long.compare(a.longKeys[i], b.longKeys[j]) : a.keys[i].compareTo(b.keys[j]);
+  }
+
+  /** Appends the live values of {@code side}'s trace under the key of row {@code i} of {@code d} to {@code out}, as rows of the side. */
+  private void lookup(Spine.Reader reader, Delta d, int i, KeyEntries entries, Side side, Matches out) {
+    entries.clear();
+    if (longKeys) {
+      reader.forEachLong(d.longKeys[i], entries);
+    } else {
+      reader.forEach(d.keys[i], entries);
+    }
+    entries.consolidate();
+    for (int k = 0; k < entries.size(); k++) {
+      out.add(side.row(entries.batch(k), entries.index(k)), entries.diff(k));
+    }
+  }
+
+  /**
+   * The rows of one side that a key matches, with their counts. Consolidating them is only an
+   * optimisation (fewer output rows that cancel): the output is a correct change either way.
+   */
+  private static final class Matches {
+    private static final int MERGE_MAX = 32;
+    private Row[] rows = new Row[8];
+    private long[] diffs = new long[8];
+    private int size;
+
+    void clear() {
+      size = 0;
+    }
+
+    int size() {
+      return size;
+    }
+
+    Row val(int k) {
+      return rows[k];
+    }
+
+    long diff(int k) {
+      return diffs[k];
+    }
+
+    void add(Row row, long diff) {
+      if (size == rows.length) {
+        rows = Arrays.copyOf(rows, size * 2);
+        diffs = Arrays.copyOf(diffs, size * 2);
+      }
+      rows[size] = row;
+      diffs[size] = diff;
+      size++;
+    }
+
+    /** Adds {@code diff} to an equal row when there is one among the first few, else appends. */
+    void merge(Row row, long diff) {
+      for (int k = 0; k < size && k < MERGE_MAX; k++) {
+        if (rows[k].equals(row)) {
+          diffs[k] += diff;
+          return;
+        }
+      }
+      add(row, diff);
+    }
+  }
+
+  // ------------------------------------------------------------------ traces
+
+  /** One input: its key columns and its trace, own or shared. */
+  private static final class Side {
+    final int[] keys;
+    /** The arrangement this operator owns for the side, or null when the side is shared. */
+    final Arrangement own;
+    /** The Get of the collection whose arrangement is shared, or null when the side owns its trace. */
+    final GetOp get;
+    final Arrangement trace;
+    final int width;
+    /** Where key column c of the trace goes in the side's row (none when the val is the whole row). */
+    final int[] keyPos;
+    /** Where value column c of the trace goes in the side's row. */
+    final int[] valPos;
+    /** Own trace: how an input row is staged (key = join key, val = the whole row). */
+    final Layout staging;
+
+    private Side(int[] keys, Arrangement own, GetOp get, Arrangement trace, int width, int[] keyPos, int[] valPos, Layout staging) {
+      this.keys = keys;
+      this.own = own;
+      this.get = get;
+      this.trace = trace;
+      this.width = width;
+      this.keyPos = keyPos;
+      this.valPos = valPos;
+      this.staging = staging;
+    }
+
+    static Side of(String name, Operator in, int[] keys, int shards) {
+      Schema schema = in.schema();
+      if (shareTraces && in instanceof GetOp g && Arrays.equals(g.upstream().layout().keyCols(), keys)) {
+        Layout l = g.upstream().layout();
+        return new Side(keys.clone(), null, g, g.upstream().arrangement(), schema.size(), l.keyCols(), l.valCols(), null);
+      }
+      int[] all = new int[schema.size()];
+      for (int c = 0; c < all.length; c++) {
+        all[c] = c;
+      }
+      Arrangement a = new Arrangement(name, schema.select(keys), schema, shards);
+      return new Side(keys.clone(), a, null, a, schema.size(), new int[0], all, new Layout(keys.clone(), all, schema, false));
+    }
+
+    /** A reader of the trace as of the previous tick, or null when it is to be taken as empty. */
+    Spine.Reader reader(int shard) {
+      if (get != null && get.hydrating()) {
+        return null;
+      }
+      Spine s = trace.spine(shard);
+      return s.batchCount() == 0 ? null : s.reader();
+    }
+
+    /** The side's input row stored as entry {@code i} of {@code b}. */
+    Row row(Batch b, int i) {
+      Object[] v = new Object[width];
+      for (int c = 0; c < keyPos.length; c++) {
+        v[keyPos[c]] = b.keyColumn(c).get(i);
+      }
+      for (int c = 0; c < valPos.length; c++) {
+        v[valPos[c]] = b.valColumn(c).get(i);
+      }
+      return Row.wrap(v);
+    }
+
+    void stage(int shard, long tick, Delta d) {
+      if (own == null) {
+        return;
+      }
+      for (int x = 0; x < d.n; x++) {
+        int i = d.order[x];
+        own.stageRow(shard, d.rows.row(i), staging, tick, d.rows.diff(i));
+      }
     }
   }
 
   @Override
   public List<Arrangement> arrangements() {
-    return List.of(left, right);
+    List<Arrangement> owned = new ArrayList<>(2);
+    if (left.own != null) {
+      owned.add(left.own);
+    }
+    if (right.own != null) {
+      owned.add(right.own);
+    }
+    return owned;
   }
 
   @Override
   public String describe() {
-    return "Join";
+    return "Join" + (left.own == null ? " (left shares " + left.trace.name() + ")" : "")
+        + (right.own == null ? " (right shares " + right.trace.name() + ")" : "");
   }
 }

@@ -8,7 +8,9 @@ import java.util.List;
  * {@code i} calls {@link #process(int, Rows[])} with the updates for shard {@code i} from each
  * input, and the operator writes its output updates to {@link #out(int)}. Keyed operators declare
  * {@link #exchangeKey(int)} so the engine routes each input update to the worker owning its key.
- * State lives only in {@link #arrangements()}.
+ * State lives only in arrangements: the operator's own ({@link #arrangements()}), and, read-only,
+ * those of the collections it reads (a join side that shares its input's arrangement, see {@code
+ * JoinOp}).
  */
 public abstract class Operator {
   private final Schema schema;

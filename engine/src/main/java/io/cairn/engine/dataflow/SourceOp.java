@@ -19,6 +19,8 @@ public final class SourceOp extends Operator implements Collection {
   private final String name;
   private final Layout layout;
   private final boolean upsert;
+  /** The primary key is one BIGINT/TIMESTAMP column: upserts take {@link #processLongKeys}. */
+  private final boolean longKey;
   private final Arrangement arrangement;
   private final Rows[] appends;
   private final List<Row[]>[] upserts;
@@ -30,6 +32,8 @@ public final class SourceOp extends Operator implements Collection {
     this.name = name;
     this.upsert = primaryKey.length > 0;
     this.layout = upsert ? Layout.of(schema, primaryKey) : Layout.wholeRow(schema);
+    this.longKey = upsert && primaryKey.length == 1
+        && (schema.type(primaryKey[0]) == io.cairn.engine.row.Type.BIGINT || schema.type(primaryKey[0]) == io.cairn.engine.row.Type.TIMESTAMP);
     this.arrangement = new Arrangement(arrangementName, layout.keySchema(), layout.valSchema(), shards);
     this.appends = new Rows[shards];
     this.upserts = new List[shards];
@@ -114,6 +118,9 @@ public final class SourceOp extends Operator implements Collection {
     if (cmds.isEmpty()) {
       return;
     }
+    if (longKey && processLongKeys(shard, tick, cmds, fresh, out)) {
+      return;
+    }
     // sort the commands by key (stable: arrival order within a key) and keep the last one per key
     Row[] cmdKeys = new Row[cmds.size()];
     for (int i = 0; i < cmdKeys.length; i++) {
@@ -154,6 +161,73 @@ public final class SourceOp extends Operator implements Collection {
         out.add(now, 1);
       }
     }
+  }
+
+  /**
+   * The upserts of one shard when the primary key is one BIGINT/TIMESTAMP column: the same
+   * changes as the general path, with the keys sorted as a {@code long[]} (radix) and the old row
+   * of a key found by {@link Spine.Reader#forEachLong} and consolidated on the batch columns
+   * ({@link KeyEntries}), so only the live old value becomes a row. Returns false, having done
+   * nothing, when a key is NULL (the general path then runs).
+   */
+  private boolean processLongKeys(int shard, long tick, List<Row[]> cmds, boolean fresh, Rows out) {
+    int n = cmds.size();
+    long[] keys = new long[n];
+    int[] perm = new int[n];
+    for (int i = 0; i < n; i++) {
+      if (!(cmds.get(i)[0].get(0) instanceof Long k)) {
+        return false;
+      }
+      keys[i] = k;
+      perm[i] = i;
+    }
+    if (n < 128) {
+      for (int x = 1; x < n; x++) { // stable insertion sort
+        int v = perm[x];
+        int y = x - 1;
+        while (y >= 0 && keys[perm[y]] > keys[v]) {
+          perm[y + 1] = perm[y];
+          y--;
+        }
+        perm[y + 1] = v;
+      }
+    } else {
+      perm = io.cairn.engine.row.KeySort.radixPasses(keys, false, perm, new int[n], n);
+    }
+    Spine.Reader reader = fresh ? null : arrangement.spine(shard).reader();
+    KeyEntries entries = new KeyEntries();
+    for (int x = 0; x < n; x++) {
+      int c = perm[x];
+      if (x + 1 < n && keys[perm[x + 1]] == keys[c]) {
+        continue; // a later command for the same key wins
+      }
+      Row[] cmd = cmds.get(c);
+      Row key = cmd[0];
+      Row oldVal = null;
+      if (reader != null) {
+        entries.clear();
+        reader.forEachLong(keys[c], entries);
+        entries.consolidate();
+        if (entries.size() > 0) {
+          oldVal = entries.batch(0).val(entries.index(0));
+        }
+      }
+      Row now = cmd[1];
+      Row newVal = now == TOMBSTONE ? null : layout.val(now);
+      if (oldVal != null && oldVal.equals(newVal)) {
+        continue;
+      }
+      if (oldVal != null) {
+        arrangement.stage(shard, key, oldVal, tick, -1);
+        out.add(layout.join(key, oldVal), -1);
+      }
+      if (newVal != null) {
+        arrangement.stage(shard, key, newVal, tick, 1);
+        out.add(now, 1);
+      }
+    }
+    cmds.clear();
+    return true;
   }
 
   @Override

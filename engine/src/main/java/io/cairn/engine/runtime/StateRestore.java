@@ -27,7 +27,9 @@ import org.slf4j.LoggerFactory;
  *       and every dataflow it reads loaded too. Otherwise a view hydrates from its inputs at the
  *       next tick and a source is re-read from its beginning — never resumed from offsets its
  *       state is not at. Loaded batches go into the spines as they are (sorted on disk); a state
- *       saved with another number of workers is re-sharded by key.
+ *       saved with another number of workers is re-sharded by key. Arrangements in the state that
+ *       no dataflow claims are ignored (e.g. a join's {@code -left}/{@code -right} from a build
+ *       whose join owned the traces it now shares with its inputs).
  *   <li>Both run under the engine lock, between ticks.
  * </ul>
  */

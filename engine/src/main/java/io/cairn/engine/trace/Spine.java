@@ -270,6 +270,27 @@ public final class Spine {
     }
 
     /**
+     * Passes every entry stored under {@code key} to {@code sink} (not consolidated, no row
+     * materialised). Fastest with keys asked in ascending order; do not mix with {@link
+     * #forEachLong} on one reader.
+     */
+    public void forEach(Row key, EntrySink sink) {
+      if (lastKey != null && lastKey.compareTo(key) > 0) {
+        java.util.Arrays.fill(pos, 0);
+      }
+      lastKey = key;
+      for (int b = 0; b < pos.length; b++) {
+        Batch batch = batches.get(b);
+        int i = batch.seekKey(key, pos[b]);
+        pos[b] = i;
+        while (i < batch.size() && batch.compareKey(i, key) == 0) {
+          sink.entry(batch, i);
+          i++;
+        }
+      }
+    }
+
+    /**
      * Passes every entry stored under the single BIGINT/TIMESTAMP key {@code key} to {@code sink}
      * (not consolidated, no row materialised). Fastest with keys asked in ascending order; do not
      * mix with {@link #values} on one reader.
