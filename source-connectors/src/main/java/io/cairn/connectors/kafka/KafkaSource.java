@@ -114,9 +114,6 @@ final class KafkaSource implements Source {
     Map<String, Object> p = new HashMap<>();
     p.put(ConsumerConfig.CLIENT_ID_CONFIG, "cairn-" + config.sourceName());
     p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    // the consumer whose network thread keeps fetching while the engine processes a tick (the
-    // classic one fetches only inside poll); no group is joined either way (partitions are assigned)
-    p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
     p.putAll(config.clientProperties());
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.brokers());
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
