@@ -430,7 +430,7 @@ final class PostgresSource implements Source {
     p.setProperty("decimal.handling.mode", "double");
     p.setProperty("time.precision.mode", "adaptive_time_microseconds");
     p.setProperty("errors.max.retries", "0");
-    p.setProperty("poll.interval.ms", "20"); // how long Debezium waits for a batch to fill: the latency of a caught-up watermark
+    p.setProperty("poll.interval.ms", "100");
     p.setProperty("max.batch.size", Integer.toString(Math.max(1, Math.min(2048, config.queueCapacity()))));
     p.setProperty("max.queue.size", Integer.toString(Math.max(2, Math.min(8192, config.queueCapacity() * 2))));
     p.setProperty("slot.drop.on.stop", "false");
