@@ -199,12 +199,15 @@ final class PostgresCatalog {
   }
 
   /**
-   * Writes a non-transactional logical decoding message into the WAL of the slot's database and
-   * returns its LSN. Any role may call {@code pg_logical_emit_message}; it needs no grant.
+   * Writes a transactional logical decoding message into the WAL of the slot's database (its own
+   * committed transaction) and returns its LSN. Any role may call {@code pg_logical_emit_message};
+   * it needs no grant. Transactional, because a resuming Debezium looks for its resume position
+   * among transactions: with nothing else committed after the snapshot's LSN, a non-transactional
+   * message left it waiting in {@code searchWalPosition} until the table next changed.
    */
   long emitMessage(String prefix, String content) throws SQLException {
     meter.add(PostgresLoadMeter.REQUESTS, 1);
-    try (PreparedStatement ps = conn.prepareStatement("SELECT pg_logical_emit_message(false, ?, ?)::text")) {
+    try (PreparedStatement ps = conn.prepareStatement("SELECT pg_logical_emit_message(true, ?, ?)::text")) {
       ps.setString(1, prefix);
       ps.setString(2, content);
       try (ResultSet rs = ps.executeQuery()) {
