@@ -804,7 +804,7 @@ final class PostgresSource implements Source {
 
   /**
    * Caught up when the stream has delivered, and {@link #poll} has handed on, everything up to a
-   * watermark written after the question was first asked. A watermark is a non-transactional
+   * watermark written after the question was first asked. A watermark is a transactional
    * logical decoding message ({@code pg_logical_emit_message}, prefix {@value #WATERMARK_PREFIX})
    * that the monitor thread writes into this database's WAL; its LSN is at or above {@code
    * pg_current_wal_lsn()} at the time it was written, and the server streams WAL in order. So this
