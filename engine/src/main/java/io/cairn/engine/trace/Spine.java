@@ -254,19 +254,7 @@ public final class Spine {
 
     /** Adds every (val, diff) stored under {@code key} to {@code out} (not consolidated). */
     public void values(Row key, Values out) {
-      if (lastKey != null && lastKey.compareTo(key) > 0) {
-        java.util.Arrays.fill(pos, 0);
-      }
-      lastKey = key;
-      for (int b = 0; b < pos.length; b++) {
-        Batch batch = batches.get(b);
-        int i = batch.seekKey(key, pos[b]);
-        pos[b] = i;
-        while (i < batch.size() && batch.compareKey(i, key) == 0) {
-          out.add(batch.val(i), batch.diff(i));
-          i++;
-        }
-      }
+      forEach(key, (batch, i) -> out.add(batch.val(i), batch.diff(i)));
     }
 
     /**
