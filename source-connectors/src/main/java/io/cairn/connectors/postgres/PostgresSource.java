@@ -138,6 +138,12 @@ final class PostgresSource implements Source {
   private ExecutorService engineThread;
   private ScheduledExecutorService monitor;
   private final AtomicBoolean taskStarted = new AtomicBoolean();
+  /**
+   * Resuming on an existing slot: a watermark written now is in the slot's stream, after the resume
+   * position, so the first one need not wait for Debezium's task to start (150–280 ms): the
+   * round trip of the first watermark overlaps the start.
+   */
+  private volatile boolean slotStreams;
 
   // LSN confirmation
   private volatile Map<String, Object> confirmedOffsets;
@@ -307,6 +313,7 @@ final class PostgresSource implements Source {
           snapshotMode = "no_data";
           position = offsets;
           loadDone = true;
+          slotStreams = true;
           LOG.info("Source '{}': resuming from LSN {} on slot '{}' without a table scan", config.sourceName(),
               DebeziumOffsets.formatLsn(DebeziumOffsets.resumeLsn(offsets)), config.slot());
         } else if (config.slotLost() == SlotLostPolicy.FAIL) {
@@ -430,7 +437,7 @@ final class PostgresSource implements Source {
     p.setProperty("decimal.handling.mode", "double");
     p.setProperty("time.precision.mode", "adaptive_time_microseconds");
     p.setProperty("errors.max.retries", "0");
-    p.setProperty("poll.interval.ms", "100");
+    p.setProperty("poll.interval.ms", "20");
     p.setProperty("max.batch.size", Integer.toString(Math.max(1, Math.min(2048, config.queueCapacity()))));
     p.setProperty("max.queue.size", Integer.toString(Math.max(2, Math.min(8192, config.queueCapacity() * 2))));
     p.setProperty("slot.drop.on.stop", "false");
@@ -828,7 +835,7 @@ final class PostgresSource implements Source {
 
   /** Writes the next watermark when one is due (monitor thread). */
   private void maybeEmitWatermark() throws SQLException {
-    if (!loadDone || failure != null || !taskStarted.get()) {
+    if (!loadDone || failure != null || !(taskStarted.get() || slotStreams)) {
       return;
     }
     long now = System.nanoTime();

@@ -241,6 +241,7 @@ class PostgresSourceTest {
           PgFixture.pollUntil(source, oracle, Duration.ofSeconds(20), source::caughtUp,
               "caught up on resume " + r + " with nothing newer on the table");
           long ms = (System.nanoTime() - started) / 1_000_000;
+          System.out.printf("resume %d: caught up %d ms after open%n", round, ms);
           assertThat(ms).as("resume %d: ms from open to caught up", round).isLessThan(10_000);
           assertThat(oracle.rows).isEqualTo(pg.table(TABLE, source.schema()));
           if (round % 2 == 1) {
