@@ -101,6 +101,9 @@ public final class Engine implements AutoCloseable {
   private long recordsIngested;
   private long ticks;
   private long lastTickNanos;
+  private final boolean readAhead;
+  /** Runs a tick's computation while the ticking thread reads ahead (only then; see {@link #runTick}). */
+  private final java.util.concurrent.ExecutorService compute;
 
   private Engine(Builder b) {
     this.shards = b.workers;
@@ -119,6 +122,12 @@ public final class Engine implements AutoCloseable {
     this.runner = new DataflowRunner(workers, shards);
     this.state = new StateRestore(workers, shards);
     this.driver = new TickDriver(this::tick, ingest::lastTickIdle, policy);
+    this.readAhead = b.readAhead;
+    this.compute = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "cairn-tick-compute");
+      t.setDaemon(true);
+      return t;
+    });
   }
 
   public static Builder builder() {
@@ -133,6 +142,16 @@ public final class Engine implements AutoCloseable {
     private Secrets secrets = Secrets.environment();
     private RestartStrategy restarts = RestartStrategy.DEFAULT;
     private final List<SourceConnector> connectors = new ArrayList<>();
+    private boolean readAhead = !"false".equals(System.getProperty("cairn.engine.read-ahead"));
+
+    /**
+     * Whether a full tick's computation overlaps reading the next tick's records (default true;
+     * system property {@code cairn.engine.read-ahead=false} turns it off, to compare).
+     */
+    public Builder readAhead(boolean on) {
+      this.readAhead = on;
+      return this;
+    }
 
     public Builder workers(int n) {
       if (n < 1 || n > 256) {
@@ -421,13 +440,64 @@ public final class Engine implements AutoCloseable {
       long tick = lastClosedTick + 1;
       runner.clearOutputs(dataflows.values());
       recordsIngested += ingest.poll(sources.values(), catchingUp);
-      runner.run(dataflows.values(), tick);
-      runner.seal(dataflows.values(), tick);
+      if (readAhead && ingest.backlog()) {
+        // a full tick: compute it on another thread while this one (the sources' owner) reads the
+        // next tick's records; offsets(T) were taken when this tick's reading ended
+        java.util.concurrent.Future<?> computing = compute.submit(() -> {
+          runner.run(dataflows.values(), tick);
+          runner.seal(dataflows.values(), tick);
+        });
+        try {
+          ingest.prefetch(sources.values(), () -> !computing.isDone());
+        } finally {
+          awaitCompute(computing);
+        }
+      } else {
+        runner.run(dataflows.values(), tick);
+        runner.seal(dataflows.values(), tick);
+      }
       lastOffsets = ingest.recordOffsets(sources.values());
       lastClosedTick = tick;
       ticks++;
       lastTickNanos = System.nanoTime() - start;
       return tick;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private static void awaitCompute(java.util.concurrent.Future<?> computing) {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          computing.get();
+          return;
+        } catch (InterruptedException e) {
+          interrupted = true; // the tick's state is being written: wait for it, whatever happens
+        } catch (java.util.concurrent.ExecutionException e) {
+          Throwable c = e.getCause();
+          if (c instanceof RuntimeException r) {
+            throw r;
+          }
+          if (c instanceof Error err) {
+            throw err;
+          }
+          throw new IllegalStateException(c);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Records read ahead for a next tick while a tick computed, since the engine started. */
+  public long recordsReadAhead() {
+    lock.lock();
+    try {
+      return ingest.prefetched();
     } finally {
       lock.unlock();
     }
@@ -704,6 +774,7 @@ public final class Engine implements AutoCloseable {
     } finally {
       lock.unlock();
       tickLock.unlock();
+      compute.shutdownNow();
       workers.close();
     }
   }

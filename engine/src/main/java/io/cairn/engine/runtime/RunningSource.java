@@ -38,6 +38,10 @@ final class RunningSource implements SourceOutput {
   volatile SourceOffsets committed;
   SourceOffsets acknowledged;
   volatile boolean dropped;
+  /** Records read ahead for the next tick while the current one computed ({@link SourceIngest#prefetch}). */
+  final Prefetch prefetch = new Prefetch();
+  /** The client's position when the open tick's reading ended: becomes {@link #recorded} at the seal. */
+  SourceOffsets tickPosition;
 
   RunningSource(String name, SourceConnector connector, SourceDefinition definition, Source source, Dataflow dataflow) {
     this.name = name;

@@ -45,6 +45,8 @@ final class SourceIngest {
   private final List<Source> toClose = new ArrayList<>(); // dropped while a tick ran; closed by the ticking thread
   private volatile Map<String, SourceStatus> statuses = Map.of();
   private volatile boolean lastTickIdle;
+  private boolean backlog;
+  private long prefetched;
 
   SourceIngest(TickPolicy policy, Secrets secrets, RestartStrategy restarts, Clock clock) {
     this.policy = policy;
@@ -82,12 +84,65 @@ final class SourceIngest {
   Map<String, SourceOffsets> recordOffsets(java.util.Collection<RunningSource> sources) {
     Map<String, SourceOffsets> offsets = new TreeMap<>();
     for (RunningSource s : sources) {
-      if (s.polling()) {
-        s.recorded = s.source.position();
+      if (s.tickPosition != null) {
+        s.recorded = s.tickPosition;
+        s.tickPosition = null;
       }
       offsets.put(s.name, s.recorded);
     }
     return offsets;
+  }
+
+  /** Whether the last {@link #poll} stopped with records still coming (a full tick): worth reading ahead. */
+  boolean backlog() {
+    return backlog;
+  }
+
+  /**
+   * Reads ahead for the next tick while the open one computes on other threads: polls every
+   * source that took part in this tick into its {@link Prefetch}, without waiting for records,
+   * until {@code computing} turns false, a round finds nothing, or the next tick's record budget
+   * is read. Positions were taken when this tick's reading ended ({@link #poll}), so {@code
+   * offsets(T)} stay those of the records in tick T. A client that throws here loses what it read
+   * ahead and restarts from those offsets; the records of tick T are not touched.
+   */
+  long prefetch(java.util.Collection<RunningSource> sources, java.util.function.BooleanSupplier computing) {
+    List<RunningSource> active = new ArrayList<>();
+    for (RunningSource s : sources) {
+      if (s.polling() && s.tickPosition != null) {
+        active.add(s);
+      }
+    }
+    long total = 0;
+    while (computing.getAsBoolean() && total < policy.maxRecords() && !active.isEmpty()) {
+      long round = 0;
+      for (RunningSource s : active) {
+        if (!s.polling()) {
+          continue;
+        }
+        int want = (int) Math.min(Integer.MAX_VALUE, policy.maxRecords() - total);
+        try {
+          int n = s.source.poll(s.prefetch, want, Duration.ZERO);
+          round += n;
+          total += n;
+        } catch (RuntimeException e) {
+          onSourceError(s, "poll (read ahead)", e, false);
+        }
+        if (total >= policy.maxRecords()) {
+          break;
+        }
+      }
+      if (round == 0) {
+        break;
+      }
+    }
+    prefetched += total;
+    return total;
+  }
+
+  /** Records read ahead so far (all ticks). */
+  long prefetched() {
+    return prefetched;
   }
 
   void prepare(List<RunningSource> all) {
@@ -140,6 +195,7 @@ final class SourceIngest {
     s.source = fresh;
     s.open = true;
     s.seeked = false;
+    s.prefetch.clear();
     s.appliedRateLimit = 0;
     s.acknowledged = null;
     if (s.dropped) {
@@ -162,7 +218,18 @@ final class SourceIngest {
    * offsets stay as of the last closed tick) and schedule a restart, or fail it for good.
    */
   private void onSourceError(RunningSource s, String during, RuntimeException e) {
-    s.op.clearOffered();
+    onSourceError(s, during, e, true);
+  }
+
+  /**
+   * As above; {@code dropOffered} false while reading ahead, when the open tick's records are
+   * being computed and must stay (only what was read ahead is dropped).
+   */
+  private void onSourceError(RunningSource s, String during, RuntimeException e, boolean dropOffered) {
+    if (dropOffered) {
+      s.op.clearOffered();
+    }
+    s.prefetch.clear();
     s.seeked = false;
     s.caughtUp = false;
     long now = System.nanoTime();
@@ -197,7 +264,7 @@ final class SourceIngest {
       }
       if (s.polling()) {
         try {
-          s.caughtUp = s.source.caughtUp();
+          s.caughtUp = s.source.caughtUp() && s.prefetch.isEmpty();
         } catch (RuntimeException e) {
           onSourceError(s, "caught-up check", e);
         }
@@ -257,14 +324,34 @@ final class SourceIngest {
     for (RunningSource s : sources) {
       if (s.polling()) {
         active.add(s);
+      } else {
+        s.prefetch.clear(); // restarted, failed or dropped since it read ahead: it reads again from its offsets
       }
     }
     lastTickIdle = active.isEmpty();
+    backlog = false;
     if (active.isEmpty()) {
       return 0;
     }
-    long deadline = System.nanoTime() + policy.maxDuration().toNanos();
     long total = 0;
+    for (RunningSource s : active) {
+      total += s.prefetch.records();
+      s.prefetch.drainTo(s); // read ahead while the last tick computed: first in this one
+    }
+    try {
+      total = pollRounds(active, total, catchingUp);
+    } finally {
+      for (RunningSource s : active) {
+        if (s.polling()) {
+          s.tickPosition = s.source.position(); // offsets(T): taken before anything is read ahead
+        }
+      }
+    }
+    return total;
+  }
+
+  private long pollRounds(List<RunningSource> active, long total, boolean catchingUp) {
+    long deadline = System.nanoTime() + policy.maxDuration().toNanos();
     boolean lastRoundEmpty = false;
     while (total < policy.maxRecords()) {
       long round = 0;
@@ -290,11 +377,15 @@ final class SourceIngest {
       }
       lastRoundEmpty = round == 0;
       if (System.nanoTime() >= deadline) {
+        backlog = !lastRoundEmpty;
         break;
       }
       if (lastRoundEmpty && (total > 0 || catchingUp) && allCaughtUp(active)) {
         break; // the sources have nothing more: close the tick now rather than wait out maxDuration
       }
+    }
+    if (total >= policy.maxRecords()) {
+      backlog = true;
     }
     return total;
   }

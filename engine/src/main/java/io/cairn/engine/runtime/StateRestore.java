@@ -115,6 +115,8 @@ final class StateRestore {
     for (RunningSource s : sources) {
       s.recorded = notLoaded.contains(s.name) ? SourceOffsets.EMPTY : state.offsets().getOrDefault(s.name, SourceOffsets.EMPTY);
       s.seeked = false;
+      s.prefetch.clear();
+      s.tickPosition = null;
       offsets.put(s.name, s.recorded);
     }
     LOG.info("Restored state as of tick {} ({} rows)", state.tick(), state.rows());
