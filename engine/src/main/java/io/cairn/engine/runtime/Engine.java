@@ -41,7 +41,10 @@ import org.slf4j.LoggerFactory;
  *       workers (worker i processes shard i; keyed operators first exchange their inputs by key
  *       hash), then seals one batch per arrangement shard with {@code upper = tick + 1} and
  *       records each source's position as {@code offsets(tick)}. Results do not depend on the
- *       number of workers.
+ *       number of workers. A tick that closed full computes and seals on the {@code
+ *       cairn-tick-compute} thread while the ticking thread reads the next tick's records ahead
+ *       ({@link SourceIngest#prefetch}); {@code offsets(tick)} are the positions taken before
+ *       that, so state and offsets agree exactly as without it.
  *   <li>Commands between ticks. Creating and dropping dataflows, reads ({@link #peek}), {@link
  *       #capture()} and {@link #restore} all take the engine lock, which a tick holds from start
  *       to end: none of them can observe or meet a half-run tick, a half-built or a half-dropped

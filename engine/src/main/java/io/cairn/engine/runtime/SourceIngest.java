@@ -27,7 +27,10 @@ import org.slf4j.LoggerFactory;
  *   <li>Per tick: {@link #prepare} (outside the engine lock: seek what is not sought, restart what
  *       is due, hand on rate limits and committed offsets), {@link #poll} (under it: read records
  *       into the open tick within the {@link TickPolicy}), {@link #recordOffsets} (under it, after
- *       the seal: {@code offsets(T)}, the position every source's state is at), {@link #publish}
+ *       the seal: {@code offsets(T)}, the positions taken when the tick's reading ended, which
+ *       is where every source's state is), {@link #prefetch} (under it, while a full tick
+ *       computes on another thread: the next tick's records into each source's {@link
+ *       Prefetch}, which {@link #poll} hands on first), {@link #publish}
  *       (outside it again: caught-up, load meters and status values for everyone else).
  *   <li>A client that throws loses what it offered in the open tick and keeps its recorded
  *       offsets; it restarts after a backoff ({@link RestartStrategy}) or fails for good when the
