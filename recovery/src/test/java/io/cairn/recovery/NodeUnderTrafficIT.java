@@ -250,8 +250,11 @@ class NodeUnderTrafficIT {
       long tick0 = node.engine().lastClosedTick();
       Thread.sleep(8000);
       traffic.finish();
-      // progress, not speed: a deadlock leaves these at 0-1 (18 was seen on a loaded 2-core machine)
-      assertThat(traffic.count("select")).as("SELECTs in 8 s").isGreaterThan(10);
+      System.out.printf("in 8 s: %d SELECTs, %d snapshots, %d DDL pairs, %d ticks%n", traffic.count("select"),
+          traffic.count("snapshot"), traffic.count("ddl"), node.engine().lastClosedTick() - tick0);
+      // progress, not speed: a deadlock leaves these at 0-1 (17-19 are usual on a loaded 2-core
+      // machine, 10 was seen at load 9: each SELECT waits for the tick holding the engine lock)
+      assertThat(traffic.count("select")).as("SELECTs in 8 s").isGreaterThanOrEqualTo(4);
       assertThat(traffic.count("snapshot")).isGreaterThanOrEqualTo(3);
       assertThat(traffic.count("ddl")).isGreaterThanOrEqualTo(3);
       long tick1 = node.engine().lastClosedTick();
