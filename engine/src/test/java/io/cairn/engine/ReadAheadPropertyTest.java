@@ -65,7 +65,7 @@ class ReadAheadPropertyTest {
               .containsExactlyElementsOf(EngineSmokeTest.oracle(offset(e)));
         }
         captured = e.capture();
-        readAhead.addAndGet(e.recordsReadAhead());
+        readAhead.addAndGet(e.metrics().recordsReadAhead());
         assertThat(flaky.concurrentAccesses()).as("only the ticking thread uses the source").isZero();
       }
       FlakyConnector again = new FlakyConnector();
@@ -79,7 +79,7 @@ class ReadAheadPropertyTest {
         }
         assertThat(offset(e)).isEqualTo(20000);
         assertThat(e.peek("by_cat")).containsExactlyElementsOf(EngineSmokeTest.oracle(20000));
-        readAhead.addAndGet(e.recordsReadAhead());
+        readAhead.addAndGet(e.metrics().recordsReadAhead());
         assertThat(again.concurrentAccesses()).isZero();
       }
     });
@@ -114,7 +114,7 @@ class ReadAheadPropertyTest {
         ticks++;
         assertThat(ticks).isLessThan(100);
       }
-      assertThat(e.recordsReadAhead()).isPositive();
+      assertThat(e.metrics().recordsReadAhead()).isPositive();
       assertThat(offset(e)).as("caught up means applied").isEqualTo(20000);
       assertThat(e.peek("by_cat")).containsExactlyElementsOf(EngineSmokeTest.oracle(20000));
     }

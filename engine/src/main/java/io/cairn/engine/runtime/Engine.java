@@ -496,16 +496,6 @@ public final class Engine implements AutoCloseable {
     }
   }
 
-  /** Records read ahead for a next tick while a tick computed, since the engine started. */
-  public long recordsReadAhead() {
-    lock.lock();
-    try {
-      return ingest.prefetched();
-    } finally {
-      lock.unlock();
-    }
-  }
-
   /** Runs ticks until every source is caught up (or {@code maxTicks} ticks ran); returns ticks run. */
   public long tickUntilCaughtUp(long maxTicks) {
     long n = 0;
@@ -740,7 +730,13 @@ public final class Engine implements AutoCloseable {
   }
 
   /** Counters for metrics. */
-  public record Metrics(long ticks, long lastClosedTick, long recordsIngested, long lastTickNanos, long arrangementBytes) {}
+  /**
+   * Engine figures as of the last closed tick; {@code recordsReadAhead} counts the records polled
+   * for a next tick while a full tick computed (they are also in {@code recordsIngested} once
+   * that tick takes them).
+   */
+  public record Metrics(long ticks, long lastClosedTick, long recordsIngested, long lastTickNanos, long arrangementBytes,
+      long recordsReadAhead) {}
 
   public Metrics metrics() {
     lock.lock();
@@ -751,7 +747,7 @@ public final class Engine implements AutoCloseable {
           bytes += a.heapBytes();
         }
       }
-      return new Metrics(ticks, lastClosedTick, recordsIngested, lastTickNanos, bytes);
+      return new Metrics(ticks, lastClosedTick, recordsIngested, lastTickNanos, bytes, ingest.prefetched());
     } finally {
       lock.unlock();
     }
