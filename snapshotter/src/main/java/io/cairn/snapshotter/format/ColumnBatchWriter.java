@@ -19,6 +19,7 @@ import org.apache.parquet.column.ColumnWriter;
 import org.apache.parquet.column.ParquetProperties;
 import org.apache.parquet.column.impl.ColumnWriteStoreV1;
 import org.apache.parquet.column.impl.ColumnWriteStoreV2;
+import org.apache.parquet.column.page.PageWriter;
 import org.apache.parquet.hadoop.ColumnChunkPageWriteStore;
 import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.io.api.Binary;
@@ -77,6 +78,16 @@ final class ColumnBatchWriter {
    */
   static void write(String arrangement, int shard, Batch batch, OutputStream out, BatchFileOptions o, long start)
       throws IOException {
+    write(arrangement, shard, batch, out, o, start, false);
+  }
+
+  /**
+   * As {@link #write(String, int, Batch, OutputStream, BatchFileOptions, long)}; {@code perValue}
+   * encodes through parquet-java's column writers instead of {@link BulkPageEncoder} (the writer
+   * the bulk encoder replaced, kept as the tests' reference).
+   */
+  static void write(String arrangement, int shard, Batch batch, OutputStream out, BatchFileOptions o, long start, boolean perValue)
+      throws IOException {
     MessageType schema = ParquetBatchFiles.parquetSchema(batch.keySchema(), batch.valSchema());
     Map<String, String> footer = ParquetBatchFiles.footer(arrangement, shard, batch);
     ParquetProperties props = properties(o);
@@ -99,7 +110,8 @@ final class ColumnBatchWriter {
           int from = next * o.rowGroupRows();
           int to = (int) Math.min(n, (long) from + o.rowGroupRows());
           try {
-            inFlight.add(CompletableFuture.supplyAsync(() -> encode(batch, schema, props, o, from, to), o.executor()));
+            inFlight.add(CompletableFuture.supplyAsync(
+                () -> perValue ? encodePerValue(batch, schema, props, o, from, to) : encode(batch, schema, o, from, to), o.executor()));
           } catch (RuntimeException | Error e) {
             budget.release();
             throw e;
@@ -192,8 +204,51 @@ final class ColumnBatchWriter {
   /** The compressed pages of one row group, ready to append. */
   record EncodedRowGroup(int rows, ColumnChunkPageWriteStore pages) {}
 
-  /** Encodes rows {@code [from, to)} of {@code batch} as one row group. */
-  static EncodedRowGroup encode(Batch batch, MessageType schema, ParquetProperties fileProps, BatchFileOptions o, int from, int to) {
+  /** Encodes rows {@code [from, to)} of {@code batch} as one row group, page by page in bulk ({@link BulkPageEncoder}). */
+  static EncodedRowGroup encode(Batch batch, MessageType schema, BatchFileOptions o, int from, int to) {
+    List<String> unique = uniqueColumns(batch, schema, from, to);
+    ZstdPageCompressor compressor = new ZstdPageCompressor(o.zstdLevel());
+    ColumnChunkPageWriteStore pages = new ColumnChunkPageWriteStore(
+        compressor, schema, new HeapByteBufferAllocator(), ParquetProperties.DEFAULT_COLUMN_INDEX_TRUNCATE_LENGTH, true);
+    boolean done = false;
+    try {
+      BulkPageEncoder enc = new BulkPageEncoder(
+          o.pageFormat() == BatchFileOptions.PageFormat.V2, o.pageFormat() != BatchFileOptions.PageFormat.V1);
+      List<ColumnDescriptor> descriptors = schema.getColumns();
+      int k = batch.keySchema().size();
+      int v = batch.valSchema().size();
+      for (int c = 0; c < k + v; c++) {
+        ColumnDescriptor d = descriptors.get(c);
+        PageWriter pw = pages.getPageWriter(d);
+        boolean dictionary = !unique.contains(d.getPath()[0]);
+        ColumnVector col = c < k ? batch.keyColumn(c) : batch.valColumn(c - k);
+        if (col instanceof ColumnVector.Longs l) {
+          enc.writeLongs(pw, d, l, null, from, to, dictionary);
+        } else if (col instanceof ColumnVector.Doubles dc) {
+          enc.writeDoubles(pw, d, dc, from, to, dictionary);
+        } else if (col instanceof ColumnVector.Booleans b) {
+          enc.writeBooleans(pw, d, b, from, to);
+        } else {
+          enc.writeStrings(pw, d, col, from, to, dictionary);
+        }
+      }
+      enc.writeLongs(pages.getPageWriter(descriptors.get(k + v)), descriptors.get(k + v), null, batch.times(), from, to, true);
+      enc.writeLongs(pages.getPageWriter(descriptors.get(k + v + 1)), descriptors.get(k + v + 1), null, batch.diffs(), from, to, true);
+      done = true;
+      return new EncodedRowGroup(to - from, pages);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } finally {
+      compressor.release();
+      if (!done) {
+        pages.close();
+      }
+    }
+  }
+
+  /** Encodes rows {@code [from, to)} of {@code batch} as one row group through parquet-java's column writers, value by value. */
+  static EncodedRowGroup encodePerValue(
+      Batch batch, MessageType schema, ParquetProperties fileProps, BatchFileOptions o, int from, int to) {
     List<String> unique = uniqueColumns(batch, schema, from, to);
     ParquetProperties props = unique.isEmpty() ? fileProps : properties(o, unique);
     ZstdPageCompressor compressor = new ZstdPageCompressor(o.zstdLevel());
