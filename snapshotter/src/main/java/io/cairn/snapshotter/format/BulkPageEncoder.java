@@ -64,6 +64,8 @@ final class BulkPageEncoder {
   private final long[] block = new long[128];
   private final byte[][] bytes = new byte[PAGE_ROWS][];
   private final String[] strings = new String[PAGE_ROWS];
+  private static final int HASH_BLOCK = 256;
+  private final int[] hashBlock = new int[HASH_BLOCK];
   private LongDictionary longDictionary;
   private StringDictionary stringDictionary;
 
@@ -318,8 +320,15 @@ final class BulkPageEncoder {
         boolean overflow = false;
         int[] ids = ints;
         int stamp = dict.newPage();
+        int[] hashes = hashBlock;
         for (int k = 0; k < n; k++) {
-          int id = dict.add(strs[k]);
+          if ((k & (HASH_BLOCK - 1)) == 0) {
+            // the block's strings first, in a loop without data-dependent branches: their cache misses overlap
+            for (int j = k, end = Math.min(n, k + HASH_BLOCK); j < end; j++) {
+              hashes[j - k] = strs[j].hashCode();
+            }
+          }
+          int id = dict.add(strs[k], hashes[k & (HASH_BLOCK - 1)]);
           ids[k] = id;
           if (dict.bytes() > DICTIONARY_BYTES) {
             overflow = true;
@@ -851,9 +860,9 @@ final class BulkPageEncoder {
       size = n;
     }
 
-    int add(String x) {
+    int add(String x, int hash) {
       int mask = slots.length - 1;
-      int h = (x.hashCode() * 0x9E3779B9 >>> 12) & mask;
+      int h = (hash * 0x9E3779B9 >>> 12) & mask;
       while (true) {
         int s = slots[h];
         if (s == 0) {
