@@ -597,16 +597,25 @@ final class BulkPageEncoder {
     byte[] b = out.buf;
     int p = out.size;
     int end = start + groups * 8;
-    if (width == 1) {
-      for (int g = start; g < end; g += 8) {
-        int x = 0;
-        for (int k = 0; k < 8; k++) {
-          int idx = g + k;
-          x |= (idx < n ? v[idx] : 0) << k;
-        }
-        b[p++] = (byte) x;
+    int full = Math.min(end, start + ((n - start) & ~7)); // groups with 8 values, then at most one padded group
+    if (width <= 8) {
+      int idx = start;
+      for (; idx < full; idx += 8) {
+        long acc = (v[idx] & 0xFFL) | (v[idx + 1] & 0xFFL) << width | (v[idx + 2] & 0xFFL) << 2 * width
+            | (v[idx + 3] & 0xFFL) << 3 * width | (v[idx + 4] & 0xFFL) << 4 * width | (v[idx + 5] & 0xFFL) << 5 * width
+            | (v[idx + 6] & 0xFFL) << 6 * width | (v[idx + 7] & 0xFFL) << 7 * width;
+        LONG_LE.set(b, p, acc); // 8 bytes written, width kept (ensure left room for the overshoot)
+        p += width;
       }
-    } else if (width > 0) {
+      if (idx < end) {
+        long acc = 0;
+        for (int k = 0; idx + k < n; k++) {
+          acc |= (v[idx + k] & 0xFFL) << k * width;
+        }
+        LONG_LE.set(b, p, acc);
+        p += width;
+      }
+    } else {
       long acc = 0;
       int bits = 0;
       for (int idx = start; idx < end; idx++) {
