@@ -66,6 +66,7 @@ final class BulkPageEncoder {
   private final String[] strings = new String[PAGE_ROWS];
   private static final int HASH_BLOCK = 256;
   private final int[] hashBlock = new int[HASH_BLOCK];
+  private final int[] rowOfValue = new int[PAGE_ROWS];
   private LongDictionary longDictionary;
   private StringDictionary stringDictionary;
 
@@ -202,6 +203,22 @@ final class BulkPageEncoder {
           }
         }
         if (overflow) {
+          // the page's values past the block being looked up still count towards its size
+          for (int j = scanned; j < n; j++) {
+            raw += 4 + strs[j].length();
+            if (raw >= ColumnBatchWriter.PAGE_BYTES) {
+              n = j + 1;
+              break;
+            }
+          }
+        }
+        if (n < gathered) {
+          rows = rowOfValue[n - 1] + 1;
+          e = s + rows;
+          nulls = rows - n;
+          Arrays.fill(strs, n, gathered, null);
+        }
+        if (overflow) {
           dict.truncate(before);
           mode = Mode.FALLBACK;
         } else {
@@ -276,16 +293,17 @@ final class BulkPageEncoder {
       byte[] min = null;
       byte[] max = null;
       if (mode == Mode.DICTIONARY) {
-        // the length in chars stands for the length in bytes here (a dictionary page holds ids)
-        for (; i < limit && raw < ColumnBatchWriter.PAGE_BYTES; i++) {
+        // the strings are not looked at here: the dictionary loop reads them block by block (and cuts the page at PAGE_BYTES)
+        int[] rowOf = rowOfValue;
+        for (; i < limit; i++) {
           String x = (String) col.get(i);
           if (x == null) {
             df[i - s] = 0;
             nulls++;
           } else {
             df[i - s] = 1;
+            rowOf[n] = i - s;
             strs[n++] = x;
-            raw += 4 + x.length();
           }
         }
       } else {
@@ -321,12 +339,21 @@ final class BulkPageEncoder {
         int[] ids = ints;
         int stamp = dict.newPage();
         int[] hashes = hashBlock;
+        int gathered = n;
+        int scanned = 0; // values whose length is in raw (the length in chars stands for the length in bytes)
         for (int k = 0; k < n; k++) {
           if ((k & (HASH_BLOCK - 1)) == 0) {
             // the block's strings first, in a loop without data-dependent branches: their cache misses overlap
             for (int j = k, end = Math.min(n, k + HASH_BLOCK); j < end; j++) {
-              hashes[j - k] = strs[j].hashCode();
+              String x = strs[j];
+              hashes[j - k] = x.hashCode();
+              raw += 4 + x.length();
+              if (raw >= ColumnBatchWriter.PAGE_BYTES) {
+                n = j + 1; // the page ends with this value
+                break;
+              }
             }
+            scanned = Math.min(n, k + HASH_BLOCK);
           }
           int id = dict.add(strs[k], hashes[k & (HASH_BLOCK - 1)]);
           ids[k] = id;
@@ -347,6 +374,22 @@ final class BulkPageEncoder {
               max = b;
             }
           }
+        }
+        if (overflow) {
+          // the page's values past the block being looked up still count towards its size
+          for (int j = scanned; j < n; j++) {
+            raw += 4 + strs[j].length();
+            if (raw >= ColumnBatchWriter.PAGE_BYTES) {
+              n = j + 1;
+              break;
+            }
+          }
+        }
+        if (n < gathered) {
+          rows = rowOfValue[n - 1] + 1;
+          e = s + rows;
+          nulls = rows - n;
+          Arrays.fill(strs, n, gathered, null);
         }
         if (overflow) {
           dict.truncate(before);

@@ -87,19 +87,20 @@ class BulkPageEncoderPropertyTest {
   }
 
   static String text(int pick, boolean unique) {
-    return switch (pick % 6) {
+    return switch (pick % 7) {
       case 0 -> "";
       case 1 -> "k" + pick;
       case 2 -> "\u00e9t\u00e9-" + pick; // 2-byte UTF-8
       case 3 -> "\u4e2d" + pick + "\uD83D\uDE00"; // 3- and 4-byte UTF-8
       case 4 -> "prefix-shared-by-many-" + pick;
-      default -> unique ? "x".repeat(pick % 40) + pick : "\u00ff" + pick; // U+00FF sorts after ASCII bytes unsigned
+      case 5 -> unique ? "x".repeat(pick % 40) + pick : "\u00ff" + pick; // U+00FF sorts after ASCII bytes unsigned
+      default -> "L".repeat(300 + pick % 300) + pick; // long: pages end at their size, dictionaries overflow
     };
   }
 
   static Gen gen(Random r, Type t) {
     double[] nulls = {0, 0, 0.05, 0.5, 1.0};
-    int[] distinct = {1, 2, 5, 60, 5_000, 0}; // 0: distinct per row
+    int[] distinct = {1, 2, 5, 60, 5_000, 20_000, 0}; // 0: distinct per row
     return new Gen(t, nulls[r.nextInt(nulls.length)], distinct[r.nextInt(distinct.length)]);
   }
 
@@ -274,7 +275,7 @@ class BulkPageEncoderPropertyTest {
     for (PageFormat format : PageFormat.values()) {
       for (Type t : TYPES) {
         for (double nulls : new double[] {0, 0.3, 1}) {
-          for (int distinct : new int[] {1, 3, 100, 0}) {
+          for (int distinct : new int[] {1, 3, 100, 20_000, 0}) {
             Random r = new Random(seed++);
             Gen g = new Gen(t, nulls, distinct);
             List<Update> u = new ArrayList<>();
@@ -293,6 +294,34 @@ class BulkPageEncoderPropertyTest {
               throw new AssertionError("failed for " + c.what() + ": " + e.getMessage(), e);
             }
           }
+        }
+      }
+    }
+  }
+
+  /**
+   * A page of strings ends once its values reach {@link ColumnBatchWriter#PAGE_BYTES}, with a
+   * dictionary (ids in the page) and without one, and when the dictionary overflows mid-page.
+   */
+  @Test
+  void pagesOfLongStringsEndAtTheirSize() throws Exception {
+    Schema key = Schema.of(Column.of("k", Type.BIGINT));
+    Schema val = Schema.of(Column.of("s", Type.TEXT));
+    for (int distinct : new int[] {3, 20_000}) {
+      List<Update> u = new ArrayList<>();
+      for (int i = 0; i < 20_000; i++) {
+        u.add(new Update(Row.of((long) i), Row.of(i % 17 == 0 ? null : "L".repeat(1_000) + (i * 7919 % distinct)), 3, 1));
+      }
+      Batch b = Batch.fromUpdates(key, val, u, DESC);
+      for (PageFormat format : PageFormat.values()) {
+        Case c = new Case(b, BatchFileOptions.defaults().withPageFormat(format), distinct + " distinct, " + format);
+        check(c);
+        Path f = dir.resolve("long-" + distinct + "-" + format + ".parquet");
+        Files.write(f, write(b, c.options(), false));
+        try (ParquetFileReader r = ParquetFileReader.open(new LocalInputFile(f), ParquetReadOptions.builder(new PlainParquetConfiguration()).build())) {
+          OffsetIndex oi = r.readOffsetIndex(r.getFooter().getBlocks().get(0).getColumns().get(1));
+          // ≈ 19.9 MB of strings: about 19 pages of 1 MiB, whether the ids or the strings are in the pages
+          assertThat(oi.getPageCount()).as(c.what()).isBetween(18, 21);
         }
       }
     }
