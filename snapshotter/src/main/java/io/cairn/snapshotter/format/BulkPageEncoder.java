@@ -203,22 +203,6 @@ final class BulkPageEncoder {
           }
         }
         if (overflow) {
-          // the page's values past the block being looked up still count towards its size
-          for (int j = scanned; j < n; j++) {
-            raw += 4 + strs[j].length();
-            if (raw >= ColumnBatchWriter.PAGE_BYTES) {
-              n = j + 1;
-              break;
-            }
-          }
-        }
-        if (n < gathered) {
-          rows = rowOfValue[n - 1] + 1;
-          e = s + rows;
-          nulls = rows - n;
-          Arrays.fill(strs, n, gathered, null);
-        }
-        if (overflow) {
           dict.truncate(before);
           mode = Mode.FALLBACK;
         } else {
