@@ -34,7 +34,7 @@ class S3WriteThroughputBench {
       arrangements.add(new ArrangementState("a", i, RangedReadTest.KEY, RangedReadTest.VAL, List.of(b), 9));
     }
     EngineState state = new EngineState(8, files, Map.of(), arrangements);
-    for (int run = 0; run < 4; run++) {
+    for (int run = 0; run < Integer.getInteger("cairn.bench.runs", 4); run++) {
       try (S3ObjectStore s3 = new S3ObjectStore(server.configFor(bucket).prefix("bench-" + run).build());
           Snapshotter s = Snapshotter.builder(s3).build();
           SnapshotReader reader = new SnapshotReader(s3, "", 1)) {
