@@ -45,8 +45,12 @@ import org.apache.parquet.schema.PrimitiveType;
  * are reused from page to page and column to column.
  */
 final class BulkPageEncoder {
-  /** Rows per page at most (parquet-java's default page row count limit). */
-  static final int PAGE_ROWS = 20_000;
+  /**
+   * Rows per page at most: the pages of parquet-java's per-value writer as {@link ColumnBatchWriter}
+   * drove it (its 20,000-row page limit checked every 4,096 rows), so that a dictionary overflows
+   * in the same page as before and the files keep their size.
+   */
+  static final int PAGE_ROWS = 5 * 4096;
   /** parquet-java's default dictionary page size: a larger dictionary falls back. */
   static final int DICTIONARY_BYTES = 1 << 20;
 
