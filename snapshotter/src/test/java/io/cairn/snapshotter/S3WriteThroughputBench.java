@@ -34,13 +34,17 @@ class S3WriteThroughputBench {
       arrangements.add(new ArrangementState("a", i, RangedReadTest.KEY, RangedReadTest.VAL, List.of(b), 9));
     }
     EngineState state = new EngineState(8, files, Map.of(), arrangements);
-    for (int run = 0; run < 4; run++) {
+    for (int run = 0; run < Integer.getInteger("cairn.bench.runs", 4); run++) {
       try (S3ObjectStore s3 = new S3ObjectStore(server.configFor(bucket).prefix("bench-" + run).build());
           Snapshotter s = Snapshotter.builder(s3).build();
           SnapshotReader reader = new SnapshotReader(s3, "", 1)) {
+        com.sun.management.OperatingSystemMXBean os =
+            (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        long c0 = os.getProcessCpuTime();
         long t0 = System.nanoTime();
         SnapshotResult r = s.snapshot(state, 1);
         long snapNs = System.nanoTime() - t0;
+        long snapCpu = os.getProcessCpuTime() - c0;
         Manifest m = reader.read(reader.list().get(0));
         List<byte[]> contents = new ArrayList<>();
         long bytes = 0;
@@ -50,13 +54,16 @@ class S3WriteThroughputBench {
           bytes += c.length;
         }
         // the same bytes, the same client: one put(InputStream) per file, in parallel as the snapshotter does
+        long c1 = os.getProcessCpuTime();
         long t1 = System.nanoTime();
         contents.parallelStream().forEach(c -> s3.put("plain/" + System.identityHashCode(c), new ByteArrayInputStream(c), c.length));
         long putNs = System.nanoTime() - t1;
+        long putCpu = os.getProcessCpuTime() - c1;
         double snapMBs = bytes / 1e6 / (snapNs / 1e9);
         double putMBs = bytes / 1e6 / (putNs / 1e9);
         System.out.printf(Locale.ROOT, "run %d: %d files, %d rows, %d bytes; snapshot %.0f ms (%.1f MB/s), plain multipart PUT %.0f ms "
-            + "(%.1f MB/s); ratio %.2f%n", run, files, r.rows(), bytes, snapNs / 1e6, snapMBs, putNs / 1e6, putMBs, snapMBs / putMBs);
+            + "(%.1f MB/s); ratio %.2f; this JVM's CPU: snapshot %.0f ms, PUT %.0f ms%n", run, files, r.rows(), bytes, snapNs / 1e6, snapMBs,
+            putNs / 1e6, putMBs, snapMBs / putMBs, snapCpu / 1e6, putCpu / 1e6);
       }
     }
   }

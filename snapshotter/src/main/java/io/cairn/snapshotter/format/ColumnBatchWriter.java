@@ -19,50 +19,77 @@ import org.apache.parquet.column.ColumnWriter;
 import org.apache.parquet.column.ParquetProperties;
 import org.apache.parquet.column.impl.ColumnWriteStoreV1;
 import org.apache.parquet.column.impl.ColumnWriteStoreV2;
+import org.apache.parquet.column.page.PageWriter;
 import org.apache.parquet.hadoop.ColumnChunkPageWriteStore;
 import org.apache.parquet.hadoop.ParquetFileWriter;
 import org.apache.parquet.io.api.Binary;
 import org.apache.parquet.schema.MessageType;
 
 /**
- * Writes a {@link Batch} as a Parquet file column by column, through parquet-java's column
- * writers ({@link ColumnWriteStore}) and {@link ParquetFileWriter}'s row-group API: no record
- * assembly, values go from the batch's columns straight to each column's values writer.
+ * Writes a {@link Batch} as a Parquet file column by column: each row group's column chunks are
+ * encoded page by page in bulk by {@link BulkPageEncoder} and handed to parquet-java's page store
+ * ({@link ColumnChunkPageWriteStore}: compression, page CRCs, column and offset indexes from the
+ * statistics passed), then appended with {@link ParquetFileWriter}'s row-group API (file layout,
+ * footer). No {@code ColumnWriter}, no per-value call into parquet-java; the per-value path
+ * ({@link #encodePerValue}, parquet-java's {@link ColumnWriteStore}) is kept as the tests'
+ * reference, selected by {@link #write(String, int, Batch, OutputStream, BatchFileOptions, long,
+ * boolean)}.
  *
  * <p>Design and invariants:
  *
  * <ul>
  *   <li>The batch is cut into row groups of at most {@link BatchFileOptions#rowGroupRows()} rows.
- *       Each row group is encoded on its own (its own column store, page store and compressor, so
+ *       Each row group is encoded on its own (its own encoder, page store and compressor, so
  *       nothing is shared between threads) into compressed pages held in memory; the writing
  *       thread appends the row groups to the file strictly in order. At most {@link
  *       BatchFileOptions#rowGroupsInFlight()} row groups are encoded ahead of the one written,
  *       and at most {@link RowGroupBudget#size()} are held at once by all the files writing with
  *       the same {@link BatchFileOptions#budget()}: a row group takes a permit before it is
- *       submitted and returns it once appended. Memory per row group: its compressed pages
- *       until appended; while encoding, per column one open page (at most {@link #PAGE_BYTES}
- *       plus one {@link #CHUNK}), a dictionary of at most 1 MiB (parquet-java's default
- *       dictionary page) and its hash table.
+ *       submitted and returns it once appended.
+ *   <li>Memory per row group: its compressed pages until appended; while encoding (one column
+ *       at a time, one page at a time) the encoder's scratch arrays for one page of {@link
+ *       BulkPageEncoder#PAGE_ROWS} rows (≈ 0.6 MB: values as longs twice, ids, definition
+ *       levels, string references), the page's encoded bytes (≈ {@link #PAGE_BYTES}; a page of
+ *       strings may reach 3× that when UTF-8 takes 3 bytes a char, as pages are cut by chars
+ *       when a dictionary is tried), one uncompressed copy of the page made for the compressor,
+ *       and the column's dictionary: at most 1 MiB of entries (parquet-java's default dictionary
+ *       page) plus its hash table: ≤ 8 MiB in all for a full INT64/DOUBLE dictionary (128Ki
+ *       entries), up to ≈ 16 MiB for a full dictionary of short strings (256Ki entries, their
+ *       UTF-8 arrays included). The encoder's arrays are reused from column to column.
+ *   <li>Pages start on row boundaries: at most {@link BulkPageEncoder#PAGE_ROWS} rows (parquet-java's
+ *       page row count limit), and a page of strings also ends once its values reach {@link
+ *       #PAGE_BYTES}. Columns are required ({@code _time}, {@code _diff}: no definition levels) or
+ *       optional (definition levels, RLE/bit-packing hybrid; v1 pages carry them length-prefixed
+ *       before the values, v2 pages apart and uncompressed).
+ *   <li>Encodings are those parquet-java's writer picks for {@link BatchFileOptions#pageFormat()}:
+ *       a dictionary while it pays, decided as parquet-java decides it (the first page's ids plus
+ *       the dictionary must be smaller than the page's plain values; a dictionary past 1 MiB falls
+ *       back from the page where it overflows on, the earlier pages keep their ids), else PLAIN
+ *       ({@code V1}) or DELTA_BINARY_PACKED for INT64 / DELTA_BYTE_ARRAY for strings ({@code V2},
+ *       {@code V1_PAGES_V2_ENCODINGS}); DOUBLE falls back to PLAIN, BOOLEAN is PLAIN ({@code V1})
+ *       or RLE and has no dictionary. Page boundaries differ from parquet-java's (which checks
+ *       sizes every so many rows), so the bytes are not identical, the sizes are within a few
+ *       hundred bytes.
  *   <li>A key or value column whose first {@link #PROBE} non-NULL values in the row group are
  *       all distinct is written without a dictionary (see {@link #uniqueColumns}): parquet-java
  *       would fill a dictionary for it, find it too large (or not paying), and re-encode the same
  *       values with the fallback encoding, ending with the same file. Only a column whose values
  *       are distinct at first and repeat later by pattern (not by chance) loses a dictionary that
  *       would have paid.
- *   <li>Within a row group, values are written in chunks of {@link #CHUNK} rows: one tight loop
- *       per column over the chunk, then the chunk's rows are ended in the column store, which is
- *       where parquet-java checks page sizes. Every page therefore starts on a row boundary and is
- *       at most one chunk over the page-size threshold.
+ *   <li>Statistics (min, max, NULL count, NaN count) are computed in the loop that gathers a
+ *       page's values and given to parquet-java as its own {@code Statistics} objects, fed with
+ *       the page's min and max (and each NaN), which leaves them in the state the per-value writer
+ *       leaves them in: footers, page headers and column indexes carry the same statistics, and
+ *       the size statistics (unencoded BINARY bytes) are the same (checked by {@code
+ *       BulkPageEncoderPropertyTest} against the per-value writer).
  *   <li>The file is the same as the record writer's: same schema, same column order, same footer
- *       key/value metadata; statistics and the column/offset indexes are written as parquet-java
- *       writes them; the encodings are those parquet-java picks for {@link
- *       BatchFileOptions#pageFormat()}.
+ *       key/value metadata.
  * </ul>
  */
 final class ColumnBatchWriter {
-  /** Rows per column loop between page-size checks. */
+  /** Rows per column loop between page-size checks (the per-value path). */
   static final int CHUNK = 4096;
-  /** Data page size threshold (parquet-java's default). */
+  /** Data page size threshold (parquet-java's default): a page of strings ends once its values reach it. */
   static final int PAGE_BYTES = 1 << 20;
 
   private ColumnBatchWriter() {}
@@ -76,6 +103,16 @@ final class ColumnBatchWriter {
    * the footer counts them. Only tests of files larger than their content use {@code start > 0}.
    */
   static void write(String arrangement, int shard, Batch batch, OutputStream out, BatchFileOptions o, long start)
+      throws IOException {
+    write(arrangement, shard, batch, out, o, start, false);
+  }
+
+  /**
+   * As {@link #write(String, int, Batch, OutputStream, BatchFileOptions, long)}; {@code perValue}
+   * encodes through parquet-java's column writers instead of {@link BulkPageEncoder} (the writer
+   * the bulk encoder replaced, kept as the tests' reference).
+   */
+  static void write(String arrangement, int shard, Batch batch, OutputStream out, BatchFileOptions o, long start, boolean perValue)
       throws IOException {
     MessageType schema = ParquetBatchFiles.parquetSchema(batch.keySchema(), batch.valSchema());
     Map<String, String> footer = ParquetBatchFiles.footer(arrangement, shard, batch);
@@ -99,7 +136,8 @@ final class ColumnBatchWriter {
           int from = next * o.rowGroupRows();
           int to = (int) Math.min(n, (long) from + o.rowGroupRows());
           try {
-            inFlight.add(CompletableFuture.supplyAsync(() -> encode(batch, schema, props, o, from, to), o.executor()));
+            inFlight.add(CompletableFuture.supplyAsync(
+                () -> perValue ? encodePerValue(batch, schema, props, o, from, to) : encode(batch, schema, o, from, to), o.executor()));
           } catch (RuntimeException | Error e) {
             budget.release();
             throw e;
@@ -192,8 +230,51 @@ final class ColumnBatchWriter {
   /** The compressed pages of one row group, ready to append. */
   record EncodedRowGroup(int rows, ColumnChunkPageWriteStore pages) {}
 
-  /** Encodes rows {@code [from, to)} of {@code batch} as one row group. */
-  static EncodedRowGroup encode(Batch batch, MessageType schema, ParquetProperties fileProps, BatchFileOptions o, int from, int to) {
+  /** Encodes rows {@code [from, to)} of {@code batch} as one row group, page by page in bulk ({@link BulkPageEncoder}). */
+  static EncodedRowGroup encode(Batch batch, MessageType schema, BatchFileOptions o, int from, int to) {
+    List<String> unique = uniqueColumns(batch, schema, from, to);
+    ZstdPageCompressor compressor = new ZstdPageCompressor(o.zstdLevel());
+    ColumnChunkPageWriteStore pages = new ColumnChunkPageWriteStore(
+        compressor, schema, new HeapByteBufferAllocator(), ParquetProperties.DEFAULT_COLUMN_INDEX_TRUNCATE_LENGTH, true);
+    boolean done = false;
+    try {
+      BulkPageEncoder enc = new BulkPageEncoder(
+          o.pageFormat() == BatchFileOptions.PageFormat.V2, o.pageFormat() != BatchFileOptions.PageFormat.V1);
+      List<ColumnDescriptor> descriptors = schema.getColumns();
+      int k = batch.keySchema().size();
+      int v = batch.valSchema().size();
+      for (int c = 0; c < k + v; c++) {
+        ColumnDescriptor d = descriptors.get(c);
+        PageWriter pw = pages.getPageWriter(d);
+        boolean dictionary = !unique.contains(d.getPath()[0]);
+        ColumnVector col = c < k ? batch.keyColumn(c) : batch.valColumn(c - k);
+        if (col instanceof ColumnVector.Longs l) {
+          enc.writeLongs(pw, d, l, null, from, to, dictionary);
+        } else if (col instanceof ColumnVector.Doubles dc) {
+          enc.writeDoubles(pw, d, dc, from, to, dictionary);
+        } else if (col instanceof ColumnVector.Booleans b) {
+          enc.writeBooleans(pw, d, b, from, to);
+        } else {
+          enc.writeStrings(pw, d, col, from, to, dictionary);
+        }
+      }
+      enc.writeLongs(pages.getPageWriter(descriptors.get(k + v)), descriptors.get(k + v), null, batch.times(), from, to, true);
+      enc.writeLongs(pages.getPageWriter(descriptors.get(k + v + 1)), descriptors.get(k + v + 1), null, batch.diffs(), from, to, true);
+      done = true;
+      return new EncodedRowGroup(to - from, pages);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } finally {
+      compressor.release();
+      if (!done) {
+        pages.close();
+      }
+    }
+  }
+
+  /** Encodes rows {@code [from, to)} of {@code batch} as one row group through parquet-java's column writers, value by value. */
+  static EncodedRowGroup encodePerValue(
+      Batch batch, MessageType schema, ParquetProperties fileProps, BatchFileOptions o, int from, int to) {
     List<String> unique = uniqueColumns(batch, schema, from, to);
     ParquetProperties props = unique.isEmpty() ? fileProps : properties(o, unique);
     ZstdPageCompressor compressor = new ZstdPageCompressor(o.zstdLevel());
