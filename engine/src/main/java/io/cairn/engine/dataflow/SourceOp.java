@@ -2,6 +2,7 @@ package io.cairn.engine.dataflow;
 
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
+import io.cairn.engine.trace.Batch;
 import io.cairn.engine.trace.Spine;
 import io.cairn.engine.trace.Values;
 import java.util.ArrayList;
@@ -22,6 +23,8 @@ public final class SourceOp extends Operator implements Collection {
   /** The primary key is one BIGINT/TIMESTAMP column: upserts take {@link #processLongKeys}. */
   private final boolean longKey;
   private final Arrangement arrangement;
+  /** The layout's value columns (positions in the row). */
+  private final int[] valCols;
   private final Rows[] appends;
   private final List<Row[]>[] upserts;
   private final boolean[] resetPending;
@@ -35,6 +38,7 @@ public final class SourceOp extends Operator implements Collection {
     this.longKey = upsert && primaryKey.length == 1
         && (schema.type(primaryKey[0]) == io.cairn.engine.row.Type.BIGINT || schema.type(primaryKey[0]) == io.cairn.engine.row.Type.TIMESTAMP);
     this.arrangement = new Arrangement(arrangementName, layout.keySchema(), layout.valSchema(), shards);
+    this.valCols = layout.valCols();
     this.appends = new Rows[shards];
     this.upserts = new List[shards];
     this.resetPending = new boolean[shards];
@@ -202,32 +206,49 @@ public final class SourceOp extends Operator implements Collection {
         continue; // a later command for the same key wins
       }
       Row[] cmd = cmds.get(c);
-      Row key = cmd[0];
-      Row oldVal = null;
+      Batch oldBatch = null; // the key's live row: entry oldIndex of oldBatch
+      int oldIndex = 0;
       if (reader != null) {
         entries.clear();
         reader.forEachLong(keys[c], entries);
         entries.consolidate();
         if (entries.size() > 0) {
-          oldVal = entries.batch(0).val(entries.index(0));
+          oldBatch = entries.batch(0);
+          oldIndex = entries.index(0);
         }
       }
       Row now = cmd[1];
-      Row newVal = now == TOMBSTONE ? null : layout.val(now);
-      if (oldVal != null && oldVal.equals(newVal)) {
-        continue;
+      boolean delete = now == TOMBSTONE;
+      if (oldBatch != null && !delete && oldBatch.entryEquals(oldIndex, now, NO_COLUMNS, valCols)) {
+        continue; // the same row again
       }
-      if (oldVal != null) {
-        arrangement.stage(shard, key, oldVal, tick, -1);
-        out.add(layout.join(key, oldVal), -1);
+      if (oldBatch != null) {
+        Row old = storedRow(cmd[0], oldBatch, oldIndex);
+        arrangement.stageRow(shard, old, layout, tick, -1);
+        out.add(old, -1);
       }
-      if (newVal != null) {
-        arrangement.stage(shard, key, newVal, tick, 1);
+      if (!delete) {
+        arrangement.stageRow(shard, now, layout, tick, 1);
         out.add(now, 1);
       }
     }
     cmds.clear();
     return true;
+  }
+
+  private static final int[] NO_COLUMNS = new int[0];
+
+  /** The row stored under {@code key} as entry {@code i} of {@code b} (what {@code layout.join(key, b.val(i))} gives, without the val row). */
+  private Row storedRow(Row key, Batch b, int i) {
+    Object[] v = new Object[schema().size()];
+    int[] keyCols = layout.keyCols();
+    for (int c = 0; c < keyCols.length; c++) {
+      v[keyCols[c]] = key.get(c);
+    }
+    for (int c = 0; c < valCols.length; c++) {
+      v[valCols[c]] = b.valColumn(c).get(i);
+    }
+    return Row.wrap(v);
   }
 
   @Override

@@ -76,14 +76,18 @@ public final class KeySort {
     long flip = flipped ? 0 : Long.MIN_VALUE;
     long or = 0;
     long and = -1L;
+    long prev = 0;
+    boolean sorted = true;
     for (int i = 0; i < n; i++) {
       long v = values[perm[i]] ^ flip;
       or |= v;
       and &= v;
+      sorted &= Long.compareUnsigned(prev, v) <= 0;
+      prev = v;
     }
     long varying = or ^ and; // bits that differ between some values: only those are sorted on
-    if (varying == 0) {
-      return perm;
+    if (varying == 0 || sorted) {
+      return perm; // already in order (an operator's output often is: it walks keys in order)
     }
     int lo = Long.numberOfTrailingZeros(varying);
     int bits = 64 - Long.numberOfLeadingZeros(varying) - lo;

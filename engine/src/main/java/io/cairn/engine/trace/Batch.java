@@ -67,13 +67,17 @@ public final class Batch {
     ColumnVector[] v = new ColumnVector[valSchema.size()];
     for (int c = 0; c < cols.length; c++) {
       if (c < k.length) {
-        k[c] = new ColumnVector.Longs(keySchema.type(c), java.util.Arrays.copyOf(cols[c], n), null, n);
+        k[c] = new ColumnVector.Longs(keySchema.type(c), trim(cols[c], n), null, n);
       } else {
-        v[c - k.length] = new ColumnVector.Longs(valSchema.type(c - k.length), java.util.Arrays.copyOf(cols[c], n), null, n);
+        v[c - k.length] = new ColumnVector.Longs(valSchema.type(c - k.length), trim(cols[c], n), null, n);
       }
     }
-    return new Batch(newId(), keySchema, valSchema, description, k, v, java.util.Arrays.copyOf(times, n),
-        java.util.Arrays.copyOf(diffs, n), n);
+    return new Batch(newId(), keySchema, valSchema, description, k, v, trim(times, n), trim(diffs, n), n);
+  }
+
+  /** {@code a} when it holds exactly {@code n} entries, else a copy of its first {@code n}. */
+  private static long[] trim(long[] a, int n) {
+    return a.length == n ? a : java.util.Arrays.copyOf(a, n);
   }
 
   private static long[][] longColumns(ColumnVector[] keys, ColumnVector[] vals) {
@@ -672,6 +676,7 @@ public final class Batch {
       }
     }
 
+    /** The batch of the entries appended (arrays exactly full are used, not copied). The builder must not be used afterwards. */
     public Batch build(Description description) {
       return build(newId(), description);
     }
@@ -692,8 +697,8 @@ public final class Batch {
           description,
           k,
           v,
-          java.util.Arrays.copyOf(times, size),
-          java.util.Arrays.copyOf(diffs, size),
+          trim(times, size),
+          trim(diffs, size),
           size);
     }
   }
