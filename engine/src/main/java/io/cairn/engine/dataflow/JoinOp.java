@@ -297,6 +297,7 @@ final class JoinOp extends Operator {
    */
   private static final class Matches {
     private static final int MERGE_MAX = 32;
+    private static final int[] NO_COLUMNS = new int[0];
     private Side side;
     private Row[] rows = new Row[8];
     private Batch[] batches = new Batch[8];
@@ -366,11 +367,12 @@ final class JoinOp extends Operator {
 
     /**
      * Adds {@code diff} to an equal value when there is one among the first few, else appends. A
-     * match merged into keeps its index: it is the same value with a new count.
+     * match merged into keeps its index: it is the same value with a new count. A trace entry is
+     * compared on its value columns only: its key is the key looked up, which is {@code row}'s.
      */
     void merge(Row row, long diff) {
       for (int k = 0; k < size && k < MERGE_MAX; k++) {
-        if (rows[k] != null ? rows[k].equals(row) : batches[k].entryEquals(index[k], row, side.keyPos, side.valPos)) {
+        if (rows[k] != null ? rows[k].equals(row) : batches[k].entryEquals(index[k], row, NO_COLUMNS, side.valPos)) {
           diffs[k] += diff;
           return;
         }

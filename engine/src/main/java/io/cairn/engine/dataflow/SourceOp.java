@@ -222,14 +222,20 @@ public final class SourceOp extends Operator implements Collection {
       if (oldBatch != null && !delete && oldBatch.entryEquals(oldIndex, now, NO_COLUMNS, valCols)) {
         continue; // the same row again
       }
+      // The rows passed on are built here, in key order, with their own boxed values: the
+      // offered rows were allocated in arrival order, and readers downstream (a join, a view's
+      // staging) walk the change in key order, which would visit the offered rows' values at
+      // random (a cache miss each).
+      Long key = keys[c];
       if (oldBatch != null) {
-        Row old = storedRow(cmd[0], oldBatch, oldIndex);
+        Row old = storedRow(key, oldBatch, oldIndex);
         arrangement.stageRow(shard, old, layout, tick, -1);
         out.add(old, -1);
       }
       if (!delete) {
-        arrangement.stageRow(shard, now, layout, tick, 1);
-        out.add(now, 1);
+        Row copy = freshCopy(key, now);
+        arrangement.stageRow(shard, copy, layout, tick, 1);
+        out.add(copy, 1);
       }
     }
     cmds.clear();
@@ -238,15 +244,23 @@ public final class SourceOp extends Operator implements Collection {
 
   private static final int[] NO_COLUMNS = new int[0];
 
-  /** The row stored under {@code key} as entry {@code i} of {@code b} (what {@code layout.join(key, b.val(i))} gives, without the val row). */
-  private Row storedRow(Row key, Batch b, int i) {
+  /** The row stored under the one-column {@code key} as entry {@code i} of {@code b} (what {@code layout.join(key, b.val(i))} gives, without the val row). */
+  private Row storedRow(Long key, Batch b, int i) {
     Object[] v = new Object[schema().size()];
-    int[] keyCols = layout.keyCols();
-    for (int c = 0; c < keyCols.length; c++) {
-      v[keyCols[c]] = key.get(c);
-    }
+    v[layout.keyCols()[0]] = key;
     for (int c = 0; c < valCols.length; c++) {
       v[valCols[c]] = b.valColumn(c).get(i);
+    }
+    return Row.wrap(v);
+  }
+
+  /** {@code row} with the one-column key {@code key} and its other values boxed anew (equal values, new objects). */
+  private Row freshCopy(Long key, Row row) {
+    Object[] v = new Object[schema().size()];
+    v[layout.keyCols()[0]] = key;
+    for (int c : valCols) {
+      Object x = row.get(c);
+      v[c] = x instanceof Long l ? Long.valueOf(l.longValue()) : x instanceof Double d ? Double.valueOf(d.doubleValue()) : x;
     }
     return Row.wrap(v);
   }
