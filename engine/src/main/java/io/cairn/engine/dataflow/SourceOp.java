@@ -122,6 +122,11 @@ public final class SourceOp extends Operator implements Collection {
     if (cmds.isEmpty()) {
       return;
     }
+    if (cmds.size() > 1024) {
+      // a large list is not kept for the next tick: one kept for long is in the old generation,
+      // and each command stored into it is an old-to-young reference young collections scan
+      upserts[shard] = new ArrayList<>();
+    }
     if (longKey && processLongKeys(shard, tick, cmds, fresh, out)) {
       return;
     }
@@ -177,14 +182,18 @@ public final class SourceOp extends Operator implements Collection {
   private boolean processLongKeys(int shard, long tick, List<Row[]> cmds, boolean fresh, Rows out) {
     int n = cmds.size();
     long[] keys = new long[n];
+    Row[] offered = new Row[n];
     int[] perm = new int[n];
-    for (int i = 0; i < n; i++) {
-      if (!(cmds.get(i)[0].get(0) instanceof Long k)) {
+    for (int i = 0; i < n; i++) { // arrival order
+      Row[] cmd = cmds.get(i);
+      if (!(cmd[0].get(0) instanceof Long k)) {
         return false;
       }
       keys[i] = k;
+      offered[i] = cmd[1];
       perm[i] = i;
     }
+    cmds.clear();
     if (n < 128) {
       for (int x = 1; x < n; x++) { // stable insertion sort
         int v = perm[x];
@@ -198,47 +207,52 @@ public final class SourceOp extends Operator implements Collection {
     } else {
       perm = io.cairn.engine.row.KeySort.radixPasses(keys, false, perm, new int[n], n);
     }
-    Spine.Reader reader = fresh ? null : arrangement.spine(shard).reader();
-    KeyEntries entries = new KeyEntries();
+    // The last command per key, in key order, copied into rows of their own (null: a delete).
+    // The offered rows were allocated in arrival order, so this visits them at random; a short
+    // loop whose iterations do not depend on each other lets those cache misses overlap, and
+    // everything after it (this operator's lookups, a join, a view's staging) reads rows
+    // allocated in the order it walks them.
+    long[] ukeys = new long[n];
+    Row[] rows = new Row[n];
+    int u = 0;
     for (int x = 0; x < n; x++) {
       int c = perm[x];
       if (x + 1 < n && keys[perm[x + 1]] == keys[c]) {
         continue; // a later command for the same key wins
       }
-      Row[] cmd = cmds.get(c);
+      ukeys[u] = keys[c];
+      Row now = offered[c];
+      rows[u++] = now == TOMBSTONE ? null : freshCopy(keys[c], now);
+    }
+    Spine.Reader reader = fresh ? null : arrangement.spine(shard).reader();
+    KeyEntries entries = new KeyEntries();
+    for (int x = 0; x < u; x++) {
+      long key = ukeys[x];
+      Row now = rows[x];
       Batch oldBatch = null; // the key's live row: entry oldIndex of oldBatch
       int oldIndex = 0;
       if (reader != null) {
         entries.clear();
-        reader.forEachLong(keys[c], entries);
+        reader.forEachLong(key, entries);
         entries.consolidate();
         if (entries.size() > 0) {
           oldBatch = entries.batch(0);
           oldIndex = entries.index(0);
         }
       }
-      Row now = cmd[1];
-      boolean delete = now == TOMBSTONE;
-      if (oldBatch != null && !delete && oldBatch.entryEquals(oldIndex, now, NO_COLUMNS, valCols)) {
+      if (oldBatch != null && now != null && oldBatch.entryEquals(oldIndex, now, NO_COLUMNS, valCols)) {
         continue; // the same row again
       }
-      // The rows passed on are built here, in key order, with their own boxed values: the
-      // offered rows were allocated in arrival order, and readers downstream (a join, a view's
-      // staging) walk the change in key order, which would visit the offered rows' values at
-      // random (a cache miss each).
-      Long key = keys[c];
       if (oldBatch != null) {
-        Row old = storedRow(key, oldBatch, oldIndex);
+        Row old = storedRow(now == null ? Long.valueOf(key) : (Long) now.get(layout.keyCols()[0]), oldBatch, oldIndex);
         arrangement.stageRow(shard, old, layout, tick, -1);
         out.add(old, -1);
       }
-      if (!delete) {
-        Row copy = freshCopy(key, now);
-        arrangement.stageRow(shard, copy, layout, tick, 1);
-        out.add(copy, 1);
+      if (now != null) {
+        arrangement.stageRow(shard, now, layout, tick, 1);
+        out.add(now, 1);
       }
     }
-    cmds.clear();
     return true;
   }
 
@@ -255,7 +269,7 @@ public final class SourceOp extends Operator implements Collection {
   }
 
   /** {@code row} with the one-column key {@code key} and its other values boxed anew (equal values, new objects). */
-  private Row freshCopy(Long key, Row row) {
+  private Row freshCopy(long key, Row row) {
     Object[] v = new Object[schema().size()];
     v[layout.keyCols()[0]] = key;
     for (int c : valCols) {
