@@ -13,7 +13,9 @@ import java.util.List;
  * routed to the shard owning their key; in the tick each shard applies them to the source's
  * arrangement and passes the changes on. For keyed (upsert) sources the arrangement is the
  * upsert state: primary key → current row; a record for a key retracts the previous row (the
- * last record for a key within a tick wins) and a delete retracts it outright.
+ * last record for a key within a tick wins) and a delete retracts it outright. The changes of
+ * an upsert source keyed by one BIGINT/TIMESTAMP column are passed on in key order, as rows built
+ * in that order ({@link #processLongKeys}).
  */
 public final class SourceOp extends Operator implements Collection {
   private static final Row TOMBSTONE = Row.of("\u0000tombstone");
@@ -176,8 +178,10 @@ public final class SourceOp extends Operator implements Collection {
    * The upserts of one shard when the primary key is one BIGINT/TIMESTAMP column: the same
    * changes as the general path, with the keys sorted as a {@code long[]} (radix) and the old row
    * of a key found by {@link Spine.Reader#forEachLong} and consolidated on the batch columns
-   * ({@link KeyEntries}), so only the live old value becomes a row. Returns false, having done
-   * nothing, when a key is NULL (the general path then runs).
+   * ({@link KeyEntries}) and compared on them, so no val row is built. The last command per key
+   * is first copied, in key order, into a row of its own with its own boxed values; the changes
+   * passed on are those rows and the retracted rows written from the batch columns, in key order.
+   * Returns false, having done nothing, when a key is NULL (the general path then runs).
    */
   private boolean processLongKeys(int shard, long tick, List<Row[]> cmds, boolean fresh, Rows out) {
     int n = cmds.size();
