@@ -40,21 +40,8 @@ public final class Rows {
     return diffs[i];
   }
 
-  /**
-   * Empties the buffer. A large one lets its arrays go: an array kept from tick to tick ends up
-   * in the old generation, and every row stored into it is then an old-to-young reference that
-   * each young collection scans; a new array per tick is young like the rows it holds.
-   */
   public void clear() {
-    if (rows.length > RETAIN_MAX) {
-      rows = new Row[16];
-      diffs = new long[16];
-    } else {
-      Arrays.fill(rows, 0, size, null);
-    }
+    Arrays.fill(rows, 0, size, null);
     size = 0;
   }
-
-  /** The largest capacity {@link #clear} keeps. */
-  private static final int RETAIN_MAX = 1024;
 }
