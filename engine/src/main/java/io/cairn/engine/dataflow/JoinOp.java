@@ -17,16 +17,21 @@ import java.util.List;
  *
  * <ul>
  *   <li>Change. With A, B the inputs as of the previous tick (their <em>traces</em>, by join key)
- *       and dA, dB the tick's changes, the output change is {@code dA⋈B + (A+dA)⋈dB}.
+ *       and dA, dB the tick's changes, the output change is {@code dA⋈B + (A+dA)⋈dB}, computed
+ *       key by key: a key only one side changed gives {@code dA⋈B} or {@code A⋈dB}; a key both
+ *       sides changed gives {@code (A+dA)⋈(B+dB) − A⋈B} (the same change), with A+dA and B+dB
+ *       built by adding the change's rows to the trace's live values of the key, so a pair
+ *       present in both the old and the new join (and the new-left ⋈ old-right pairs the first
+ *       form emits twice with opposite signs) cancels before any row is built.
  *   <li>Cursors. Each side's change is sorted by key once, as a permutation (an LSD radix sort of
  *       a {@code long[]} when the key is one BIGINT/TIMESTAMP column, else {@link KeySort}), and
  *       one pass walks the union of both sides' changed keys in order; the traces are read through
  *       one {@link Spine.Reader} per side whose per-batch positions only move forward as the keys
  *       ascend. The entries under a key are gathered as (batch, index) and consolidated on the
- *       batch columns ({@link KeyEntries}); only the live ones become rows (one per live value of
- *       a key looked up, not one per stored entry). A key's output pairs are consolidated when
- *       both sides changed it (the two halves of the change then overlap), and each surviving
- *       pair costs its output row and nothing else.
+ *       batch columns ({@link KeyEntries}); no row is built for them: a change row is compared
+ *       with a live entry on the batch columns ({@link Batch#entryEquals}), and an output row is
+ *       written straight from the change row or the entry's columns. Each output pair costs its
+ *       output row and nothing else.
  *   <li>Own or shared trace. A side is <em>shared</em> when its input is a Get of a collection (a
  *       source or a view) whose arrangement is keyed by exactly the side's join key columns, in
  *       order: an upsert source joined on its primary key, a GROUP BY view joined on its group
@@ -103,8 +108,8 @@ final class JoinOp extends Operator {
     Delta dr = delta(in[1], right.keys);
     Rows out = out(shard);
     KeyEntries entries = new KeyEntries();
-    Matches matched = new Matches();
-    Pairs pairs = new Pairs();
+    Matches ma = new Matches(); // A's (and A + dA's) values under the key
+    Matches mb = new Matches(); // B's (and B + dB's) values under the key
     Spine.Reader rr = dl.n == 0 ? null : right.reader(shard); // B: read for dA's keys
     Spine.Reader lr = dr.n == 0 ? null : left.reader(shard); // A: read for dB's keys
     // one pass over the union of the changed keys of both sides, in key order
@@ -126,34 +131,56 @@ final class JoinOp extends Operator {
           d++;
         }
       }
-      // dA ⋈ B, for this key
-      if (b > a && rr != null) {
-        matched.clear();
-        lookup(rr, dl, dl.order[a], entries, right, matched);
-        for (int k = 0; k < matched.size(); k++) {
-          for (int x = a; x < b; x++) {
-            int i = dl.order[x];
-            pairs.add(dl.rows.row(i), matched.val(k), dl.rows.diff(i) * matched.diff(k));
-          }
-        }
-      }
-      // (A + dA) ⋈ dB, for this key
-      if (d > c) {
-        matched.clear();
+      if (b > a && d > c) {
+        // both sides changed the key: (A + dA) ⋈ (B + dB) − A ⋈ B
+        ma.clear(left);
         if (lr != null) {
-          lookup(lr, dr, dr.order[c], entries, left, matched);
+          lookup(lr, dr, dr.order[c], entries, ma);
         }
+        int na = ma.snapshot();
         for (int x = a; x < b; x++) {
-          matched.merge(dl.rows.row(dl.order[x]), dl.rows.diff(dl.order[x]));
+          ma.merge(dl.rows.row(dl.order[x]), dl.rows.diff(dl.order[x]));
         }
-        for (int k = 0; k < matched.size(); k++) {
-          for (int y = c; y < d && matched.diff(k) != 0; y++) {
+        mb.clear(right);
+        if (rr != null) {
+          lookup(rr, dl, dl.order[a], entries, mb);
+        }
+        int nb = mb.snapshot();
+        for (int y = c; y < d; y++) {
+          mb.merge(dr.rows.row(dr.order[y]), dr.rows.diff(dr.order[y]));
+        }
+        for (int k = 0; k < ma.size(); k++) {
+          for (int m = 0; m < mb.size(); m++) {
+            // a pair of entries in both the old and the new join cancels here, before any row is built
+            long diff = ma.diff(k) * mb.diff(m) - (k < na && m < nb ? ma.oldDiff(k) * mb.oldDiff(m) : 0);
+            if (diff != 0) {
+              emit(out, ma.row(k), ma.batch(k), ma.index(k), mb.row(m), mb.batch(m), mb.index(m), diff);
+            }
+          }
+        }
+      } else if (b > a) {
+        // dA ⋈ B
+        if (rr != null) {
+          mb.clear(right);
+          lookup(rr, dl, dl.order[a], entries, mb);
+          for (int m = 0; m < mb.size(); m++) {
+            for (int x = a; x < b; x++) {
+              int i = dl.order[x];
+              emit(out, dl.rows.row(i), null, 0, mb.row(m), mb.batch(m), mb.index(m), dl.rows.diff(i) * mb.diff(m));
+            }
+          }
+        }
+      } else if (lr != null) {
+        // A ⋈ dB
+        ma.clear(left);
+        lookup(lr, dr, dr.order[c], entries, ma);
+        for (int k = 0; k < ma.size(); k++) {
+          for (int y = c; y < d; y++) {
             int i = dr.order[y];
-            pairs.add(matched.val(k), dr.rows.row(i), matched.diff(k) * dr.rows.diff(i));
+            emit(out, ma.row(k), ma.batch(k), ma.index(k), dr.rows.row(i), null, 0, ma.diff(k) * dr.rows.diff(i));
           }
         }
       }
-      pairs.emit(out, b > a && d > c);
       a = b;
       c = d;
     }
@@ -162,51 +189,26 @@ final class JoinOp extends Operator {
   }
 
   /**
-   * The output pairs of one key before they become rows. When both sides changed the key, the
-   * two halves of the change overlap (dA⋈B and A+dA⋈dB both hold new-left ⋈ old-right, with
-   * opposite signs), so the pairs are consolidated first: fewer output rows to build, stage and
-   * seal. Consolidating is an optimisation only; the output is a correct change either way.
+   * Adds the output row of a pair to {@code out}: each half is a row of the tick's change ({@code
+   * lRow}/{@code rRow} non-null) or a trace entry {@code (batch, index)}, copied straight into the
+   * output row (no row per trace entry).
    */
-  private static final class Pairs {
-    private static final int CONSOLIDATE_MAX = 64;
-    private Row[] lefts = new Row[8];
-    private Row[] rights = new Row[8];
-    private long[] diffs = new long[8];
-    private int size;
-
-    void add(Row l, Row r, long diff) {
-      if (size == lefts.length) {
-        lefts = Arrays.copyOf(lefts, size * 2);
-        rights = Arrays.copyOf(rights, size * 2);
-        diffs = Arrays.copyOf(diffs, size * 2);
-      }
-      lefts[size] = l;
-      rights[size] = r;
-      diffs[size] = diff;
-      size++;
+  private void emit(Rows out, Row lRow, Batch lBatch, int lI, Row rRow, Batch rBatch, int rI, long diff) {
+    if (diff == 0) {
+      return;
     }
-
-    void emit(Rows out, boolean consolidate) {
-      if (consolidate && size <= CONSOLIDATE_MAX) {
-        for (int i = 1; i < size; i++) {
-          for (int j = 0; j < i; j++) {
-            if (diffs[j] != 0 && lefts[j].equals(lefts[i]) && rights[j].equals(rights[i])) {
-              diffs[j] += diffs[i];
-              diffs[i] = 0;
-              break;
-            }
-          }
-        }
-      }
-      for (int i = 0; i < size; i++) {
-        if (diffs[i] != 0) {
-          out.add(lefts[i].concat(rights[i]), diffs[i]);
-        }
-        lefts[i] = null;
-        rights[i] = null;
-      }
-      size = 0;
+    Object[] v = new Object[left.width + right.width];
+    if (lRow != null) {
+      lRow.copyInto(v, 0);
+    } else {
+      left.copyInto(v, 0, lBatch, lI);
     }
+    if (rRow != null) {
+      rRow.copyInto(v, left.width);
+    } else {
+      right.copyInto(v, left.width, rBatch, rI);
+    }
+    out.add(Row.wrap(v), diff);
   }
 
   // ------------------------------------------------------------------ the tick's change, sorted
@@ -274,8 +276,8 @@ final class JoinOp extends Operator {
     return longKeys ? Long.compare(a.longKeys[i], b.longKeys[j]) : a.keys[i].compareTo(b.keys[j]);
   }
 
-  /** Appends the live values of {@code side}'s trace under the key of row {@code i} of {@code d} to {@code out}, as rows of the side. */
-  private void lookup(Spine.Reader reader, Delta d, int i, KeyEntries entries, Side side, Matches out) {
+  /** Appends the live entries of a trace under the key of row {@code i} of {@code d} to {@code out} (no row built). */
+  private void lookup(Spine.Reader reader, Delta d, int i, KeyEntries entries, Matches out) {
     entries.clear();
     if (longKeys) {
       reader.forEachLong(d.longKeys[i], entries);
@@ -284,55 +286,98 @@ final class JoinOp extends Operator {
     }
     entries.consolidate();
     for (int k = 0; k < entries.size(); k++) {
-      out.add(side.row(entries.batch(k), entries.index(k)), entries.diff(k));
+      out.add(null, entries.batch(k), entries.index(k), entries.diff(k));
     }
   }
 
   /**
-   * The rows of one side that a key matches, with their counts. Consolidating them is only an
+   * The values of one side that a key matches, with their counts: rows of the tick's change, or
+   * live trace entries (batch, index) not built as rows. Consolidating them is only an
    * optimisation (fewer output rows that cancel): the output is a correct change either way.
    */
   private static final class Matches {
     private static final int MERGE_MAX = 32;
+    private static final int[] NO_COLUMNS = new int[0];
+    private Side side;
     private Row[] rows = new Row[8];
+    private Batch[] batches = new Batch[8];
+    private int[] index = new int[8];
     private long[] diffs = new long[8];
+    private long[] oldDiffs = new long[8];
     private int size;
 
-    void clear() {
+    /** Empties the matches, which are values of {@code of} from now on. */
+    void clear(Side of) {
+      for (int k = 0; k < size; k++) {
+        rows[k] = null;
+        batches[k] = null;
+      }
       size = 0;
+      side = of;
     }
 
     int size() {
       return size;
     }
 
-    Row val(int k) {
+    /** Match {@code k} as a row, or null when it is trace entry ({@link #batch}, {@link #index}). */
+    Row row(int k) {
       return rows[k];
+    }
+
+    Batch batch(int k) {
+      return batches[k];
+    }
+
+    int index(int k) {
+      return index[k];
     }
 
     long diff(int k) {
       return diffs[k];
     }
 
-    void add(Row row, long diff) {
-      if (size == rows.length) {
+    void add(Row row, Batch batch, int i, long diff) {
+      if (size == diffs.length) {
         rows = Arrays.copyOf(rows, size * 2);
+        batches = Arrays.copyOf(batches, size * 2);
+        index = Arrays.copyOf(index, size * 2);
         diffs = Arrays.copyOf(diffs, size * 2);
       }
       rows[size] = row;
+      batches[size] = batch;
+      index[size] = i;
       diffs[size] = diff;
       size++;
     }
 
-    /** Adds {@code diff} to an equal row when there is one among the first few, else appends. */
+    /** Remembers the current diffs (see {@link #oldDiff}); returns the current size. */
+    int snapshot() {
+      if (oldDiffs.length < size) {
+        oldDiffs = new long[diffs.length];
+      }
+      System.arraycopy(diffs, 0, oldDiffs, 0, size);
+      return size;
+    }
+
+    /** The diff of match {@code k} at the last {@link #snapshot} ({@code k} below the size then). */
+    long oldDiff(int k) {
+      return oldDiffs[k];
+    }
+
+    /**
+     * Adds {@code diff} to an equal value when there is one among the first few, else appends. A
+     * match merged into keeps its index: it is the same value with a new count. A trace entry is
+     * compared on its value columns only: its key is the key looked up, which is {@code row}'s.
+     */
     void merge(Row row, long diff) {
       for (int k = 0; k < size && k < MERGE_MAX; k++) {
-        if (rows[k].equals(row)) {
+        if (rows[k] != null ? rows[k].equals(row) : batches[k].entryEquals(index[k], row, NO_COLUMNS, side.valPos)) {
           diffs[k] += diff;
           return;
         }
       }
-      add(row, diff);
+      add(row, null, 0, diff);
     }
   }
 
@@ -388,16 +433,14 @@ final class JoinOp extends Operator {
       return s.batchCount() == 0 ? null : s.reader();
     }
 
-    /** The side's input row stored as entry {@code i} of {@code b}. */
-    Row row(Batch b, int i) {
-      Object[] v = new Object[width];
+    /** Writes the side's input row stored as entry {@code i} of {@code b} into {@code v[off, off + width)}. */
+    void copyInto(Object[] v, int off, Batch b, int i) {
       for (int c = 0; c < keyPos.length; c++) {
-        v[keyPos[c]] = b.keyColumn(c).get(i);
+        v[off + keyPos[c]] = b.keyColumn(c).get(i);
       }
       for (int c = 0; c < valPos.length; c++) {
-        v[valPos[c]] = b.valColumn(c).get(i);
+        v[off + valPos[c]] = b.valColumn(c).get(i);
       }
-      return Row.wrap(v);
     }
 
     void stage(int shard, long tick, Delta d) {

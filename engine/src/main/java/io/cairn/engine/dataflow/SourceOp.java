@@ -2,6 +2,7 @@ package io.cairn.engine.dataflow;
 
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
+import io.cairn.engine.trace.Batch;
 import io.cairn.engine.trace.Spine;
 import io.cairn.engine.trace.Values;
 import java.util.ArrayList;
@@ -12,7 +13,9 @@ import java.util.List;
  * routed to the shard owning their key; in the tick each shard applies them to the source's
  * arrangement and passes the changes on. For keyed (upsert) sources the arrangement is the
  * upsert state: primary key → current row; a record for a key retracts the previous row (the
- * last record for a key within a tick wins) and a delete retracts it outright.
+ * last record for a key within a tick wins) and a delete retracts it outright. The changes of
+ * an upsert source keyed by one BIGINT/TIMESTAMP column are passed on in key order, as rows built
+ * in that order ({@link #processLongKeys}).
  */
 public final class SourceOp extends Operator implements Collection {
   private static final Row TOMBSTONE = Row.of("\u0000tombstone");
@@ -22,6 +25,8 @@ public final class SourceOp extends Operator implements Collection {
   /** The primary key is one BIGINT/TIMESTAMP column: upserts take {@link #processLongKeys}. */
   private final boolean longKey;
   private final Arrangement arrangement;
+  /** The layout's value columns (positions in the row). */
+  private final int[] valCols;
   private final Rows[] appends;
   private final List<Row[]>[] upserts;
   private final boolean[] resetPending;
@@ -35,6 +40,7 @@ public final class SourceOp extends Operator implements Collection {
     this.longKey = upsert && primaryKey.length == 1
         && (schema.type(primaryKey[0]) == io.cairn.engine.row.Type.BIGINT || schema.type(primaryKey[0]) == io.cairn.engine.row.Type.TIMESTAMP);
     this.arrangement = new Arrangement(arrangementName, layout.keySchema(), layout.valSchema(), shards);
+    this.valCols = layout.valCols();
     this.appends = new Rows[shards];
     this.upserts = new List[shards];
     this.resetPending = new boolean[shards];
@@ -118,6 +124,11 @@ public final class SourceOp extends Operator implements Collection {
     if (cmds.isEmpty()) {
       return;
     }
+    if (cmds.size() > 1024) {
+      // a large list is not kept for the next tick: one kept for long is in the old generation,
+      // and each command stored into it is an old-to-young reference young collections scan
+      upserts[shard] = new ArrayList<>();
+    }
     if (longKey && processLongKeys(shard, tick, cmds, fresh, out)) {
       return;
     }
@@ -167,20 +178,26 @@ public final class SourceOp extends Operator implements Collection {
    * The upserts of one shard when the primary key is one BIGINT/TIMESTAMP column: the same
    * changes as the general path, with the keys sorted as a {@code long[]} (radix) and the old row
    * of a key found by {@link Spine.Reader#forEachLong} and consolidated on the batch columns
-   * ({@link KeyEntries}), so only the live old value becomes a row. Returns false, having done
-   * nothing, when a key is NULL (the general path then runs).
+   * ({@link KeyEntries}) and compared on them, so no val row is built. The last command per key
+   * is first copied, in key order, into a row of its own with its own boxed values; the changes
+   * passed on are those rows and the retracted rows written from the batch columns, in key order.
+   * Returns false, having done nothing, when a key is NULL (the general path then runs).
    */
   private boolean processLongKeys(int shard, long tick, List<Row[]> cmds, boolean fresh, Rows out) {
     int n = cmds.size();
     long[] keys = new long[n];
+    Row[] offered = new Row[n];
     int[] perm = new int[n];
-    for (int i = 0; i < n; i++) {
-      if (!(cmds.get(i)[0].get(0) instanceof Long k)) {
+    for (int i = 0; i < n; i++) { // arrival order
+      Row[] cmd = cmds.get(i);
+      if (!(cmd[0].get(0) instanceof Long k)) {
         return false;
       }
       keys[i] = k;
+      offered[i] = cmd[1];
       perm[i] = i;
     }
+    cmds.clear();
     if (n < 128) {
       for (int x = 1; x < n; x++) { // stable insertion sort
         int v = perm[x];
@@ -194,40 +211,76 @@ public final class SourceOp extends Operator implements Collection {
     } else {
       perm = io.cairn.engine.row.KeySort.radixPasses(keys, false, perm, new int[n], n);
     }
-    Spine.Reader reader = fresh ? null : arrangement.spine(shard).reader();
-    KeyEntries entries = new KeyEntries();
+    // The last command per key, in key order, copied into rows of their own (null: a delete).
+    // The offered rows were allocated in arrival order, so this visits them at random; a short
+    // loop whose iterations do not depend on each other lets those cache misses overlap, and
+    // everything after it (this operator's lookups, a join, a view's staging) reads rows
+    // allocated in the order it walks them.
+    long[] ukeys = new long[n];
+    Row[] rows = new Row[n];
+    int u = 0;
     for (int x = 0; x < n; x++) {
       int c = perm[x];
       if (x + 1 < n && keys[perm[x + 1]] == keys[c]) {
         continue; // a later command for the same key wins
       }
-      Row[] cmd = cmds.get(c);
-      Row key = cmd[0];
-      Row oldVal = null;
+      ukeys[u] = keys[c];
+      Row now = offered[c];
+      rows[u++] = now == TOMBSTONE ? null : freshCopy(keys[c], now);
+    }
+    Spine.Reader reader = fresh ? null : arrangement.spine(shard).reader();
+    KeyEntries entries = new KeyEntries();
+    for (int x = 0; x < u; x++) {
+      long key = ukeys[x];
+      Row now = rows[x];
+      Batch oldBatch = null; // the key's live row: entry oldIndex of oldBatch
+      int oldIndex = 0;
       if (reader != null) {
         entries.clear();
-        reader.forEachLong(keys[c], entries);
+        reader.forEachLong(key, entries);
         entries.consolidate();
         if (entries.size() > 0) {
-          oldVal = entries.batch(0).val(entries.index(0));
+          oldBatch = entries.batch(0);
+          oldIndex = entries.index(0);
         }
       }
-      Row now = cmd[1];
-      Row newVal = now == TOMBSTONE ? null : layout.val(now);
-      if (oldVal != null && oldVal.equals(newVal)) {
-        continue;
+      if (oldBatch != null && now != null && oldBatch.entryEquals(oldIndex, now, NO_COLUMNS, valCols)) {
+        continue; // the same row again
       }
-      if (oldVal != null) {
-        arrangement.stage(shard, key, oldVal, tick, -1);
-        out.add(layout.join(key, oldVal), -1);
+      if (oldBatch != null) {
+        Row old = storedRow(now == null ? Long.valueOf(key) : (Long) now.get(layout.keyCols()[0]), oldBatch, oldIndex);
+        arrangement.stageRow(shard, old, layout, tick, -1);
+        out.add(old, -1);
       }
-      if (newVal != null) {
-        arrangement.stage(shard, key, newVal, tick, 1);
+      if (now != null) {
+        arrangement.stageRow(shard, now, layout, tick, 1);
         out.add(now, 1);
       }
     }
-    cmds.clear();
     return true;
+  }
+
+  private static final int[] NO_COLUMNS = new int[0];
+
+  /** The row stored under the one-column {@code key} as entry {@code i} of {@code b} (what {@code layout.join(key, b.val(i))} gives, without the val row). */
+  private Row storedRow(Long key, Batch b, int i) {
+    Object[] v = new Object[schema().size()];
+    v[layout.keyCols()[0]] = key;
+    for (int c = 0; c < valCols.length; c++) {
+      v[valCols[c]] = b.valColumn(c).get(i);
+    }
+    return Row.wrap(v);
+  }
+
+  /** {@code row} with the one-column key {@code key} and its other values boxed anew (equal values, new objects). */
+  private Row freshCopy(long key, Row row) {
+    Object[] v = new Object[schema().size()];
+    v[layout.keyCols()[0]] = key;
+    for (int c : valCols) {
+      Object x = row.get(c);
+      v[c] = x instanceof Long l ? Long.valueOf(l.longValue()) : x instanceof Double d ? Double.valueOf(d.doubleValue()) : x;
+    }
+    return Row.wrap(v);
   }
 
   @Override

@@ -69,21 +69,27 @@ public final class KeySort {
   /**
    * Stably re-orders {@code perm[0..n)} by {@code values[perm[i]]}: signed order, or unsigned
    * order when {@code flipped} (values already XOR-ed with the sign bit). Used for one column
-   * after another, last column first, it sorts lexicographically (LSD). Returns the array that
-   * holds the result: {@code perm} or {@code tmp} (both have length {@code >= n}).
+   * after another, last column first, it sorts lexicographically (LSD). Input already in order
+   * (an operator's output often is: it walks its keys in order) costs one scan and is returned as
+   * it is. Returns the array that holds the result: {@code perm} or {@code tmp} (both have length
+   * {@code >= n}).
    */
   public static int[] radixPasses(long[] values, boolean flipped, int[] perm, int[] tmp, int n) {
     long flip = flipped ? 0 : Long.MIN_VALUE;
     long or = 0;
     long and = -1L;
+    long prev = 0;
+    boolean sorted = true;
     for (int i = 0; i < n; i++) {
       long v = values[perm[i]] ^ flip;
       or |= v;
       and &= v;
+      sorted &= Long.compareUnsigned(prev, v) <= 0;
+      prev = v;
     }
     long varying = or ^ and; // bits that differ between some values: only those are sorted on
-    if (varying == 0) {
-      return perm;
+    if (varying == 0 || sorted) {
+      return perm; // already in order (an operator's output often is: it walks keys in order)
     }
     int lo = Long.numberOfTrailingZeros(varying);
     int bits = 64 - Long.numberOfLeadingZeros(varying) - lo;

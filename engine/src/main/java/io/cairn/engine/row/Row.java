@@ -75,6 +75,11 @@ public final class Row implements Comparable<Row> {
     return new Row(out);
   }
 
+  /** Copies the values into {@code dst} from position {@code off}. */
+  public void copyInto(Object[] dst, int off) {
+    System.arraycopy(values, 0, dst, off, values.length);
+  }
+
   public Object[] toArray() {
     return values.clone();
   }

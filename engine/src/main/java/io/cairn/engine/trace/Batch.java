@@ -67,13 +67,17 @@ public final class Batch {
     ColumnVector[] v = new ColumnVector[valSchema.size()];
     for (int c = 0; c < cols.length; c++) {
       if (c < k.length) {
-        k[c] = new ColumnVector.Longs(keySchema.type(c), java.util.Arrays.copyOf(cols[c], n), null, n);
+        k[c] = new ColumnVector.Longs(keySchema.type(c), trim(cols[c], n), null, n);
       } else {
-        v[c - k.length] = new ColumnVector.Longs(valSchema.type(c - k.length), java.util.Arrays.copyOf(cols[c], n), null, n);
+        v[c - k.length] = new ColumnVector.Longs(valSchema.type(c - k.length), trim(cols[c], n), null, n);
       }
     }
-    return new Batch(newId(), keySchema, valSchema, description, k, v, java.util.Arrays.copyOf(times, n),
-        java.util.Arrays.copyOf(diffs, n), n);
+    return new Batch(newId(), keySchema, valSchema, description, k, v, trim(times, n), trim(diffs, n), n);
+  }
+
+  /** {@code a} when it holds exactly {@code n} entries, else a copy of its first {@code n}. */
+  private static long[] trim(long[] a, int n) {
+    return a.length == n ? a : java.util.Arrays.copyOf(a, n);
   }
 
   private static long[][] longColumns(ColumnVector[] keys, ColumnVector[] vals) {
@@ -193,19 +197,34 @@ public final class Batch {
     if (n < 2) {
       return perm;
     }
-    if (allLongsWithoutNulls(keys)) {
-      // by key alone (radix), then each run of equal keys by (val, time): runs are short in the
-      // common case (a key changes once or twice a tick), so this saves the val columns' passes
-      int[] cur = perm;
+    if (keys.length > 0 && allLongsWithoutNulls(keys)) {
+      // by the first key column alone (radix), then each run of equal first columns by (key, val,
+      // time): runs are short in the common case (a key changes once or twice a tick; a
+      // whole-row key such as a join's output starts with the join key), so this saves the
+      // passes over the other key and the val columns
       int[] other = new int[n];
-      for (int c = keys.length - 1; c >= 0; c--) {
-        int[] next = KeySort.radixPasses(((ColumnVector.Longs) keys[c]).longs(), false, cur, other, n);
-        other = next == cur ? other : cur;
-        cur = next;
+      int[] cur = KeySort.radixPasses(((ColumnVector.Longs) keys[0]).longs(), false, perm, other, n);
+      if (cur != perm) {
+        other = perm;
       }
-      if (sortRunsOfEqualKeys(cur, n)) {
+      if (sortRuns(cur, n, true)) {
         return cur;
       }
+      if (keys.length > 1) {
+        // long runs of the first column: by the whole key (radix), then runs of equal keys
+        for (int i = 0; i < n; i++) {
+          cur[i] = i;
+        }
+        for (int c = keys.length - 1; c >= 0; c--) {
+          int[] next = KeySort.radixPasses(((ColumnVector.Longs) keys[c]).longs(), false, cur, other, n);
+          other = next == cur ? other : cur;
+          cur = next;
+        }
+        if (sortRuns(cur, n, false)) {
+          return cur;
+        }
+      }
+      perm = cur;
       for (int i = 0; i < n; i++) {
         perm[i] = i; // long runs: sort whole entries below instead
       }
@@ -235,16 +254,25 @@ public final class Batch {
   private static final int MAX_INSERTION_RUN = 32;
 
   /**
-   * Sorts each run of equal keys in {@code perm[0..n)} (already ordered by key, stably) by (val,
-   * time) with a stable insertion sort; false, leaving {@code perm} partly sorted, as soon as a
-   * run is longer than {@value #MAX_INSERTION_RUN}.
+   * Sorts each run of equal keys (or, {@code firstColumn}, of equal first key columns) in {@code
+   * perm[0..n)}, already ordered by that stably, by (key, val, time) with a stable insertion
+   * sort; false, leaving {@code perm} partly sorted, as soon as a run is longer than {@value
+   * #MAX_INSERTION_RUN}. Requires all-long key columns without NULLs.
    */
-  private boolean sortRunsOfEqualKeys(int[] perm, int n) {
+  private boolean sortRuns(int[] perm, int n, boolean firstColumn) {
+    long[] k0 = ((ColumnVector.Longs) keys[0]).longs();
     int i = 0;
     while (i < n) {
       int j = i + 1;
-      while (j < n && compareKey(perm[i], this, perm[j]) == 0) {
-        j++;
+      if (firstColumn) {
+        long k = k0[perm[i]];
+        while (j < n && k0[perm[j]] == k) {
+          j++;
+        }
+      } else {
+        while (j < n && compareKey(perm[i], this, perm[j]) == 0) {
+          j++;
+        }
       }
       if (j - i > MAX_INSERTION_RUN) {
         return false;
@@ -381,6 +409,25 @@ public final class Batch {
     return 0;
   }
 
+  /**
+   * Whether entry {@code i} holds the values of {@code row}: key column c equal to {@code
+   * row.get(keyPos[c])} and value column c to {@code row.get(valPos[c])}, in {@link Row#equals}'s
+   * sense (both are {@link Row#compareTo} equality).
+   */
+  public boolean entryEquals(int i, Row row, int[] keyPos, int[] valPos) {
+    for (int c = 0; c < keyPos.length; c++) {
+      if (keys[c].compareTo(i, row.get(keyPos[c])) != 0) {
+        return false;
+      }
+    }
+    for (int c = 0; c < valPos.length; c++) {
+      if (vals[c].compareTo(i, row.get(valPos[c])) != 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** Compares (key, val) of entry {@code i} with (key, val) of entry {@code j} of {@code other}. */
   public int compareKeyVal(int i, Batch other, int j) {
     if (longCols != null && other.longCols != null) {
@@ -419,7 +466,7 @@ public final class Batch {
    */
   public int seekKey(Row key, int from) {
     if (keys.length == 1 && longCols != null && key.get(0) instanceof Long k) {
-      return seekLong(longCols[0], k, from);
+      return seekLong(longCols[0], size, k, from);
     }
     int lo = from;
     if (lo >= size || compareKey(lo, key) >= 0) {
@@ -456,7 +503,7 @@ public final class Batch {
       throw new IllegalStateException("Cannot seek a long key in " + this + ": it has " + keys.length + " key columns");
     }
     if (keys[0] instanceof ColumnVector.Longs l && l.nulls == null) {
-      return seekLong(l.longs(), key, from);
+      return seekLong(l.longs(), size, key, from);
     }
     return seekKey(Row.of(key), from);
   }
@@ -466,7 +513,8 @@ public final class Batch {
     return keys[0] instanceof ColumnVector.Longs l && !l.isNull(i) && l.getLong(i) == key;
   }
 
-  private int seekLong(long[] col, long key, int from) {
+  /** The first index in {@code [from, size)} with {@code col[i] >= key} (or {@code size}), galloping from {@code from}. */
+  static int seekLong(long[] col, int size, long key, int from) {
     int lo = from;
     if (lo >= size || col[lo] >= key) {
       return lo;
@@ -628,6 +676,7 @@ public final class Batch {
       }
     }
 
+    /** The batch of the entries appended (arrays exactly full are used, not copied). The builder must not be used afterwards. */
     public Batch build(Description description) {
       return build(newId(), description);
     }
@@ -648,8 +697,8 @@ public final class Batch {
           description,
           k,
           v,
-          java.util.Arrays.copyOf(times, size),
-          java.util.Arrays.copyOf(diffs, size),
+          trim(times, size),
+          trim(diffs, size),
           size);
     }
   }

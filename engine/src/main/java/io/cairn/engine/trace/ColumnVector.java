@@ -362,13 +362,32 @@ public abstract sealed class ColumnVector
       }
     }
 
+    /**
+     * The vector of the values appended, trimmed to their number (the array itself when it is
+     * exactly full: no copy). The builder must not be used afterwards.
+     */
     public ColumnVector build() {
       BitSet n = nulls == null || nulls.isEmpty() ? null : nulls;
       return switch (type) {
-        case BIGINT, TIMESTAMP -> new Longs(type, Arrays.copyOf(longs, size), n, size);
-        case DOUBLE -> new Doubles(Arrays.copyOf(doubles, size), n, size);
-        case TEXT -> new Texts(Arrays.copyOf(texts, size), size);
-        case BOOLEAN, NULL -> new Booleans(type, Arrays.copyOf(booleans, size), n, size);
+        case BIGINT, TIMESTAMP -> new Longs(type, longs.length == size ? longs : Arrays.copyOf(longs, size), n, size);
+        case DOUBLE -> new Doubles(doubles.length == size ? doubles : Arrays.copyOf(doubles, size), n, size);
+        case TEXT -> new Texts(texts.length == size ? texts : Arrays.copyOf(texts, size), size);
+        case BOOLEAN, NULL -> new Booleans(type, booleans.length == size ? booleans : Arrays.copyOf(booleans, size), n, size);
+      };
+    }
+
+    /**
+     * A vector over the builder's arrays as they are, not trimmed (entries {@code [0, size())};
+     * {@link ColumnVector#heapBytes} counts the whole array): for a transient use, such as the
+     * staged updates a seal sorts. The builder must not be used afterwards.
+     */
+    ColumnVector buildUntrimmed() {
+      BitSet n = nulls == null || nulls.isEmpty() ? null : nulls;
+      return switch (type) {
+        case BIGINT, TIMESTAMP -> new Longs(type, longs, n, size);
+        case DOUBLE -> new Doubles(doubles, n, size);
+        case TEXT -> new Texts(texts, size);
+        case BOOLEAN, NULL -> new Booleans(type, booleans, n, size);
       };
     }
   }

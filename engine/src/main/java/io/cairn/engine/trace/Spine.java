@@ -246,6 +246,8 @@ public final class Spine {
     private final int[] pos;
     private Row lastKey;
     private long lastLong = Long.MIN_VALUE;
+    /** {@link #longKeyColumns}, computed at the first {@link #forEachLong}. */
+    private long[][] longKeys;
 
     Reader(List<Batch> batches) {
       this.batches = batches;
@@ -288,8 +290,23 @@ public final class Spine {
         java.util.Arrays.fill(pos, 0);
       }
       lastLong = key;
+      long[][] cols = longKeys;
+      if (cols == null) {
+        cols = longKeys = longKeyColumns(batches);
+      }
       for (int b = 0; b < pos.length; b++) {
         Batch batch = batches.get(b);
+        long[] col = cols[b];
+        if (col != null) { // the common case: the key column as a long[] without NULLs
+          int n = batch.size();
+          int i = Batch.seekLong(col, n, key, pos[b]);
+          pos[b] = i;
+          while (i < n && col[i] == key) {
+            sink.entry(batch, i);
+            i++;
+          }
+          continue;
+        }
         int i = batch.seekLongKey(key, pos[b]);
         pos[b] = i;
         while (i < batch.size() && batch.keyIsLong(i, key)) {
@@ -297,6 +314,18 @@ public final class Spine {
           i++;
         }
       }
+    }
+
+    /** Per batch: its single key column as a {@code long[]} when it is BIGINT/TIMESTAMP without NULLs, else null. */
+    private static long[][] longKeyColumns(List<Batch> batches) {
+      long[][] out = new long[batches.size()][];
+      for (int b = 0; b < out.length; b++) {
+        Batch batch = batches.get(b);
+        if (batch.keySchema().size() == 1 && batch.keyColumn(0) instanceof ColumnVector.Longs l && l.nulls == null) {
+          out[b] = l.longs();
+        }
+      }
+      return out;
     }
   }
 }

@@ -130,11 +130,11 @@ public final class UpdateBuffer {
   public Batch seal(Description description) {
     ColumnVector[] k = new ColumnVector[keys.length];
     for (int c = 0; c < k.length; c++) {
-      k[c] = keys[c].build();
+      k[c] = keys[c].buildUntrimmed(); // read once by the seal, then dropped
     }
     ColumnVector[] v = new ColumnVector[vals.length];
     for (int c = 0; c < v.length; c++) {
-      v[c] = vals[c].build();
+      v[c] = vals[c].buildUntrimmed();
     }
     Batch b = Batch.sortAndConsolidate(keySchema, valSchema, k, v, times, diffs, size, description);
     int next = Math.max(16, Math.min(size, 1 << 16));
