@@ -109,7 +109,7 @@ final class SourceIngest {
    * offsets(T)} stay those of the records in tick T. A client that throws here loses what it read
    * ahead and restarts from those offsets; the records of tick T are not touched.
    */
-  long prefetch(java.util.Collection<RunningSource> sources, java.util.function.BooleanSupplier computing) {
+  void prefetch(java.util.Collection<RunningSource> sources, java.util.function.BooleanSupplier computing) {
     List<RunningSource> active = new ArrayList<>();
     for (RunningSource s : sources) {
       if (s.polling() && s.tickPosition != null) {
@@ -140,7 +140,6 @@ final class SourceIngest {
       }
     }
     prefetched += total;
-    return total;
   }
 
   /** Records read ahead so far (all ticks). */
