@@ -7,6 +7,7 @@ import io.cairn.engine.row.Row;
 import io.cairn.recovery.config.CairnConfig;
 import io.cairn.recovery.config.ConfigLoader;
 import io.cairn.recovery.node.Node;
+import io.cairn.recovery.node.RecoveryReport;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -91,6 +92,12 @@ class NodeRecoveryIT {
       assertThat(node.report().rowsLoaded()).isPositive();
       assertThat(node.report().sources().get(0).recordsReplayed()).isZero();
       assertThat(node.engine().peek("by_category")).containsExactlyElementsOf(oracle());
+      // the report splits the recovery into its phases, in order, summing to at most the total
+      RecoveryReport r = node.report();
+      assertThat(r.phaseMillis().keySet())
+          .containsExactly("snapshot load", "catalog to snapshot", "restore", "catalog after snapshot", "seek", "catch-up", "report");
+      assertThat(r.phaseMillis().values().stream().mapToLong(Long::longValue).sum()).isBetween(r.totalMillis() - 4, r.totalMillis() + 4);
+      assertThat(r.toText()).containsPattern("phases: +snapshot load \\d+ ms, catalog to snapshot \\d+ ms");
     }
   }
 

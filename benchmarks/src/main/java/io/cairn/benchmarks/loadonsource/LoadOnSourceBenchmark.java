@@ -306,6 +306,7 @@ public final class LoadOnSourceBenchmark {
     Map<String, Long> pgLoad;
     try (Node node = Node.recover(nodeConfig(s.dir(), List.of()), options)) {
       r = node.report();
+      LOG.info("Strategy '{}': recovered in {} ms, phases {}", s.name(), r.totalMillis(), r.phaseMillis());
       match = viewsMatch(node.engine(), w);
       if (!match) {
         // Node.recover said caught up, but not everything has arrived: keep ticking, count the time

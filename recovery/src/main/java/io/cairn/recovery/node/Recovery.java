@@ -56,7 +56,9 @@ final class Recovery {
   /** Runs the recovery: load, replay the catalog, init, seek, catch up; returns its report. */
   RecoveryReport run() {
     long t0 = System.nanoTime();
+    Phases phases = new Phases();
     SnapshotStore.Recovered rec = snapshots.loadLatest();
+    phases.end("snapshot load");
     List<RecoveryReport.Fallback> fallbacks = new ArrayList<>();
     rec.rejected().forEach((id, why) -> {
       LOG.warn("Snapshot {} does not verify, falling back: {}", id, why);
@@ -69,6 +71,7 @@ final class Recovery {
     if (rec.found()) {
       long want = rec.manifest().catalogPosition();
       session.replay(want);
+      phases.end("catalog to snapshot");
       if (session.position() < want) {
         throw new io.cairn.engine.catalog.CatalogIntegrityException(session.position(), "Cannot recover: snapshot "
             + rec.info().key() + " includes catalog entries up to " + (want - 1) + ", but the catalog in " + store.describe()
@@ -83,6 +86,7 @@ final class Recovery {
       }
       EngineState st = rec.state();
       restored = engine.restore(st);
+      phases.end("restore");
       engine.dataflows().forEach(d -> inSnapshot.add(d.name()));
       rowsLoaded = st.rows();
       resumeFrom = new LinkedHashMap<>(st.offsets());
@@ -95,6 +99,7 @@ final class Recovery {
     }
     session.replayAll();
     runInit();
+    phases.end("catalog after snapshot");
     if (config.catchUpRateLimit() > 0) {
       for (String s : engine.sourceNames()) {
         engine.setReadRateLimit(s, config.catchUpRateLimit());
@@ -102,9 +107,11 @@ final class Recovery {
     }
     // seek every source now, so that lost offsets or an unreachable source show in this report
     Map<String, Map<String, Long>> before = meters(engine.seekSources());
+    phases.end("seek");
     long c0 = System.nanoTime();
     boolean caughtUp = catchUp();
     long catchUpMillis = (System.nanoTime() - c0) / 1_000_000;
+    phases.end("catch-up");
     if (config.catchUpRateLimit() > 0) {
       for (String s : engine.sourceNames()) {
         engine.setReadRateLimit(s, 0);
@@ -128,6 +135,8 @@ final class Recovery {
           : "snapshot";
       flows.add(new RecoveryReport.DataflowReport(d.name(), d.kind().name(), NodeStatus.displayState(d, statuses), NodeStatus.displayError(d, statuses), from));
     }
+    phases.end("report");
+    long totalMillis = (System.nanoTime() - t0) / 1_000_000;
     long age = rec.found() ? Math.max(0, (options.clock().millis() - rec.info().lastModified().toEpochMilli()) / 1000) : 0;
     return new RecoveryReport(
             rec.found() ? rec.manifest().snapshotId() : null,
@@ -141,7 +150,8 @@ final class Recovery {
             rec.loadMillis(),
             catchUpMillis,
             caughtUp,
-            (System.nanoTime() - t0) / 1_000_000,
+            totalMillis,
+            phases.millis(),
             sources,
             flows);
   }
@@ -195,6 +205,24 @@ final class Recovery {
           return false;
         }
       }
+    }
+  }
+
+  /** Wall time per phase of a recovery, in the order they ran (each phase ends where the next begins). */
+  private static final class Phases {
+    private final Map<String, Long> nanos = new LinkedHashMap<>();
+    private long last = System.nanoTime();
+
+    void end(String phase) {
+      long now = System.nanoTime();
+      nanos.merge(phase, now - last, Long::sum);
+      last = now;
+    }
+
+    Map<String, Long> millis() {
+      Map<String, Long> out = new LinkedHashMap<>();
+      nanos.forEach((k, v) -> out.put(k, Math.round(v / 1e6)));
+      return out;
     }
   }
 

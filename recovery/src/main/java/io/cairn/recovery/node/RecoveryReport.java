@@ -12,6 +12,14 @@ import java.util.Map;
  * source was replayed from its beginning), fallbacks taken past snapshots that did not verify,
  * state loaded, records replayed per source during catch-up and each source's load meter for the
  * recovery. Rendered as text for people and JSON for machines.
+ *
+ * <p>{@code phaseMillis} splits {@code totalMillis} into the recovery's phases, in the order they
+ * ran: {@code snapshot load} (list, download, verify and decode the newest valid snapshot,
+ * fallbacks included), {@code catalog to snapshot} (replay the catalog up to the snapshot's
+ * position: create its sources and views), {@code restore} (its batches into the spines), {@code
+ * catalog after snapshot} (later catalog entries and init statements), {@code seek} (open every
+ * source at its offsets), {@code catch-up} (ticks until every source is caught up) and {@code
+ * report}. Phases that did not run (no snapshot) are absent.
  */
 public record RecoveryReport(
     String snapshotId,
@@ -26,6 +34,7 @@ public record RecoveryReport(
     long catchUpMillis,
     boolean caughtUp,
     long totalMillis,
+    Map<String, Long> phaseMillis,
     List<SourceReport> sources,
     List<DataflowReport> dataflows) {
   /** One JSON mapper for the node's documents (thread-safe once configured), not one per call. */
@@ -34,6 +43,7 @@ public record RecoveryReport(
 
   public RecoveryReport {
     fallbacks = List.copyOf(fallbacks);
+    phaseMillis = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(phaseMillis));
     sources = List.copyOf(sources);
     dataflows = List.copyOf(dataflows);
   }
@@ -93,6 +103,11 @@ public record RecoveryReport(
     sb.append(String.format(Locale.ROOT, "  state loaded:    %,d rows, %,d bytes in %d ms%n", rowsLoaded, bytesLoaded, loadMillis));
     sb.append(String.format(Locale.ROOT, "  catch-up:        %d ms%s%n", catchUpMillis, caughtUp ? "" : " (not caught up yet)"));
     sb.append(String.format(Locale.ROOT, "  total:           %d ms%n", totalMillis));
+    if (!phaseMillis.isEmpty()) {
+      StringBuilder p = new StringBuilder();
+      phaseMillis.forEach((k, v) -> p.append(p.length() == 0 ? "" : ", ").append(k).append(' ').append(v).append(" ms"));
+      sb.append("  phases:          ").append(p).append('\n');
+    }
     for (SourceReport s : sources) {
       sb.append(String.format(Locale.ROOT, "  source %-10s resumed from %s, replayed %,d records, load %s%n",
           s.name(), s.resumedFrom().isEmpty() ? "the beginning" : s.resumedFrom(), s.recordsReplayed(), s.load()));

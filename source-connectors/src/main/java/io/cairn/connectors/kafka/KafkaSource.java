@@ -200,6 +200,9 @@ final class KafkaSource implements Source {
     }
     List<Future<RecordMetadata>> deadLetters = new ArrayList<>();
     int delivered = 0;
+    // records come in runs of one partition: the partition's next offset is stored once per run
+    int runPartition = -1;
+    long runNext = 0;
     try {
       while (delivered < allowed && !pending.isEmpty()) {
         ConsumerRecord<byte[], byte[]> r = pending.peek();
@@ -216,10 +219,19 @@ final class KafkaSource implements Source {
           out.upsert(change.key(), change.row());
         }
         pending.poll();
-        next.put(r.partition(), r.offset() + 1);
+        if (r.partition() != runPartition) {
+          if (runPartition >= 0) {
+            next.put(runPartition, runNext);
+          }
+          runPartition = r.partition();
+        }
+        runNext = r.offset() + 1;
         delivered++;
       }
     } finally {
+      if (runPartition >= 0) {
+        next.put(runPartition, runNext);
+      }
       meter.delivered.addAndGet(delivered);
       rateLimiter.consumed(delivered);
       if (!deadLetters.isEmpty()) {
