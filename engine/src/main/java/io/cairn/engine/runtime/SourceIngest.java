@@ -51,6 +51,9 @@ final class SourceIngest {
   private boolean backlog;
   private long prefetched;
 
+  /** How long a read-ahead round waits per source for records when the last round found none. */
+  static final Duration READ_AHEAD_WAIT = Duration.ofMillis(2);
+
   SourceIngest(TickPolicy policy, Secrets secrets, RestartStrategy restarts, Clock clock) {
     this.policy = policy;
     this.secrets = secrets;
@@ -103,9 +106,11 @@ final class SourceIngest {
 
   /**
    * Reads ahead for the next tick while the open one computes on other threads: polls every
-   * source that took part in this tick into its {@link Prefetch}, without waiting for records,
-   * until {@code computing} turns false, a round finds nothing, or the next tick's record budget
-   * is read. Positions were taken when this tick's reading ended ({@link #poll}), so {@code
+   * source that took part in this tick into its {@link Prefetch} until {@code computing} turns
+   * false or the next tick's record budget is read. A round that finds nothing ready does not end
+   * the reading: the next round waits up to {@link #READ_AHEAD_WAIT} per source (a Kafka client
+   * returns nothing while its next fetch is in flight), so records that arrive while the tick
+   * computes are read then, not after it. Positions were taken when this tick's reading ended ({@link #poll}), so {@code
    * offsets(T)} stay those of the records in tick T. A client that throws here loses what it read
    * ahead and restarts from those offsets; the records of tick T are not touched.
    */
@@ -117,15 +122,18 @@ final class SourceIngest {
       }
     }
     long total = 0;
-    while (computing.getAsBoolean() && total < policy.maxRecords() && !active.isEmpty()) {
+    Duration wait = Duration.ZERO;
+    while (computing.getAsBoolean() && total < policy.maxRecords()) {
       long round = 0;
+      int polled = 0;
       for (RunningSource s : active) {
         if (!s.polling()) {
           continue;
         }
+        polled++;
         int want = (int) Math.min(Integer.MAX_VALUE, policy.maxRecords() - total);
         try {
-          int n = s.source.poll(s.prefetch, want, Duration.ZERO);
+          int n = s.source.poll(s.prefetch, want, wait);
           round += n;
           total += n;
         } catch (RuntimeException e) {
@@ -135,9 +143,10 @@ final class SourceIngest {
           break;
         }
       }
-      if (round == 0) {
-        break;
+      if (polled == 0) {
+        break; // every source failed while reading ahead
       }
+      wait = round == 0 ? READ_AHEAD_WAIT : Duration.ZERO;
     }
     prefetched += total;
   }
