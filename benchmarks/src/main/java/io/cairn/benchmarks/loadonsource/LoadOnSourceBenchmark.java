@@ -304,9 +304,10 @@ public final class LoadOnSourceBenchmark {
     long extraMillis = 0;
     Map<String, Long> kafka;
     Map<String, Long> pgLoad;
+    CpuSplit cpu = CpuSplit.start();
     try (Node node = Node.recover(nodeConfig(s.dir(), List.of()), options)) {
       r = node.report();
-      LOG.info("Strategy '{}': recovered in {} ms, phases {}", s.name(), r.totalMillis(), r.phaseMillis());
+      LOG.info("Strategy '{}': recovered in {} ms, phases {}; CPU ms {}", s.name(), r.totalMillis(), r.phaseMillis(), cpu.end());
       match = viewsMatch(node.engine(), w);
       if (!match) {
         // Node.recover said caught up, but not everything has arrived: keep ticking, count the time
