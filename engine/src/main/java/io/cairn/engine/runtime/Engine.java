@@ -107,6 +107,8 @@ public final class Engine implements AutoCloseable {
   private final boolean readAhead;
   /** Runs a tick's computation while the ticking thread reads ahead (only then; see {@link #runTick}). */
   private final java.util.concurrent.ExecutorService compute;
+  /** The sources, readable without the engine lock (which a tick blocked in a source holds): for {@link #stop()}. */
+  private final java.util.Set<RunningSource> wakeable = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
   private Engine(Builder b) {
     this.shards = b.workers;
@@ -236,7 +238,9 @@ public final class Engine implements AutoCloseable {
       }
       Dataflow d = Dataflow.source(id, def.name(), schema, pk, shards);
       dataflows.put(def.name(), d);
-      sources.put(def.name(), new RunningSource(def.name(), c, valid, s, d));
+      RunningSource running = new RunningSource(def.name(), c, valid, s, d);
+      sources.put(def.name(), running);
+      wakeable.add(running);
       driver.wake(); // an idle driver picks the new source up now
       LOG.info("Created source {} (dataflow {}, connector {})", def.name(), id, def.connector());
     } finally {
@@ -293,6 +297,9 @@ public final class Engine implements AutoCloseable {
       }
       dataflows.remove(name);
       RunningSource s = sources.remove(name);
+      if (s != null) {
+        wakeable.remove(s);
+      }
       if (s != null) {
         s.dropped = true;
         // the client belongs to the ticking thread: close it here only when no tick runs
@@ -539,6 +546,18 @@ public final class Engine implements AutoCloseable {
 
   /** Stops the driver thread after its current tick. */
   public void stop() {
+    driver.stopping();
+    // a tick blocked in a source (a broker gone: calls wait out their request timeouts) ends now
+    for (RunningSource s : wakeable) {
+      Source src = s.source;
+      if (src != null) {
+        try {
+          src.wakeup();
+        } catch (RuntimeException e) {
+          LOG.debug("Waking source {} up failed: {}", s.name, e.toString());
+        }
+      }
+    }
     driver.stop();
   }
 
@@ -768,6 +787,7 @@ public final class Engine implements AutoCloseable {
       }
       ingest.closeDropped();
       sources.clear();
+      wakeable.clear();
       dataflows.clear();
       ingest.clearStatuses();
     } finally {

@@ -20,7 +20,7 @@ final class RunningSource implements SourceOutput {
   final SourceDefinition definition;
   final SourceOp op;
   final Dataflow dataflow;
-  Source source;
+  volatile Source source; // volatile: Engine.stop() wakes it up from another thread
   boolean open = true;
   boolean seeked;
   /** offsets(T) of the last closed tick: the position the source's state is at (also set by restore). */

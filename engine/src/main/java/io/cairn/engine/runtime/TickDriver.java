@@ -73,6 +73,11 @@ final class TickDriver {
     }
   }
 
+  /** Lets the current tick be the last one (any thread; {@link #stop()} then waits for it). */
+  void stopping() {
+    running = false;
+  }
+
   synchronized void stop() {
     running = false;
     Thread t = thread;

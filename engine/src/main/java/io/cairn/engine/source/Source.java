@@ -62,6 +62,15 @@ public interface Source extends AutoCloseable {
   /** This source's load meter. */
   LoadMeter meter();
 
+  /**
+   * Asks a blocking call in progress on the owning thread ({@code poll}, {@code seek}, {@code
+   * caughtUp}) to return soon by throwing; the only method another thread may call, and only
+   * when the engine stops (the source is closed next, never used again). A call that starts
+   * after it may throw too. The default does nothing: such a source's calls end by their own
+   * timeouts.
+   */
+  default void wakeup() {}
+
   @Override
   void close();
 }

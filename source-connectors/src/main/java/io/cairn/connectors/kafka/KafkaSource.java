@@ -395,6 +395,12 @@ final class KafkaSource implements Source {
     return meter;
   }
 
+  /** The engine stops: a blocking consumer call in progress (a poll, an end-offsets look-up) throws now. */
+  @Override
+  public void wakeup() {
+    consumer.wakeup();
+  }
+
   @Override
   public void close() {
     if (closed) {
