@@ -81,11 +81,19 @@ import software.amazon.awssdk.services.s3.model.UploadPartResponse;
  *       executor (a semaphore bounds the memory). Any failure waits for the parts in flight, then
  *       aborts the upload, so no object becomes visible and no parts are left behind.
  *   <li>{@link #openWrite} streams an object of unknown length: the producer's bytes fill a part
- *       in 256 KiB chunks; while it is at most one part ({@code partSizeBytes}) it goes in one PUT
- *       at commit, else a multipart upload starts and each full part is uploaded on the executor
- *       while the next fills. Parts in flight across all streaming writes of this store are
- *       bounded by {@code multipartParallelism} (a store-wide semaphore), so their memory is at
- *       most {@code (multipartParallelism + open writes) * partSizeBytes}. The part size doubles
+ *       in 256 KiB chunks. An object that ends within the multipart threshold rounded up to whole
+ *       parts ({@code ceil(multipartThresholdBytes / partSizeBytes)} parts: 2, so 16 MiB, with the
+ *       defaults) goes in one PUT at commit, as {@link #put(String, InputStream, long)} sends an
+ *       object below the threshold: its full parts are held back until then, each taking a permit
+ *       of the semaphore below as if it were in flight (without waiting: if none is free, or the
+ *       object outgrows the threshold, the multipart upload starts). A larger object goes in a
+ *       multipart upload: the held parts are uploaded first, then each full part on the executor
+ *       while the next fills. Parts in flight or held across all streaming writes of this store
+ *       are bounded by {@code multipartParallelism} (a store-wide semaphore), so their memory is at
+ *       most {@code (multipartParallelism + open writes) * partSizeBytes}. Held parts take at most
+ *       {@code multipartParallelism - 1} of its permits, so at least one is always free or in an
+ *       upload that finishes on its own: a write waiting for a permit never waits on a writer that
+ *       holds parts back (which may itself wait on its producer). The part size doubles
  *       every 1,000 parts (S3 allows 10,000), so an object of unknown length is not capped at
  *       10,000 parts. Commit waits for the parts and completes the upload; a failure, or a close
  *       without commit, waits for the parts in flight and aborts the upload.
@@ -113,6 +121,8 @@ public final class S3ObjectStore implements ObjectStore {
   private final String keyBase;
   private final ExecutorService uploads;
   private final Semaphore streamingParts;
+  /** Of {@link #streamingParts}, how many may be held back by writes that may still go in one PUT: one fewer, see {@link S3Write}. */
+  private final Semaphore heldParts;
   /** Bytes streaming writes hold in part buffers now, and the most they ever held (see {@link #streamingBufferPeakBytes}). */
   private final AtomicLong streamingBuffered = new AtomicLong();
   private final AtomicLong streamingBufferPeak = new AtomicLong();
@@ -176,6 +186,7 @@ public final class S3ObjectStore implements ObjectStore {
     };
     this.uploads = Executors.newFixedThreadPool(config.multipartParallelism(), factory);
     this.streamingParts = new Semaphore(config.multipartParallelism());
+    this.heldParts = new Semaphore(config.multipartParallelism() - 1);
   }
 
   public S3ObjectStoreConfig config() {
@@ -502,18 +513,32 @@ public final class S3ObjectStore implements ObjectStore {
     }
 
     String md5() {
+      return md5(List.of(this));
+    }
+
+    RequestBody body() {
+      return body(List.of(this), size);
+    }
+
+    /** The base64 MD5 of the bytes of {@code parts} one after the other. */
+    static String md5(List<Chunks> parts) {
       var md5 = StoreSupport.md5();
-      for (int i = 0; i < chunks.size(); i++) {
-        md5.update(chunks.get(i), 0, length(i));
+      for (Chunks p : parts) {
+        for (int i = 0; i < p.chunks.size(); i++) {
+          md5.update(p.chunks.get(i), 0, p.length(i));
+        }
       }
       return Base64.getEncoder().encodeToString(md5.digest());
     }
 
-    RequestBody body() {
+    /** The bytes of {@code parts} one after the other ({@code size} of them), re-readable for retries. */
+    static RequestBody body(List<Chunks> parts, long size) {
       return RequestBody.fromContentProvider(() -> {
-        List<InputStream> streams = new ArrayList<>(chunks.size());
-        for (int i = 0; i < chunks.size(); i++) {
-          streams.add(new java.io.ByteArrayInputStream(chunks.get(i), 0, length(i)));
+        List<InputStream> streams = new ArrayList<>();
+        for (Chunks p : parts) {
+          for (int i = 0; i < p.chunks.size(); i++) {
+            streams.add(new java.io.ByteArrayInputStream(p.chunks.get(i), 0, p.length(i)));
+          }
         }
         return new java.io.SequenceInputStream(java.util.Collections.enumeration(streams));
       }, size, "application/octet-stream");
@@ -527,6 +552,8 @@ public final class S3ObjectStore implements ObjectStore {
     private final boolean crc = config.checksumMode() == ChecksumMode.WHEN_SUPPORTED;
     private final List<Future<CompletedPart>> futures = new ArrayList<>();
     private final java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+    /** Full parts held back while the object may still go in one PUT; each holds a permit of streamingParts and of heldParts. */
+    private final List<Chunks> held = new ArrayList<>();
     private Chunks current = new Chunks();
     private String uploadId;
     private long size;
@@ -555,7 +582,9 @@ public final class S3ObjectStore implements ObjectStore {
       }
       while (len > 0) {
         if (current.size() >= partLimit()) {
-          sendPart();
+          if (!holdPart()) {
+            sendPart();
+          }
         }
         int n = (int) Math.min(len, partLimit() - current.size());
         current.write(b, off, n);
@@ -563,6 +592,38 @@ public final class S3ObjectStore implements ObjectStore {
         len -= n;
         size += n;
       }
+    }
+
+    /**
+     * Holds the full current part back instead of uploading it, if the object may still go in one
+     * PUT (no upload started, fewer than {@code ceil(threshold / part size) - 1} parts held) and
+     * permits are free without waiting; false otherwise.
+     */
+    private boolean holdPart() {
+      long partsInOnePut = (config.multipartThresholdBytes() + config.partSizeBytes() - 1) / config.partSizeBytes();
+      if (uploadId != null || held.size() + 1 >= partsInOnePut) {
+        return false;
+      }
+      if (!heldParts.tryAcquire()) {
+        return false;
+      }
+      if (!streamingParts.tryAcquire()) {
+        heldParts.release();
+        return false;
+      }
+      held.add(current);
+      current = new Chunks();
+      return true;
+    }
+
+    /** Releases the parts held back and their permits (sent in one PUT, or the write was given up). */
+    private void releaseHeld() {
+      for (Chunks part : held) {
+        part.release();
+        streamingParts.release();
+        heldParts.release();
+      }
+      held.clear();
     }
 
     private void sendPart() throws IOException {
@@ -573,6 +634,12 @@ public final class S3ObjectStore implements ObjectStore {
       if (uploadId == null) {
         uploadId = createMultipart(key, full);
         LOG.debug("Streaming {} to {} in a multipart upload, upload {}", key, name, uploadId);
+        // the parts held back go first, with the permits they hold
+        while (!held.isEmpty()) {
+          Chunks part = held.remove(0);
+          heldParts.release();
+          submitPart(part);
+        }
       }
       try {
         streamingParts.acquire();
@@ -582,6 +649,11 @@ public final class S3ObjectStore implements ObjectStore {
       }
       Chunks part = current;
       current = new Chunks();
+      submitPart(part);
+    }
+
+    /** Uploads {@code part} as the next part on the executor; it holds a permit of streamingParts, released when the upload ends. */
+    private void submitPart(Chunks part) {
       int number = futures.size() + 1;
       String id = uploadId;
       try {
@@ -615,12 +687,15 @@ public final class S3ObjectStore implements ObjectStore {
       }
       if (uploadId == null) {
         done = true;
+        List<Chunks> parts = new ArrayList<>(held);
+        parts.add(current);
         Chunks body = current;
         current = null;
         try {
-          putSingle(key, full, body.size(), body.md5(), body.body(), false);
+          putSingle(key, full, size, Chunks.md5(parts), Chunks.body(parts, size), false);
         } finally {
           body.release();
+          releaseHeld();
         }
         return;
       }
@@ -673,6 +748,7 @@ public final class S3ObjectStore implements ObjectStore {
         current.release();
       }
       current = null;
+      releaseHeld();
       if (uploadId != null) {
         abort(key, full, uploadId, futures);
       }

@@ -25,7 +25,9 @@ import java.util.Set;
  * @param checksumMode when the SDK adds and validates flexible (CRC) checksums: WHEN_SUPPORTED
  *     (AWS default) or WHEN_REQUIRED (for servers that reject trailer checksums). Independently,
  *     every upload carries a Content-MD5 the server verifies.
- * @param multipartThresholdBytes objects of at least this size are uploaded in parts
+ * @param multipartThresholdBytes objects of at least this size are uploaded in parts; a streaming
+ *     write ({@code S3ObjectStore.openWrite}) of unknown length goes in one PUT if it ends within
+ *     this size rounded up to whole parts
  * @param partSizeBytes size of each part (5 MiB, S3's minimum, to 1 GiB); grown automatically
  *     when an object would need more than 10,000 parts
  * @param multipartParallelism parts uploaded at once per object; also bounds the memory of one

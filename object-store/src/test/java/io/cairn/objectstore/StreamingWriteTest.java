@@ -23,8 +23,8 @@ import software.amazon.awssdk.services.s3.model.UploadPartRequest;
 
 /**
  * {@link ObjectStore#openWrite}: objects of unknown length written as produced, through s3proxy
- * (one PUT up to one part, else a multipart upload fed part by part) and a local directory; an
- * abort or a failed part leaves nothing behind.
+ * (one PUT within the multipart threshold rounded up to whole parts, else a multipart upload fed
+ * part by part) and a local directory; an abort or a failed part leaves nothing behind.
  */
 class StreamingWriteTest {
   private static final long PART = 5L << 20; // S3's minimum part size
@@ -124,6 +124,102 @@ class StreamingWriteTest {
       for (int i = 0; i < 2; i++) {
         assertThat(s3.head("big-" + i)).get().extracting(ObjectInfo::size).isEqualTo(size);
       }
+      assertNoUploadsLeft();
+    }
+  }
+
+  /** Streams {@code sizes[i]} bytes to {@code s3} and checks the requests it took, the size and the content. */
+  private void assertStreams(S3ObjectStore s3, long[] sizes, long[] requests) throws IOException {
+    for (int i = 0; i < sizes.length; i++) {
+      String key = "t-" + i;
+      long before = s3.requestAttempts();
+      try (ObjectWrite w = s3.openWrite(key)) {
+        produce(w, 40 + i, sizes[i]);
+        w.commit();
+      }
+      assertThat(s3.requestAttempts() - before).as("requests for %d bytes", sizes[i]).isEqualTo(requests[i]);
+      assertThat(s3.head(key)).get().extracting(ObjectInfo::size).isEqualTo(sizes[i]);
+      try (InputStream in = s3.get(key)) {
+        assertThat(TestData.sha256(in)).as("content of %d bytes", sizes[i]).isEqualTo(TestData.sha256(40 + i, sizes[i]));
+      }
+      assertThat(s3.streamingBufferedBytes()).as("buffers released after %d bytes", sizes[i]).isZero();
+    }
+    assertNoUploadsLeft();
+  }
+
+  /**
+   * With a multipart threshold above the part size, full parts are held back while the object may
+   * still go in one PUT, as {@code put(key, InputStream, length)} sends one below the threshold; past
+   * the threshold rounded up to whole parts, the held parts open the multipart upload in order.
+   */
+  @Test
+  void s3ObjectsWithinTheThresholdGoInOnePutEvenAboveOnePart() throws IOException {
+    try (S3ObjectStore s3 = new S3ObjectStore(server.configFor(bucket).prefix("thr")
+        .multipartThresholdBytes(2 * PART).partSizeBytes(PART).multipartParallelism(2).build())) {
+      assertStreams(s3, new long[] {PART, PART + 1, 2 * PART, 2 * PART + 1, 3 * PART + 7}, new long[] {1, 1, 1, 5, 6});
+    }
+    // 2.5 parts of threshold: up to 3 parts in one PUT, 2 of them held (parallelism 3 lets 2 be held)
+    try (S3ObjectStore s3 = new S3ObjectStore(server.configFor(bucket).prefix("thr3")
+        .multipartThresholdBytes(5 * PART / 2).partSizeBytes(PART).multipartParallelism(3).build())) {
+      assertStreams(s3, new long[] {2 * PART + 1, 3 * PART, 3 * PART + 1}, new long[] {1, 1, 6});
+    }
+  }
+
+  /**
+   * Held parts never take the last permit of {@code multipartParallelism}: with one, nothing is
+   * held and an object above one part is a multipart upload whatever the threshold.
+   */
+  @Test
+  void s3HoldsNoPartBackWhenThatWouldTakeTheLastPermit() throws IOException {
+    try (S3ObjectStore s3 = new S3ObjectStore(server.configFor(bucket).prefix("one")
+        .multipartThresholdBytes(4 * PART).partSizeBytes(PART).multipartParallelism(1).build())) {
+      assertStreams(s3, new long[] {PART, PART + 1, 2 * PART + 5}, new long[] {1, 4, 5});
+    }
+  }
+
+  /**
+   * Memory with parts held back: 4 writes at once, 3 of them within the threshold of 2 parts and one
+   * of 6 parts, hold at most (4 writes + parallelism 2) parts, and every object arrives whole.
+   */
+  @Test
+  void s3HeldPartsStayWithinTheBoundOfOnePartPerWritePlusThePartsInFlight() throws Exception {
+    try (S3ObjectStore s3 = new S3ObjectStore(server.configFor(bucket).prefix("held")
+        .multipartThresholdBytes(2 * PART).partSizeBytes(PART).multipartParallelism(2).build())) {
+      long[] sizes = {2 * PART - 3, 2 * PART - 2, PART + 77, 6 * PART + 5};
+      java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(sizes.length);
+      try {
+        List<java.util.concurrent.Future<?>> writes = new java.util.ArrayList<>();
+        for (int i = 0; i < sizes.length; i++) {
+          int n = i;
+          writes.add(pool.submit(() -> {
+            try (ObjectWrite w = s3.openWrite("held-" + n)) {
+              produce(w, 200 + n, sizes[n]);
+              w.commit();
+            }
+            return null;
+          }));
+        }
+        for (var f : writes) {
+          f.get();
+        }
+      } finally {
+        pool.shutdownNow();
+      }
+      assertThat(s3.streamingBufferPeakBytes()).as("peak bytes in part buffers").isPositive().isLessThanOrEqualTo((sizes.length + 2) * PART);
+      assertThat(s3.streamingBufferedBytes()).as("buffers released after the commits").isZero();
+      for (int i = 0; i < sizes.length; i++) {
+        try (InputStream in = s3.get("held-" + i)) {
+          assertThat(TestData.sha256(in)).as("content of object %d", i).isEqualTo(TestData.sha256(200 + i, sizes[i]));
+        }
+      }
+      assertNoUploadsLeft();
+      // a write closed with a part held back leaves nothing and releases its buffers
+      try (ObjectWrite w = s3.openWrite("abandoned")) {
+        produce(w, 9, PART + 10);
+        assertThat(s3.streamingBufferedBytes()).as("a held part and the part filling").isGreaterThan(PART);
+      }
+      assertThat(s3.streamingBufferedBytes()).isZero();
+      assertThat(s3.head("abandoned")).isEmpty();
       assertNoUploadsLeft();
     }
   }

@@ -69,10 +69,12 @@ import org.slf4j.LoggerFactory;
  *       {@code encodeThreads + 1} encoded row groups held at once across all the files of the
  *       snapshot (a {@link io.cairn.snapshotter.format.RowGroupBudget} shared by them). A store that {@link
  *       ObjectStore#supportsStreamingWrites} (S3, a local directory) receives the encoded bytes as they are
- *       produced: on S3 a file up to one part ({@code s3.multipart.part-size-bytes}, 8 MiB by
- *       default) goes in one PUT, a larger one in a multipart upload whose parts leave while
- *       later row groups encode, with at most {@code s3.multipart.parallelism} parts in flight
- *       store-wide; so upload buffers hold at most {@code (parallelism +
+ *       produced: on S3 a file within {@code s3.multipart.threshold-bytes} rounded up to whole
+ *       parts ({@code s3.multipart.part-size-bytes}; 16 MiB = 2 × 8 MiB by default) goes in one
+ *       PUT (its full parts held back until the end, counted as parts in flight), a larger one in
+ *       a multipart upload whose parts leave while later row groups encode, with at most {@code
+ *       s3.multipart.parallelism} parts in flight or held store-wide; so upload buffers hold at
+ *       most {@code (parallelism +
  *       s3.multipart.parallelism) * part size} (64 MiB with the defaults), whatever the file
  *       sizes. Locally the bytes go to a temporary file of the store, renamed at commit. Any
  *       other store gets a file encoded into memory until it reaches the spill threshold, then

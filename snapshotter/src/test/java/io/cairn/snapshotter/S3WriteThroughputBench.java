@@ -4,8 +4,14 @@ import io.cairn.engine.runtime.ArrangementState;
 import io.cairn.engine.runtime.EngineState;
 import io.cairn.engine.trace.Batch;
 import io.cairn.objectstore.S3ObjectStore;
+import io.cairn.objectstore.S3ObjectStoreConfig;
 import io.cairn.objectstore.testing.S3ProxyServer;
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -17,7 +23,17 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * Issue 14's figure "snapshot write throughput to S3 (s3proxy) ÷ a plain multipart PUT of the same
  * bytes with the same client". Off by default; run with
  * {@code mvn -pl snapshotter -am verify -Dtest=S3WriteThroughputBench -Dsurefire.failIfNoSpecifiedTests=false -Dcairn.bench.s3=true}.
- * Prints one line per run.
+ * Prints one {@code run} line per run and one {@code cpu} line with the CPU each side took: this
+ * JVM's, s3proxy's (the child JVM) and the whole machine's (from {@code /proc/stat}, so other
+ * processes count too), which tells whether a side was bound by the machine's cores.
+ *
+ * <p>The plain side is {@code put(key, InputStream, length)} of each file, as many at once as the
+ * common pool runs: files below {@code s3.multipart.threshold-bytes} (16 MiB by default) go in one
+ * PUT each. With {@code -Dcairn.bench.multipart=true} the same bytes are also put through a store
+ * whose threshold is one part ({@code s3.multipart.part-size-bytes}), so every file above a part
+ * is a multipart upload, and a {@code multipart} line compares the snapshot with that.
+ * {@code -Dcairn.bench.variants=default,rg131072,part16} measures several snapshotter/store settings
+ * alternately in the same JVM (see {@link #measure}).
  */
 @EnabledIfSystemProperty(named = "cairn.bench.s3", matches = "true")
 class S3WriteThroughputBench {
@@ -28,23 +44,55 @@ class S3WriteThroughputBench {
     String bucket = server.createBucket();
     int files = Integer.getInteger("cairn.bench.files", 4);
     int rows = Integer.getInteger("cairn.bench.rows", 1_000_000);
+    boolean multipart = Boolean.getBoolean("cairn.bench.multipart");
     List<ArrangementState> arrangements = new ArrayList<>();
     for (int i = 0; i < files; i++) {
       Batch b = RangedReadTest.random(100 + i, rows);
       arrangements.add(new ArrangementState("a", i, RangedReadTest.KEY, RangedReadTest.VAL, List.of(b), 9));
     }
     EngineState state = new EngineState(8, files, Map.of(), arrangements);
+    List<String> variants = List.of(System.getProperty("cairn.bench.variants", "default").split(","));
     for (int run = 0; run < Integer.getInteger("cairn.bench.runs", 4); run++) {
-      try (S3ObjectStore s3 = new S3ObjectStore(server.configFor(bucket).prefix("bench-" + run).build());
-          Snapshotter s = Snapshotter.builder(s3).build();
+      for (int v = 0; v < variants.size(); v++) {
+        // rotated each run, so that no variant always follows another
+        measure(server, bucket, state, files, run, variants.get((v + run) % variants.size()), multipart);
+      }
+    }
+  }
+
+  /**
+   * One snapshot with the options of {@code variant} ("default", or settings joined by '+':
+   * {@code rgN} rows per row group, {@code partN} part size in MiB, {@code thrN} multipart
+   * threshold in MiB), then the plain PUT of its files.
+   */
+  private static void measure(S3ProxyServer server, String bucket, EngineState state, int files, int run, String variant, boolean multipart) {
+    S3ObjectStoreConfig.Builder cb = server.configFor(bucket).prefix("bench-" + run + "-" + variant);
+    int rowGroupRows = 0;
+    for (String o : variant.split("\\+")) {
+      if (o.startsWith("rg")) {
+        rowGroupRows = Integer.parseInt(o.substring(2));
+      } else if (o.startsWith("part")) {
+        cb.partSizeBytes(Long.parseLong(o.substring(4)) << 20);
+      } else if (o.startsWith("thr")) {
+        cb.multipartThresholdBytes(Long.parseLong(o.substring(3)) << 20);
+      } else if (!o.equals("default")) {
+        throw new IllegalArgumentException("Cannot run variant " + variant + ": unknown setting " + o);
+      }
+    }
+    S3ObjectStoreConfig config = cb.build();
+    try (S3ObjectStore s3 = new S3ObjectStore(config);
+        S3ObjectStore s3parts = new S3ObjectStore(
+            server.configFor(bucket).prefix("bench-" + run + "-" + variant)
+                .partSizeBytes(config.partSizeBytes()).multipartThresholdBytes(config.partSizeBytes()).build())) {
+      Snapshotter.Builder sb = Snapshotter.builder(s3);
+      if (rowGroupRows > 0) {
+        sb.rowGroupRows(rowGroupRows);
+      }
+      try (Snapshotter s = sb.build();
           SnapshotReader reader = new SnapshotReader(s3, "", 1)) {
-        com.sun.management.OperatingSystemMXBean os =
-            (com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean();
-        long c0 = os.getProcessCpuTime();
-        long t0 = System.nanoTime();
+        Cpu c0 = Cpu.now();
         SnapshotResult r = s.snapshot(state, 1);
-        long snapNs = System.nanoTime() - t0;
-        long snapCpu = os.getProcessCpuTime() - c0;
+        Cpu snap = Cpu.now().minus(c0);
         Manifest m = reader.read(reader.list().get(0));
         List<byte[]> contents = new ArrayList<>();
         long bytes = 0;
@@ -53,18 +101,58 @@ class S3WriteThroughputBench {
           contents.add(c);
           bytes += c.length;
         }
-        // the same bytes, the same client: one put(InputStream) per file, in parallel as the snapshotter does
-        long c1 = os.getProcessCpuTime();
-        long t1 = System.nanoTime();
+        // the same bytes, the same client: one put(InputStream) per file, in parallel
+        Cpu c1 = Cpu.now();
         contents.parallelStream().forEach(c -> s3.put("plain/" + System.identityHashCode(c), new ByteArrayInputStream(c), c.length));
-        long putNs = System.nanoTime() - t1;
-        long putCpu = os.getProcessCpuTime() - c1;
-        double snapMBs = bytes / 1e6 / (snapNs / 1e9);
-        double putMBs = bytes / 1e6 / (putNs / 1e9);
-        System.out.printf(Locale.ROOT, "run %d: %d files, %d rows, %d bytes; snapshot %.0f ms (%.1f MB/s), plain multipart PUT %.0f ms "
-            + "(%.1f MB/s); ratio %.2f; this JVM's CPU: snapshot %.0f ms, PUT %.0f ms%n", run, files, r.rows(), bytes, snapNs / 1e6, snapMBs,
-            putNs / 1e6, putMBs, snapMBs / putMBs, snapCpu / 1e6, putCpu / 1e6);
+        Cpu put = Cpu.now().minus(c1);
+        double snapMBs = bytes / 1e6 / (snap.wallNs / 1e9);
+        double putMBs = bytes / 1e6 / (put.wallNs / 1e9);
+        String tag = variant.equals("default") ? "" : " [" + variant + "]";
+        System.out.printf(Locale.ROOT, "run %d%s: %d files, %d rows, %d bytes; snapshot %.0f ms (%.1f MB/s), plain multipart PUT %.0f ms "
+            + "(%.1f MB/s); ratio %.2f; this JVM's CPU: snapshot %.0f ms, PUT %.0f ms%n", run, tag, files, r.rows(), bytes, snap.wallNs / 1e6,
+            snapMBs, put.wallNs / 1e6, putMBs, snapMBs / putMBs, snap.jvmNs / 1e6, put.jvmNs / 1e6);
+        System.out.printf(Locale.ROOT, "cpu %d%s: snapshot %s; PUT %s%n", run, tag, snap, put);
+        if (multipart) {
+          Cpu c2 = Cpu.now();
+          contents.parallelStream().forEach(c -> s3parts.put("parts/" + System.identityHashCode(c), new ByteArrayInputStream(c), c.length));
+          Cpu parts = Cpu.now().minus(c2);
+          System.out.printf(Locale.ROOT, "multipart %d%s: PUT in %d-byte parts %s; ratio %.2f%n", run, tag, config.partSizeBytes(), parts,
+              (double) parts.wallNs / snap.wallNs);
+        }
       }
+    }
+  }
+
+  /** Wall time and CPU time of this JVM, of its child processes (s3proxy), and of the whole machine (busy of total, all cores). */
+  private record Cpu(long wallNs, long jvmNs, long serverNs, long machineBusyMs, long machineTotalMs) {
+    static Cpu now() {
+      var os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+      long server = ProcessHandle.current().children()
+          .mapToLong(p -> p.info().totalCpuDuration().map(Duration::toNanos).orElse(0L)).sum();
+      long busy = 0;
+      long total = 0;
+      try {
+        // cpu user nice system idle iowait irq softirq steal ...: in clock ticks (1/100 s)
+        String[] f = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+        for (int i = 1; i < f.length; i++) {
+          total += Long.parseLong(f[i]);
+        }
+        busy = total - Long.parseLong(f[4]) - Long.parseLong(f[5]);
+      } catch (IOException | RuntimeException e) {
+        // not Linux: no machine figure
+      }
+      return new Cpu(System.nanoTime(), os.getProcessCpuTime(), server, busy * 10, total * 10);
+    }
+
+    Cpu minus(Cpu o) {
+      return new Cpu(wallNs - o.wallNs, jvmNs - o.jvmNs, serverNs - o.serverNs, machineBusyMs - o.machineBusyMs,
+          machineTotalMs - o.machineTotalMs);
+    }
+
+    @Override
+    public String toString() {
+      return String.format(Locale.ROOT, "%.0f ms wall, CPU %.0f ms here + %.0f ms s3proxy, machine busy %d of %d ms", wallNs / 1e6,
+          jvmNs / 1e6, serverNs / 1e6, machineBusyMs, machineTotalMs);
     }
   }
 }
