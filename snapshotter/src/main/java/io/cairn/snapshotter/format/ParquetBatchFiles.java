@@ -177,8 +177,9 @@ public final class ParquetBatchFiles {
   public static Batch read(
       String what, InputFile file, String id, Schema key, Schema val, Description description, long expectedRows) {
     ColumnBatchReader columns;
-    ParquetReadOptions options = ParquetReadOptions.builder(new PlainParquetConfiguration()).build();
-    try (ParquetFileReader r = ParquetFileReader.open(file, options)) {
+    ReadCodecs codecs = new ReadCodecs();
+    ParquetReadOptions options = ParquetReadOptions.builder(new PlainParquetConfiguration()).withCodecFactory(codecs).build();
+    try (codecs; ParquetFileReader r = ParquetFileReader.open(file, options)) {
       MessageType expected = parquetSchema(key, val);
       MessageType actual = r.getFooter().getFileMetaData().getSchema();
       if (!actual.equals(expected)) {
