@@ -65,6 +65,29 @@ class NodeRecoveryIT {
   }
 
   @Test
+  void theCatchUpTimeoutHoldsWhenASourceCallBlocks(@TempDir Path dir) throws IOException {
+    // a source whose calls block (a Kafka broker gone: each call waits out its request timeout)
+    // must not hold `cairn recover --timeout` past its deadline: the sources are woken up then
+    Path f = dir.resolve("cairn.yaml");
+    Files.writeString(f, String.join("\n",
+        "store:",
+        "  uri: \"file://" + dir.resolve("store") + "?create=true\"",
+        "http:",
+        "  port: 0",
+        "init:",
+        "  - \"CREATE SOURCE stuck FROM BLOCKING ()\"",
+        ""));
+    CairnConfig cfg = ConfigLoader.load(f, Map.of());
+    long t0 = System.nanoTime();
+    try (Node node = Node.recover(cfg, Node.Options.defaults().withCatchUpTimeout(java.time.Duration.ofSeconds(2)))) {
+      long millis = (System.nanoTime() - t0) / 1_000_000;
+      assertThat(node.report().caughtUp()).isFalse();
+      assertThat(millis).as("recovery returned soon after its 2 s deadline, not after the source's minute").isLessThan(20_000);
+      assertThat(node.report().dataflows().get(0).state()).isEqualTo("RESTARTING");
+    }
+  }
+
+  @Test
   void noSnapshotMeansFullReplayAndTheReportSaysSo(@TempDir Path dir) throws IOException {
     CairnConfig cfg = config(dir);
     try (Node node = Node.recover(cfg, Node.Options.defaults())) {

@@ -548,6 +548,16 @@ public final class Engine implements AutoCloseable {
   public void stop() {
     driver.stopping();
     // a tick blocked in a source (a broker gone: calls wait out their request timeouts) ends now
+    wakeSources();
+    driver.stop();
+  }
+
+  /**
+   * Wakes every source up ({@link Source#wakeup}): a tick blocked in a source call returns soon,
+   * that source failing (and restarting) as on any error. Any thread; takes no engine lock (a
+   * blocked tick holds it). Used when the engine stops and when a recovery's deadline passes.
+   */
+  public void wakeSources() {
     for (RunningSource s : wakeable) {
       Source src = s.source;
       if (src != null) {
@@ -558,7 +568,6 @@ public final class Engine implements AutoCloseable {
         }
       }
     }
-    driver.stop();
   }
 
   public long lastClosedTick() {

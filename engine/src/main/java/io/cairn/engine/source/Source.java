@@ -64,10 +64,11 @@ public interface Source extends AutoCloseable {
 
   /**
    * Asks a blocking call in progress on the owning thread ({@code poll}, {@code seek}, {@code
-   * caughtUp}) to return soon by throwing; the only method another thread may call, and only
-   * when the engine stops (the source is closed next, never used again). A call that starts
-   * after it may throw too. The default does nothing: such a source's calls end by their own
-   * timeouts.
+   * caughtUp}) to return soon by throwing; the only method another thread may call. The engine
+   * calls it when it stops and when a recovery's deadline passes; a call that throws because of
+   * it is a source failure like any other (the source is closed and restarted). A call that
+   * starts after it may throw too. The default does nothing: such a source's calls end by their
+   * own timeouts.
    */
   default void wakeup() {}
 

@@ -97,6 +97,22 @@ class StopWakesSourcesTest {
   }
 
   @Test
+  void wakingTheSourcesEndsABlockedTickAndTheSourceRestarts() throws Exception {
+    Blocking blocking = new Blocking();
+    try (Engine e = Engine.builder().workers(1).connector(blocking).build()) {
+      e.createSource(0, new SourceDefinition("b", "blocking", Map.of(), null, List.of(), null));
+      Thread ticker = new Thread(e::tick, "test-ticker");
+      ticker.start();
+      assertThat(blocking.inPoll.await(20, TimeUnit.SECONDS)).as("the tick entered the source's poll").isTrue();
+      e.wakeSources();
+      ticker.join(20_000);
+      assertThat(ticker.isAlive()).as("the tick ended once the source was woken up").isFalse();
+      assertThat(e.sourceStatus("b").orElseThrow().state()).isEqualTo(SourceStatus.State.RESTARTING);
+      assertThat(e.sourceStatus("b").orElseThrow().error()).contains("woken up");
+    }
+  }
+
+  @Test
   void stopWakesASourceBlockedInATick() throws Exception {
     Blocking blocking = new Blocking();
     Engine e = Engine.builder().workers(1).connector(blocking).build();

@@ -105,13 +105,26 @@ final class Recovery {
         engine.setReadRateLimit(s, config.catchUpRateLimit());
       }
     }
-    // seek every source now, so that lost offsets or an unreachable source show in this report
-    Map<String, Map<String, Long>> before = meters(engine.seekSources());
-    phases.end("seek");
-    long c0 = System.nanoTime();
-    boolean caughtUp = catchUp();
-    long catchUpMillis = (System.nanoTime() - c0) / 1_000_000;
-    phases.end("catch-up");
+    // the deadline covers seeking and catching up; when it passes, a tick blocked in a source
+    // call (a broker gone: calls wait out their request timeouts) is woken up so that it ends
+    long deadline = options.catchUpTimeout() == null ? Long.MAX_VALUE : System.nanoTime() + options.catchUpTimeout().toNanos();
+    java.util.concurrent.ScheduledExecutorService watchdog = deadlineWatchdog();
+    Map<String, Map<String, Long>> before;
+    boolean caughtUp;
+    long catchUpMillis;
+    try {
+      // seek every source now, so that lost offsets or an unreachable source show in this report
+      before = meters(engine.seekSources());
+      phases.end("seek");
+      long c0 = System.nanoTime();
+      caughtUp = catchUp(deadline);
+      catchUpMillis = (System.nanoTime() - c0) / 1_000_000;
+      phases.end("catch-up");
+    } finally {
+      if (watchdog != null) {
+        watchdog.shutdownNow();
+      }
+    }
     if (config.catchUpRateLimit() > 0) {
       for (String s : engine.sourceNames()) {
         engine.setReadRateLimit(s, 0);
@@ -182,8 +195,24 @@ final class Recovery {
     }
   }
 
-  private boolean catchUp() {
-    long deadline = options.catchUpTimeout() == null ? Long.MAX_VALUE : System.nanoTime() + options.catchUpTimeout().toNanos();
+  /** With a catch-up timeout: a thread that wakes the sources when it passes (null without one). */
+  private java.util.concurrent.ScheduledExecutorService deadlineWatchdog() {
+    if (options.catchUpTimeout() == null) {
+      return null;
+    }
+    java.util.concurrent.ScheduledExecutorService w = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "cairn-recovery-deadline");
+      t.setDaemon(true);
+      return t;
+    });
+    w.schedule(() -> {
+      LOG.warn("Not caught up within {}: waking the sources up", options.catchUpTimeout());
+      engine.wakeSources();
+    }, options.catchUpTimeout().toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+    return w;
+  }
+
+  private boolean catchUp(long deadline) {
     try (CatchUpProgress progress = CatchUpProgress.start(options.progress())) {
       while (true) {
         engine.catchUpTick();
