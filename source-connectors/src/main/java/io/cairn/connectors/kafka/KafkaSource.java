@@ -91,6 +91,10 @@ final class KafkaSource implements Source {
   private boolean closed;
   private KafkaSourceException failure;
   private Admin admin;
+  /** Set by {@link #wakeup()} (another thread): admin calls of this source fail fast from then on. */
+  private volatile boolean woken;
+  /** The admin call the owning thread waits for, if any: {@link #wakeup()} cancels it. */
+  private volatile org.apache.kafka.common.KafkaFuture<?> waitingFor;
   private KafkaProducer<byte[], byte[]> deadLetterProducer;
 
   KafkaSource(SourceDefinition definition, KafkaSourceConfig config, LongSupplier nanoTime, RateLimiter.Sleeper sleeper) {
@@ -398,7 +402,12 @@ final class KafkaSource implements Source {
   /** The engine stops: a blocking consumer call in progress (a poll, an end-offsets look-up) throws now. */
   @Override
   public void wakeup() {
+    woken = true;
     consumer.wakeup();
+    org.apache.kafka.common.KafkaFuture<?> f = waitingFor;
+    if (f != null) {
+      f.cancel(true);
+    }
   }
 
   @Override
@@ -485,10 +494,17 @@ final class KafkaSource implements Source {
 
   private int describePartitionCount(Duration timeout) {
     meter.metadataRequests.incrementAndGet();
+    org.apache.kafka.common.KafkaFuture<Map<String, TopicDescription>> call = admin().describeTopics(List.of(topic)).allTopicNames();
+    waitingFor = call;
     try {
-      TopicDescription d = admin().describeTopics(List.of(topic)).allTopicNames()
-          .get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(topic);
+      if (woken) {
+        call.cancel(true); // woken before the call was published: do not wait for it
+      }
+      TopicDescription d = call.get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(topic);
       return d.partitions().size();
+    } catch (java.util.concurrent.CancellationException e) {
+      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': describing topic '" + topic
+          + "' was given up (the source was woken up: the engine is stopping or a deadline passed)", e);
     } catch (ExecutionException e) {
       if (e.getCause() instanceof UnknownTopicOrPartitionException) {
         throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': topic '" + topic
@@ -502,6 +518,8 @@ final class KafkaSource implements Source {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': interrupted", e);
+    } finally {
+      waitingFor = null;
     }
   }
 

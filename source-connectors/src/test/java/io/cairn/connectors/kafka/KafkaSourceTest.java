@@ -485,6 +485,36 @@ class KafkaSourceTest {
   }
 
   @Test
+  void wakeupEndsASeekWaitingForABrokerThatIsDown() throws Exception {
+    // nothing listens on this port: the seek's metadata call would wait out its request timeout
+    int port;
+    try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      port = free.getLocalPort();
+    }
+    Map<String, String> o = new HashMap<>();
+    o.put("brokers", "127.0.0.1:" + port);
+    o.put("topic", "orders");
+    o.put("request-timeout-ms", "60000");
+    try (Source s = open(new SourceDefinition("src_down", "kafka", o, SCHEMA, List.of(), Envelope.NONE))) {
+      Thread waker = new Thread(() -> {
+        try {
+          Thread.sleep(1500);
+        } catch (InterruptedException e) {
+          return;
+        }
+        s.wakeup();
+      });
+      waker.start();
+      long t0 = System.nanoTime();
+      assertThatThrownBy(() -> s.seek(SourceOffsets.EMPTY)).isInstanceOf(KafkaSourceException.class)
+          .hasMessageContaining("woken up");
+      long millis = (System.nanoTime() - t0) / 1_000_000;
+      assertThat(millis).as("the seek ended when woken up, not after its 60 s timeout").isLessThan(20_000);
+      waker.join();
+    }
+  }
+
+  @Test
   void missingTopicIsAClearError() {
     try (Source s = open(def("no-such-topic-" + System.nanoTime(), Envelope.NONE, Map.of()))) {
       assertThatThrownBy(() -> s.seek(SourceOffsets.EMPTY)).isInstanceOf(KafkaSourceException.class)
