@@ -547,6 +547,7 @@ public final class Engine implements AutoCloseable {
   /** Stops the driver thread after its current tick. */
   public void stop() {
     driver.stopping();
+    ingest.stopping = true;
     // a tick blocked in a source (a broker gone: calls wait out their request timeouts) ends now
     wakeSources();
     driver.stop();

@@ -49,6 +49,8 @@ final class SourceIngest {
   private volatile Map<String, SourceStatus> statuses = Map.of();
   private volatile boolean lastTickIdle;
   private boolean backlog;
+  /** Set when the engine stops (any thread): a source error from then on is the wake-up's doing. */
+  volatile boolean stopping;
   private long prefetched;
 
   /** How long a read-ahead round waits per source for records when the last round found none. */
@@ -248,6 +250,13 @@ final class SourceIngest {
       s.attempts = 0; // it had been running steadily: start the backoff over
     }
     String msg = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+    if (stopping) {
+      // the engine woke its sources up to stop: an ended call, not a failure worth a stack trace
+      s.state = SourceStatus.State.RESTARTING;
+      s.error = msg;
+      LOG.info("Source {} stopped during {}: {}", s.name, during, msg);
+      return;
+    }
     int next = s.attempts + 1;
     if (SourceException.isRetriable(e) && restarts.allows(next)) {
       Duration wait = restarts.backoff(next, jitter.nextDouble());
