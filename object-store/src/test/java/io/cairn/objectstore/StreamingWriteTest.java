@@ -44,6 +44,29 @@ class StreamingWriteTest {
   }
 
   /** Writes {@code length} seeded bytes in writes of random sizes (1 byte to 300 KiB). */
+  /** Streams objects {@code prefix + i} of {@code sizes[i]} bytes (seed {@code seed + i}), all at once, each committed. */
+  private static void writeAtOnce(ObjectStore store, String prefix, long seed, long... sizes) throws Exception {
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(sizes.length);
+    try {
+      List<java.util.concurrent.Future<?>> writes = new java.util.ArrayList<>();
+      for (int i = 0; i < sizes.length; i++) {
+        int n = i;
+        writes.add(pool.submit(() -> {
+          try (ObjectWrite w = store.openWrite(prefix + n)) {
+            produce(w, seed + n, sizes[n]);
+            w.commit();
+          }
+          return null;
+        }));
+      }
+      for (var f : writes) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   private static void produce(ObjectWrite w, long seed, long length) throws IOException {
     Random r = new Random(seed);
     try (InputStream in = TestData.stream(seed, length)) {
@@ -98,25 +121,7 @@ class StreamingWriteTest {
   void s3StreamingWritesHoldAtMostOnePartEachPlusThePartsInFlight() throws Exception {
     try (S3ObjectStore s3 = new S3ObjectStore(config())) {
       long size = 8 * PART + 12_345;
-      java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
-      try {
-        List<java.util.concurrent.Future<?>> writes = new java.util.ArrayList<>();
-        for (int i = 0; i < 2; i++) {
-          int n = i;
-          writes.add(pool.submit(() -> {
-            try (ObjectWrite w = s3.openWrite("big-" + n)) {
-              produce(w, 100 + n, size);
-              w.commit();
-            }
-            return null;
-          }));
-        }
-        for (var f : writes) {
-          f.get();
-        }
-      } finally {
-        pool.shutdownNow();
-      }
+      writeAtOnce(s3, "big-", 100, size, size);
       long bound = (2 + 2) * PART;
       assertThat(s3.streamingBufferPeakBytes()).as("peak bytes held in part buffers").isPositive().isLessThanOrEqualTo(bound);
       assertThat(2 * size).as("what holding the objects whole would take").isGreaterThan(3 * bound);
@@ -186,25 +191,7 @@ class StreamingWriteTest {
     try (S3ObjectStore s3 = new S3ObjectStore(server.configFor(bucket).prefix("held")
         .multipartThresholdBytes(2 * PART).partSizeBytes(PART).multipartParallelism(2).build())) {
       long[] sizes = {2 * PART - 3, 2 * PART - 2, PART + 77, 6 * PART + 5};
-      java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(sizes.length);
-      try {
-        List<java.util.concurrent.Future<?>> writes = new java.util.ArrayList<>();
-        for (int i = 0; i < sizes.length; i++) {
-          int n = i;
-          writes.add(pool.submit(() -> {
-            try (ObjectWrite w = s3.openWrite("held-" + n)) {
-              produce(w, 200 + n, sizes[n]);
-              w.commit();
-            }
-            return null;
-          }));
-        }
-        for (var f : writes) {
-          f.get();
-        }
-      } finally {
-        pool.shutdownNow();
-      }
+      writeAtOnce(s3, "held-", 200, sizes);
       assertThat(s3.streamingBufferPeakBytes()).as("peak bytes in part buffers").isPositive().isLessThanOrEqualTo((sizes.length + 2) * PART);
       assertThat(s3.streamingBufferedBytes()).as("buffers released after the commits").isZero();
       for (int i = 0; i < sizes.length; i++) {

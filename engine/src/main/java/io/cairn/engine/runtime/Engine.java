@@ -299,8 +299,6 @@ public final class Engine implements AutoCloseable {
       RunningSource s = sources.remove(name);
       if (s != null) {
         wakeable.remove(s);
-      }
-      if (s != null) {
         s.dropped = true;
         // the client belongs to the ticking thread: close it here only when no tick runs
         if (tickLock.tryLock()) {
@@ -758,7 +756,6 @@ public final class Engine implements AutoCloseable {
     }
   }
 
-  /** Counters for metrics. */
   /**
    * Engine figures as of the last closed tick; {@code recordsReadAhead} counts the records polled
    * for a next tick while a full tick computed (they are also in {@code recordsIngested} once

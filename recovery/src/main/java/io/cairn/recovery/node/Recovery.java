@@ -108,7 +108,7 @@ final class Recovery {
     // the deadline covers seeking and catching up; when it passes, a tick blocked in a source
     // call (a broker gone: calls wait out their request timeouts) is woken up so that it ends
     long deadline = options.catchUpTimeout() == null ? Long.MAX_VALUE : System.nanoTime() + options.catchUpTimeout().toNanos();
-    java.util.concurrent.ScheduledExecutorService watchdog = deadlineWatchdog();
+    java.util.concurrent.ScheduledExecutorService watchdog = deadlineWatchdog(deadline);
     Map<String, Map<String, Long>> before;
     boolean caughtUp;
     long catchUpMillis;
@@ -195,9 +195,9 @@ final class Recovery {
     }
   }
 
-  /** With a catch-up timeout: a thread that wakes the sources when it passes (null without one). */
-  private java.util.concurrent.ScheduledExecutorService deadlineWatchdog() {
-    if (options.catchUpTimeout() == null) {
+  /** A thread that wakes the sources when {@code deadline} (nanoTime) passes; null without one. */
+  private java.util.concurrent.ScheduledExecutorService deadlineWatchdog(long deadline) {
+    if (deadline == Long.MAX_VALUE) {
       return null;
     }
     java.util.concurrent.ScheduledExecutorService w = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
@@ -208,7 +208,7 @@ final class Recovery {
     w.schedule(() -> {
       LOG.warn("Not caught up within {}: waking the sources up", options.catchUpTimeout());
       engine.wakeSources();
-    }, options.catchUpTimeout().toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+    }, deadline - System.nanoTime(), java.util.concurrent.TimeUnit.NANOSECONDS);
     return w;
   }
 

@@ -399,7 +399,11 @@ final class KafkaSource implements Source {
     return meter;
   }
 
-  /** The engine stops: a blocking consumer call in progress (a poll, an end-offsets look-up) throws now. */
+  /**
+   * The engine stops or a recovery's deadline passed: a blocking consumer call in progress (a poll,
+   * an end-offsets look-up) or the admin call a seek waits for throws now, and so does every later
+   * admin call of this source (it is closed and restarted next).
+   */
   @Override
   public void wakeup() {
     woken = true;

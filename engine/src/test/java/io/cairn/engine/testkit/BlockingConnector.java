@@ -1,4 +1,4 @@
-package io.cairn.recovery;
+package io.cairn.engine.testkit;
 
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.source.LoadMeter;
@@ -16,10 +16,25 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A test connector ({@code CREATE SOURCE x FROM BLOCKING ()}, found through the service loader)
- * whose polls block for a minute unless woken up, as a Kafka call does with its broker gone.
+ * A test connector ({@code blocking}; {@code CREATE SOURCE x FROM BLOCKING ()} where the service
+ * loader finds it) whose polls block for a minute unless woken up ({@link Source#wakeup}), as a
+ * Kafka call does with its broker gone. Once woken, every poll of every source it opened throws a
+ * retriable "woken up" at once. Never caught up.
  */
 public final class BlockingConnector implements SourceConnector {
+  private final CountDownLatch inPoll = new CountDownLatch(1);
+  private final CountDownLatch woken = new CountDownLatch(1);
+
+  /** Whether a poll was entered within {@code seconds}. */
+  public boolean awaitInPoll(long seconds) throws InterruptedException {
+    return inPoll.await(seconds, TimeUnit.SECONDS);
+  }
+
+  /** Whether a source of this connector was woken up. */
+  public boolean woken() {
+    return woken.getCount() == 0;
+  }
+
   @Override
   public String name() {
     return "blocking";
@@ -32,7 +47,6 @@ public final class BlockingConnector implements SourceConnector {
 
   @Override
   public Source open(SourceDefinition d, Secrets secrets) {
-    CountDownLatch woken = new CountDownLatch(1);
     return new Source() {
       @Override
       public Schema schema() {
@@ -49,6 +63,7 @@ public final class BlockingConnector implements SourceConnector {
 
       @Override
       public int poll(SourceOutput out, int maxRecords, Duration timeout) {
+        inPoll.countDown();
         try {
           if (woken.await(60, TimeUnit.SECONDS)) {
             throw new SourceException("woken up", true);
