@@ -118,6 +118,8 @@ final class KafkaSource implements Source {
     Map<String, Object> p = new HashMap<>();
     p.put(ConsumerConfig.CLIENT_ID_CONFIG, "cairn-" + config.sourceName());
     p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    // a seek asks the consumer for the topic's partitions: that must never create the topic
+    p.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false");
     p.putAll(config.clientProperties());
     p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.brokers());
     p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
@@ -151,7 +153,12 @@ final class KafkaSource implements Source {
   public void seek(SourceOffsets offsets) {
     ensureOpen();
     Map<Integer, Long> recorded = parseOffsets(offsets);
-    int partitionCount = describePartitionCount(config.requestTimeout());
+    int consumerCount = partitionCountForSeek(config.requestTimeout());
+    int partitionCount = consumerCount;
+    if (recorded.keySet().stream().anyMatch(p -> p >= consumerCount)) {
+      // the consumer's metadata may be older than a partition the offsets name: ask the admin client
+      partitionCount = describePartitionCount(config.requestTimeout());
+    }
     for (int p : recorded.keySet()) {
       if (p >= partitionCount) {
         throw new KafkaSourceException("Cannot seek source '" + config.sourceName() + "': the recorded offsets name partition "
@@ -494,6 +501,35 @@ final class KafkaSource implements Source {
           + " (was the topic deleted and re-created?)";
     }
     return new OffsetsOutOfRangeException(msg, topic, partition, recorded, start, end);
+  }
+
+  /**
+   * The topic's partition count as the consumer's metadata has it, fetched on the consumer's own
+   * connection when it has none (a fresh source). A seek asks the consumer, not the admin client,
+   * so that a recovery opens one client and one connection to the brokers instead of two (one
+   * bootstrap, one metadata request). Partition discovery while reading uses {@link
+   * #describePartitionCount}, which always asks the brokers.
+   */
+  private int partitionCountForSeek(Duration timeout) {
+    meter.metadataRequests.incrementAndGet();
+    List<org.apache.kafka.common.PartitionInfo> parts;
+    try {
+      parts = consumer.partitionsFor(topic, timeout);
+    } catch (org.apache.kafka.common.errors.WakeupException e) {
+      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': describing topic '" + topic
+          + "' was given up (the source was woken up: the engine is stopping or a deadline passed)", e);
+    } catch (org.apache.kafka.common.errors.TimeoutException e) {
+      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': no answer about topic '" + topic
+          + "' from brokers " + brokersForMessages() + " within " + timeout, e);
+    } catch (KafkaException e) {
+      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': describing topic '" + topic
+          + "' failed: " + e, e);
+    }
+    if (parts == null || parts.isEmpty()) {
+      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': topic '" + topic
+          + "' does not exist on brokers " + brokersForMessages());
+    }
+    return parts.size();
   }
 
   private int describePartitionCount(Duration timeout) {

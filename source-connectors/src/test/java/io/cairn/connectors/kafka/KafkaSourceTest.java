@@ -405,6 +405,37 @@ class KafkaSourceTest {
   }
 
   @Test
+  void offsetsNamingAPartitionTheTopicDoesNotHaveAreAClearError() {
+    String topic = broker.createTopic(KafkaBroker.uniqueTopic("fewer"), 2);
+    try (Source s = open(def(topic, Envelope.NONE, Map.of()))) {
+      assertThatThrownBy(() -> s.seek(new SourceOffsets(Map.of("0", "0", "5", "0"))))
+          .isInstanceOf(KafkaSourceException.class)
+          .hasMessageContaining("name partition 5")
+          .hasMessageContaining("has only 2 partitions");
+    }
+  }
+
+  @Test
+  void aSeekToOffsetsOfAPartitionNewerThanTheConsumersMetadataAsksTheBrokers() {
+    // the consumer caches the topic's metadata at the first seek; partitions added afterwards and
+    // named by offsets given to a later seek must be found, not taken for a re-created topic
+    String topic = broker.createTopic(KafkaBroker.uniqueTopic("reseek"), 1);
+    broker.produce(topic, 0, null, json(1, "a", 0, 0));
+    OracleOutput out = new OracleOutput();
+    try (Source s = open(def(topic, Envelope.NONE, Map.of()))) {
+      s.seek(SourceOffsets.EMPTY);
+      assertThat(drain(s, out)).isEqualTo(1);
+      broker.addPartitions(topic, 2);
+      broker.produce(topic, 1, null, json(2, "b", 0, 0));
+      broker.produce(topic, 1, null, json(3, "c", 0, 0));
+      s.seek(new SourceOffsets(Map.of("0", "1", "1", "1")));
+      assertThat(drain(s, out)).isEqualTo(1);
+      assertThat(s.position().values()).isEqualTo(Map.of("0", "1", "1", "2"));
+    }
+    assertThat(out.appends.keySet()).extracting(r -> r.get(0)).containsExactlyInAnyOrder(1L, 3L);
+  }
+
+  @Test
   void clientPropertiesPassThroughAndTheRateCapPacesReading() {
     String topic = broker.createTopic(KafkaBroker.uniqueTopic("props"), 1);
     List<ProducerRecord<byte[], byte[]>> recs = new ArrayList<>();
