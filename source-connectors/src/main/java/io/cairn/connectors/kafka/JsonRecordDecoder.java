@@ -239,22 +239,24 @@ final class JsonRecordDecoder {
   }
 
   private Change withKey(Row recordKey, Row row) {
-    Row fromValue = row.select(pkIndex);
     if (recordKey == null) {
-      return Change.upsert(requireKey(fromValue, "the record key or the value"), row);
+      return Change.upsert(requireKey(row.select(pkIndex), "the record key or the value"), row);
     }
-    Object[] values = row.toArray();
+    Object[] filled = null; // a copy of the value's columns, made only when the key fills one in
     for (int i = 0; i < pkIndex.length; i++) {
       Object kv = recordKey.get(i);
-      Object vv = values[pkIndex[i]];
+      Object vv = row.get(pkIndex[i]);
       if (vv == null) {
-        values[pkIndex[i]] = kv;
+        if (filled == null) {
+          filled = row.toArray();
+        }
+        filled[pkIndex[i]] = kv;
       } else if (Row.compareValues(kv, vv) != 0) {
         throw new BadRecordException(
             "the record key and the value disagree on primary key column '" + primaryKey.get(i) + "'");
       }
     }
-    return Change.upsert(recordKey, Row.wrap(values));
+    return Change.upsert(recordKey, filled == null ? row : Row.wrap(filled));
   }
 
   private Row requireKey(Row key, String where) {
