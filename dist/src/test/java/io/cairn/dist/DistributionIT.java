@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -27,20 +28,8 @@ class DistributionIT {
 
   @Test
   void theUnpackedTarballRunsWithOnlyAJdk(@TempDir Path dir) throws Exception {
-    Path tarball;
-    try (Stream<Path> s = Files.list(Path.of("target"))) {
-      tarball = s.filter(p -> p.getFileName().toString().matches("cairn-.*\\.tar\\.gz")).findFirst().orElseThrow();
-    }
     Path home = Files.createDirectories(dir.resolve("home"));
-    Path unpack = Files.createDirectories(dir.resolve("opt"));
-    Process tar = new ProcessBuilder("tar", "xzf", tarball.toAbsolutePath().toString(), "-C", unpack.toString()).inheritIO().start();
-    assertThat(tar.waitFor()).isZero();
-    Path cairnHome;
-    try (Stream<Path> s = Files.list(unpack)) {
-      cairnHome = s.findFirst().orElseThrow();
-    }
-    Path bin = cairnHome.resolve("bin").resolve("cairn");
-    assertThat(Files.isExecutable(bin)).isTrue();
+    Path bin = unpack(dir);
 
     int port;
     try (ServerSocket s = new ServerSocket(0)) {
@@ -80,7 +69,71 @@ class DistributionIT {
     }
   }
 
+  @Test
+  void classCacheWritesAnArchiveThatLaterStartsLoadFrom(@TempDir Path dir) throws Exception {
+    Path home = Files.createDirectories(dir.resolve("home"));
+    Path bin = unpack(dir);
+    Path archive = bin.getParent().getParent().resolve("lib").resolve("cairn.jsa");
+    Result made = cairn(bin, home, Map.of(), "class-cache");
+    assertThat(made.exit()).as(made.out()).isZero();
+    assertThat(made.out()).contains("Wrote " + archive);
+    assertThat(archive).isNotEmptyFile();
+
+    Path config = dir.resolve("cairn.yaml");
+    Files.writeString(config, "store:\n  uri: \"file://" + dir.resolve("data") + "\"\npgwire:\n  port: 0\n");
+    Path classes = dir.resolve("classes.log");
+    Map<String, String> logClasses = Map.of("CAIRN_JAVA_OPTS", "-Xlog:class+load=info:file=" + classes);
+    Result list = cairn(bin, home, logClasses, "snapshots", "list", "--config", config.toString());
+    assertThat(list.exit()).as(list.out()).isZero();
+    assertThat(list.out()).as("nothing but the command's own output").startsWith("no snapshots in");
+    long shared = sharedClasses(classes);
+    assertThat(shared).as("classes mapped from the archive").isGreaterThan(1000);
+
+    Result off = cairn(bin, home, Map.of("CAIRN_JAVA_OPTS", "-Xlog:class+load=info:file=" + classes, "CAIRN_CLASS_CACHE", "off"),
+        "snapshots", "list", "--config", config.toString());
+    assertThat(off.exit()).as(off.out()).isZero();
+    assertThat(sharedClasses(classes)).as("CAIRN_CLASS_CACHE=off").isZero();
+
+    // an archive that does not fit (another JDK, other jars, damaged) is ignored without a word
+    Files.setPosixFilePermissions(archive, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+    Files.write(archive, "not an archive".getBytes(StandardCharsets.UTF_8));
+    Result damaged = cairn(bin, home, logClasses, "snapshots", "list", "--config", config.toString());
+    assertThat(damaged.exit()).as(damaged.out()).isZero();
+    assertThat(damaged.out()).startsWith("no snapshots in");
+    assertThat(sharedClasses(classes)).isZero();
+  }
+
+  /** Classes the JVM took from the dynamic (top) class-data archive, from a -Xlog:class+load file. */
+  private static long sharedClasses(Path log) throws IOException {
+    try (Stream<String> lines = Files.lines(log)) {
+      return lines.filter(l -> l.contains("source: shared objects file (top)")).count();
+    }
+  }
+
+  /** Unpacks the tarball into {@code dir}/opt; returns its bin/cairn. */
+  private static Path unpack(Path dir) throws Exception {
+    Path tarball;
+    try (Stream<Path> s = Files.list(Path.of("target"))) {
+      tarball = s.filter(p -> p.getFileName().toString().matches("cairn-.*\\.tar\\.gz")).findFirst().orElseThrow();
+    }
+    Path unpack = Files.createDirectories(dir.resolve("opt"));
+    Process tar = new ProcessBuilder("tar", "xzf", tarball.toAbsolutePath().toString(), "-C", unpack.toString()).inheritIO().start();
+    assertThat(tar.waitFor()).isZero();
+    Path cairnHome;
+    try (Stream<Path> s = Files.list(unpack)) {
+      cairnHome = s.findFirst().orElseThrow();
+    }
+    assertThat(cairnHome.resolve("lib").resolve("cairn.jsa")).as("the tarball carries no class-data archive").doesNotExist();
+    Path bin = cairnHome.resolve("bin").resolve("cairn");
+    assertThat(Files.isExecutable(bin)).isTrue();
+    return bin;
+  }
+
   private static Process start(Path bin, Path home, Path log, String... args) throws IOException {
+    return start(bin, home, log, Map.of(), args);
+  }
+
+  private static Process start(Path bin, Path home, Path log, Map<String, String> env, String... args) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add("/bin/bash");
     cmd.add(bin.toString());
@@ -89,13 +142,18 @@ class DistributionIT {
     pb.environment().clear();
     pb.environment().put("PATH", Path.of(System.getProperty("java.home"), "bin").toString());
     pb.environment().put("HOME", home.toString());
+    pb.environment().putAll(env);
     return pb.start();
   }
 
   private static Result cairn(Path bin, Path home, String... args) throws Exception {
+    return cairn(bin, home, Map.of(), args);
+  }
+
+  private static Result cairn(Path bin, Path home, Map<String, String> env, String... args) throws Exception {
     Path out = Files.createTempFile("cairn-cli", ".out");
     try {
-      Process p = start(bin, home, out, args);
+      Process p = start(bin, home, out, env, args);
       if (!p.waitFor(60, TimeUnit.SECONDS)) {
         p.destroyForcibly();
         throw new AssertionError("bin/cairn " + String.join(" ", args) + " did not finish in 60 s");

@@ -32,7 +32,8 @@ import picocli.CommandLine.Parameters;
       CairnCommand.Snapshot.class,
       CairnCommand.Snapshots.class,
       CairnCommand.Sql.class,
-      CairnCommand.Status.class
+      CairnCommand.Status.class,
+      ClassCache.class
     })
 public final class CairnCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;

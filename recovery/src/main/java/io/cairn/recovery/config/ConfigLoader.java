@@ -105,7 +105,8 @@ public final class ConfigLoader {
   }
 
   /** CAIRN_ variables that are not configuration: read by the launcher or the test harness. */
-  private static final java.util.Set<String> NOT_CONFIG = java.util.Set.of("CAIRN_JAVA_OPTS", "CAIRN_PG_BIN", "CAIRN_PGWIRE_PASSWORD");
+  private static final java.util.Set<String> NOT_CONFIG = java.util.Set.of("CAIRN_JAVA_OPTS", "CAIRN_LOG_LEVEL", "CAIRN_EXTRA_CLASSPATH",
+      "CAIRN_CLASS_CACHE", "CAIRN_PG_BIN", "CAIRN_PGWIRE_PASSWORD");
 
   /**
    * The environment variable holding the pgwire password: when set, pgwire clients must

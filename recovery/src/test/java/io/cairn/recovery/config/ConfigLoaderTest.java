@@ -23,6 +23,14 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void theLaunchersOwnVariablesAreNotConfiguration() {
+    // bin/cairn documents these; a node started with any of them set must start
+    Map<String, String> env = Map.of("CAIRN_LOG_LEVEL", "DEBUG", "CAIRN_EXTRA_CLASSPATH", "/x.jar", "CAIRN_CLASS_CACHE", "off",
+        "CAIRN_JAVA_OPTS", "-Xmx1g", "CAIRN_HTTP_PORT", "8080");
+    assertThat(ConfigLoader.load(null, env).httpPort()).isEqualTo(8080);
+  }
+
+  @Test
   void restartAndBodyLimitKeysAreReadAndChecked() {
     CairnConfig c = ConfigLoader.load(null, Map.of("CAIRN_SOURCES_RESTART_MAX_BACKOFF", "5m", "CAIRN_HTTP_MAX_BODY", "2048"));
     assertThat(c.sourceRestart().maxBackoff()).isEqualTo(Duration.ofMinutes(5));
