@@ -94,12 +94,23 @@ class DistributionIT {
     assertThat(off.exit()).as(off.out()).isZero();
     assertThat(sharedClasses(classes)).as("CAIRN_CLASS_CACHE=off").isZero();
 
-    // an archive that does not fit (another JDK, other jars, damaged) is ignored without a word
+    // an archive that does not fit (another JDK, other jars, damaged) is ignored without a word:
+    // first one damaged behind an intact header (without the launcher's checksum check the JVM
+    // maps it and crashes), then one that is not an archive at all
     Files.setPosixFilePermissions(archive, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
-    Files.write(archive, "not an archive".getBytes(StandardCharsets.UTF_8));
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(archive, java.nio.file.StandardOpenOption.WRITE)) {
+      byte[] junk = new byte[64 * 4096];
+      java.util.Arrays.fill(junk, (byte) 0x5a);
+      ch.write(java.nio.ByteBuffer.wrap(junk), ch.size() / 3);
+    }
     Result damaged = cairn(bin, home, logClasses, "snapshots", "list", "--config", config.toString());
     assertThat(damaged.exit()).as(damaged.out()).isZero();
     assertThat(damaged.out()).startsWith("no snapshots in");
+    assertThat(sharedClasses(classes)).isZero();
+    Files.write(archive, "not an archive".getBytes(StandardCharsets.UTF_8));
+    Result garbage = cairn(bin, home, logClasses, "snapshots", "list", "--config", config.toString());
+    assertThat(garbage.exit()).as(garbage.out()).isZero();
+    assertThat(garbage.out()).startsWith("no snapshots in");
     assertThat(sharedClasses(classes)).isZero();
   }
 
