@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
@@ -27,7 +28,8 @@ import picocli.CommandLine.Command;
  * node on a local store (init SQL, a full replay, a snapshot written), a second node recovering
  * from that snapshot (Parquet read, catalog replay, restore, seek, catch-up, SQL), and the clients
  * of the Kafka and S3 connectors pointed at a port nothing listens on (their classes load, their
- * calls fail fast). Postgres (Debezium) is left out: it needs a database.
+ * calls fail fast). A Postgres source cannot run without a database: the classes of its jars
+ * (Debezium, Kafka Connect, the JDBC driver) are loaded without running it ({@link #loadConnectorClasses}).
  */
 @Command(name = "class-cache", mixinStandardHelpOptions = true,
     description = "Write the class-data archive that makes later starts faster (lib/cairn.jsa; the launcher runs this "
@@ -91,6 +93,42 @@ final class ClassCache implements Callable<Integer> {
     } catch (RuntimeException expected) {
       // nothing listens there: the S3 client's classes are loaded, which is all this is for
     }
+    loadConnectorClasses();
+  }
+
+  /** Jars of the Postgres source (Debezium, Kafka Connect, the JDBC driver): the training cannot start it. */
+  private static final List<String> CONNECTOR_JARS =
+      List.of("debezium-", "postgresql-", "connect-api-", "connect-runtime-", "connect-json-", "connect-transforms-");
+
+  /**
+   * Loads (without initialising) every class of the Postgres source's jars, so that the archive
+   * holds them: a Postgres source connects when it is opened, and the training has no database.
+   * Returns how many classes loaded; a class whose optional dependencies are absent is skipped.
+   */
+  static int loadConnectorClasses() throws IOException {
+    ClassLoader loader = ClassCache.class.getClassLoader();
+    int loaded = 0;
+    for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
+      String name = Path.of(entry).getFileName().toString();
+      if (!name.endsWith(".jar") || CONNECTOR_JARS.stream().noneMatch(name::startsWith)) {
+        continue;
+      }
+      try (java.util.jar.JarFile jar = new java.util.jar.JarFile(entry)) {
+        for (java.util.jar.JarEntry e : java.util.Collections.list(jar.entries())) {
+          String n = e.getName();
+          if (!n.endsWith(".class") || n.startsWith("META-INF/") || n.endsWith("module-info.class") || n.endsWith("package-info.class")) {
+            continue;
+          }
+          try {
+            Class.forName(n.substring(0, n.length() - ".class".length()).replace('/', '.'), false, loader);
+            loaded++;
+          } catch (Throwable skipped) {
+            // a class that needs an optional library the distribution does not ship: never loaded at run time either
+          }
+        }
+      }
+    }
+    return loaded;
   }
 
   private static void deleteTree(Path dir) {
