@@ -69,7 +69,7 @@ final class ClassCache implements Callable<Integer> {
         "  restart:",
         "    max-attempts: 1",
         "init:",
-        "  - \"" + CairnConfig.DEFAULT_INIT.get(0).replace("rate = 1000", "rate = 100000") + "\"",
+        "  - \"CREATE SOURCE orders FROM LOAD GENERATOR (keys = 100000, categories = 20, rate = 100000)\"",
         "  - \"" + CairnConfig.DEFAULT_INIT.get(1) + "\"",
         "  - \"CREATE SOURCE events FROM KAFKA (brokers = '127.0.0.1:" + closedPort + "', topic = 'events', "
             + "request-timeout-ms = '300') FORMAT JSON ENVELOPE UPSERT (id BIGINT, n BIGINT, PRIMARY KEY (id))\"",
@@ -103,11 +103,10 @@ final class ClassCache implements Callable<Integer> {
   /**
    * Loads (without initialising) every class of the Postgres source's jars, so that the archive
    * holds them: a Postgres source connects when it is opened, and the training has no database.
-   * Returns how many classes loaded; a class whose optional dependencies are absent is skipped.
+   * A class whose optional dependencies are absent is skipped.
    */
-  static int loadConnectorClasses() throws IOException {
+  private static void loadConnectorClasses() throws IOException {
     ClassLoader loader = ClassCache.class.getClassLoader();
-    int loaded = 0;
     for (String entry : System.getProperty("java.class.path").split(java.io.File.pathSeparator)) {
       String name = Path.of(entry).getFileName().toString();
       if (!name.endsWith(".jar") || CONNECTOR_JARS.stream().noneMatch(name::startsWith)) {
@@ -121,14 +120,12 @@ final class ClassCache implements Callable<Integer> {
           }
           try {
             Class.forName(n.substring(0, n.length() - ".class".length()).replace('/', '.'), false, loader);
-            loaded++;
-          } catch (Throwable skipped) {
+          } catch (ClassNotFoundException | LinkageError skipped) {
             // a class that needs an optional library the distribution does not ship: never loaded at run time either
           }
         }
       }
     }
-    return loaded;
   }
 
   private static void deleteTree(Path dir) {

@@ -516,18 +516,14 @@ final class KafkaSource implements Source {
     try {
       parts = consumer.partitionsFor(topic, timeout);
     } catch (org.apache.kafka.common.errors.WakeupException e) {
-      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': describing topic '" + topic
-          + "' was given up (the source was woken up: the engine is stopping or a deadline passed)", e);
+      throw describeGivenUp(e);
     } catch (org.apache.kafka.common.errors.TimeoutException e) {
-      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': no answer about topic '" + topic
-          + "' from brokers " + brokersForMessages() + " within " + timeout, e);
+      throw describeTimedOut(timeout, e);
     } catch (KafkaException e) {
-      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': describing topic '" + topic
-          + "' failed: " + e, e);
+      throw describeFailed(e);
     }
     if (parts == null || parts.isEmpty()) {
-      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': topic '" + topic
-          + "' does not exist on brokers " + brokersForMessages());
+      throw noSuchTopic();
     }
     return parts.size();
   }
@@ -543,24 +539,40 @@ final class KafkaSource implements Source {
       TopicDescription d = call.get(timeout.toMillis(), TimeUnit.MILLISECONDS).get(topic);
       return d.partitions().size();
     } catch (java.util.concurrent.CancellationException e) {
-      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': describing topic '" + topic
-          + "' was given up (the source was woken up: the engine is stopping or a deadline passed)", e);
+      throw describeGivenUp(e);
     } catch (ExecutionException e) {
       if (e.getCause() instanceof UnknownTopicOrPartitionException) {
-        throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': topic '" + topic
-            + "' does not exist on brokers " + brokersForMessages());
+        throw noSuchTopic();
       }
-      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': describing topic '" + topic
-          + "' failed: " + e.getCause(), e.getCause());
+      throw describeFailed(e.getCause());
     } catch (TimeoutException e) {
-      throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': no answer about topic '" + topic
-          + "' from brokers " + brokersForMessages() + " within " + timeout, e);
+      throw describeTimedOut(timeout, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new KafkaSourceException("Cannot read source '" + config.sourceName() + "': interrupted", e);
     } finally {
       waitingFor = null;
     }
+  }
+
+  private KafkaSourceException describeGivenUp(Exception e) {
+    return new KafkaSourceException("Cannot read source '" + config.sourceName() + "': describing topic '" + topic
+        + "' was given up (the source was woken up: the engine is stopping or a deadline passed)", e);
+  }
+
+  private KafkaSourceException describeTimedOut(Duration timeout, Exception e) {
+    return new KafkaSourceException("Cannot read source '" + config.sourceName() + "': no answer about topic '" + topic
+        + "' from brokers " + brokersForMessages() + " within " + timeout, e);
+  }
+
+  private KafkaSourceException describeFailed(Throwable cause) {
+    return new KafkaSourceException("Cannot read source '" + config.sourceName() + "': describing topic '" + topic
+        + "' failed: " + cause, cause);
+  }
+
+  private KafkaSourceException noSuchTopic() {
+    return new KafkaSourceException("Cannot read source '" + config.sourceName() + "': topic '" + topic
+        + "' does not exist on brokers " + brokersForMessages());
   }
 
   private Map<TopicPartition, Long> beginningOffsets(Collection<TopicPartition> tps) {
