@@ -193,10 +193,25 @@ public final class SnapshotReader implements AutoCloseable {
    * tried. Empty when no snapshot loads.
    */
   public RecoveryChoice loadLatest() {
+    return loadLatest(m -> { });
+  }
+
+  /**
+   * As {@link #loadLatest()}, telling {@code onFirstManifest} the first manifest that reads, before
+   * its files load (at most once; not at all when no manifest reads). A caller can start work that
+   * depends only on the manifest (replaying the catalog to its position) while the files load; the
+   * snapshot finally chosen may still be an older one, when a file of this one fails to verify.
+   */
+  public RecoveryChoice loadLatest(java.util.function.Consumer<Manifest> onFirstManifest) {
     List<RecoveryChoice.Rejected> rejected = new ArrayList<>();
+    boolean told = false;
     for (ManifestInfo info : list()) {
       try {
         Manifest m = read(info);
+        if (!told) {
+          told = true;
+          onFirstManifest.accept(m);
+        }
         EngineState s = load(m);
         return new RecoveryChoice(Optional.of(info), Optional.of(m), Optional.of(s), rejected);
       } catch (CorruptSnapshotException e) {

@@ -423,6 +423,30 @@ public final class Engine implements AutoCloseable {
   }
 
   /**
+   * Lets every running source not yet sought prepare the seek that is likely to follow ({@link
+   * Source#warmUp}): to {@code likely}'s offsets for it, or its beginning. A recovery calls this,
+   * on the thread that seeks next, while the snapshot whose offsets those are still loads. Each
+   * source waits at most {@code budget}; nothing here fails.
+   */
+  public void warmUpSources(Map<String, SourceOffsets> likely, java.time.Duration budget) {
+    tickLock.lock();
+    try {
+      for (RunningSource s : sourcesSnapshot()) {
+        if (s.dropped || s.seeked || s.state != SourceStatus.State.RUNNING) {
+          continue;
+        }
+        try {
+          s.source.warmUp(likely.getOrDefault(s.name, SourceOffsets.EMPTY), budget);
+        } catch (RuntimeException e) {
+          LOG.debug("Source {} failed to warm up (its seek will say why, if it still fails): {}", s.name, e.toString());
+        }
+      }
+    } finally {
+      tickLock.unlock();
+    }
+  }
+
+  /**
    * Seeks every source not yet sought (to the restored offsets, or its beginning), now, on the
    * calling thread, and publishes their status: recovery calls this before catching up, so that
    * offsets that are gone or a source that cannot be reached show up in the recovery report

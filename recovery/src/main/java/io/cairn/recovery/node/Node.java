@@ -112,8 +112,11 @@ public final class Node implements AutoCloseable, NodeApi {
   private final Options options;
   private final ObjectStore store;
   private final SnapshotStore snapshots;
-  private final Engine engine;
-  private final SqlSession session;
+  // set in the constructor, and again (before the node is handed out) when recovery starts over on
+  // a fresh engine after falling back past the catalog position it had replayed to
+  private Engine engine;
+  private SqlSession session;
+  private SnapshotService snapshotService;
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final AtomicReference<State> state = new AtomicReference<>(State.RECOVERING);
   private final CountDownLatch terminated = new CountDownLatch(1);
@@ -140,6 +143,11 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     this.store = fence.guard(decorated, this::onFenced);
     this.snapshots = SnapshotStore.open(store, config, options.clock());
+    newEngine();
+  }
+
+  /** A new, empty engine, its SQL session and the snapshot service over them. */
+  private void newEngine() {
     this.engine =
         Engine.builder()
             .workers(config.workers())
@@ -153,8 +161,6 @@ public final class Node implements AutoCloseable, NodeApi {
     session.setEpoch(fence.epoch());
     this.snapshotService = new SnapshotService(config, options, snapshots, engine, session, fence, this::onFenced);
   }
-
-  private final SnapshotService snapshotService;
 
   private final StoreFence fence;
   private final java.util.concurrent.atomic.AtomicBoolean fencedOnce = new java.util.concurrent.atomic.AtomicBoolean();
@@ -212,7 +218,14 @@ public final class Node implements AutoCloseable, NodeApi {
     pgwirePassword(config); // a configuration error before any recovery work
     Node node = new Node(config, options);
     try {
-      node.report = new Recovery(config, node.options, node.store, node.snapshots, node.engine, node.session).run();
+      try {
+        node.report = new Recovery(config, node.options, node.store, node.snapshots, node.engine, node.session).run();
+      } catch (Recovery.FellBackPastReplay again) {
+        LOG.warn(again.getMessage());
+        node.engine.close();
+        node.newEngine();
+        node.report = new Recovery(config, node.options, node.store, node.snapshots, node.engine, node.session, again).run();
+      }
       node.state.set(State.CAUGHT_UP);
       NodeMetrics.register(node.registry, node.engine, () -> node.report, node.snapshotService::lastSnapshot);
       return node;

@@ -23,10 +23,15 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>Order: load the newest snapshot that verifies (older ones are fallbacks, each named in the
- *       report); replay the catalog up to the snapshot's position and check it is the history the
- *       snapshot was taken with (no missing or changed entry, or recovery refuses); restore the
- *       engine's state; replay the rest of the catalog; run init (once, on an empty catalog); seek
- *       every source to the snapshot's offsets; tick until every source is caught up.
+ *       report) while replaying the catalog up to the newest readable manifest's position and
+ *       letting the sources connect ({@link #loadWhileReplaying}); check the catalog is the
+ *       history the snapshot was taken with (no missing or changed entry, or recovery refuses);
+ *       restore the engine's state; replay the rest of the catalog; run init (once, on an empty
+ *       catalog); seek every source to the snapshot's offsets; tick until every source is caught
+ *       up.
+ *   <li>A fallback to a snapshot at another catalog position than the one replayed to starts the
+ *       recovery again on a fresh engine ({@link FellBackPastReplay}); the result is as if the
+ *       older snapshot had been the only one.
  *   <li>No snapshot: a full replay, said loudly in the log and the report.
  *   <li>The report says, per source, where it resumed and what it read, and per dataflow where
  *       its state came from (snapshot, recomputed, re-read, new).
@@ -44,21 +49,63 @@ final class Recovery {
   private final Engine engine;
   private final SqlSession session;
 
+  private final FellBackPastReplay previous;
+
+  /** How long sources may take to warm up while the snapshot loads (a broker that is down costs this once). */
+  static final java.time.Duration SOURCE_WARM_UP_BUDGET = java.time.Duration.ofSeconds(2);
+
+  /** A recovery of an empty engine and session. */
   Recovery(CairnConfig config, Node.Options options, ObjectStore store, SnapshotStore snapshots, Engine engine, SqlSession session) {
+    this(config, options, store, snapshots, engine, session, null);
+  }
+
+  /**
+   * A recovery that starts again, on a fresh engine and session, after {@code previous} fell back
+   * to a snapshot at another catalog position than the one it had replayed to: it uses the
+   * snapshot {@code previous} loaded, and replays the catalog only up to that snapshot's position.
+   */
+  Recovery(CairnConfig config, Node.Options options, ObjectStore store, SnapshotStore snapshots, Engine engine, SqlSession session,
+      FellBackPastReplay previous) {
     this.config = config;
     this.options = options;
     this.store = store;
     this.snapshots = snapshots;
     this.engine = engine;
     this.session = session;
+    this.previous = previous;
+  }
+
+  /**
+   * Thrown by {@link #run()} when the snapshot that loaded is an older one (a newer one failed to
+   * verify) taken at another catalog position than the newer one's, to which the catalog had
+   * been replayed while loading. The engine then holds dataflows the older snapshot's state must
+   * not meet (a view dropped and created again under its name, say): the caller discards engine
+   * and session and runs a {@link Recovery} with this exception on fresh ones.
+   */
+  static final class FellBackPastReplay extends RuntimeException {
+    private final transient SnapshotStore.Recovered recovered;
+    private final long startNanos;
+
+    FellBackPastReplay(SnapshotStore.Recovered recovered, long replayedTo, long startNanos) {
+      super("Recovery fell back to snapshot " + recovered.info().key() + " (catalog position " + recovered.manifest().catalogPosition()
+          + ") after the catalog had been replayed to position " + replayedTo + " for a newer snapshot that did not verify: "
+          + "starting again on a fresh engine with the older snapshot", null, false, false);
+      this.recovered = recovered;
+      this.startNanos = startNanos;
+    }
   }
 
   /** Runs the recovery: load, replay the catalog, init, seek, catch up; returns its report. */
   RecoveryReport run() {
-    long t0 = System.nanoTime();
-    Phases phases = new Phases();
-    SnapshotStore.Recovered rec = snapshots.loadLatest();
-    phases.end("snapshot load");
+    long t0 = previous == null ? System.nanoTime() : previous.startNanos;
+    Phases phases = new Phases(t0);
+    SnapshotStore.Recovered rec;
+    if (previous == null) {
+      rec = loadWhileReplaying(phases, t0);
+    } else {
+      rec = previous.recovered;
+      phases.end("snapshot load (first attempt)");
+    }
     List<RecoveryReport.Fallback> fallbacks = new ArrayList<>();
     rec.rejected().forEach((id, why) -> {
       LOG.warn("Snapshot {} does not verify, falling back: {}", id, why);
@@ -70,8 +117,10 @@ final class Recovery {
     java.util.Set<String> inSnapshot = new java.util.HashSet<>();
     if (rec.found()) {
       long want = rec.manifest().catalogPosition();
-      session.replay(want);
-      phases.end("catalog to snapshot");
+      if (session.position() < want) {
+        session.replay(want);
+        phases.end("catalog to snapshot");
+      }
       if (session.position() < want) {
         throw new io.cairn.engine.catalog.CatalogIntegrityException(session.position(), "Cannot recover: snapshot "
             + rec.info().key() + " includes catalog entries up to " + (want - 1) + ", but the catalog in " + store.describe()
@@ -170,6 +219,79 @@ final class Recovery {
   }
 
   /**
+   * Loads the newest snapshot that verifies while this thread replays the catalog up to the
+   * position of the newest manifest that reads and lets the sources connect for a seek to that
+   * manifest's offsets. The two are independent (the load only reads the store; the replay
+   * creates dataflows and opens their sources, which connect but read no record), so a restart
+   * waits for the longer of the two rather than their sum: with a remote store and remote
+   * brokers, round trips overlap round trips; in a fresh JVM, class loading and interpreted code
+   * run on both cores. When the load falls back to a snapshot at another catalog position,
+   * {@link FellBackPastReplay} is thrown so that recovery starts again on a fresh engine.
+   */
+  private SnapshotStore.Recovered loadWhileReplaying(Phases phases, long t0) {
+    java.util.concurrent.CompletableFuture<io.cairn.snapshotter.Manifest> first = new java.util.concurrent.CompletableFuture<>();
+    java.util.concurrent.CompletableFuture<SnapshotStore.Recovered> loading = new java.util.concurrent.CompletableFuture<>();
+    Thread loader = new Thread(() -> {
+      try {
+        loading.complete(snapshots.loadLatest(first::complete));
+      } catch (Throwable e) {
+        loading.completeExceptionally(e);
+      } finally {
+        first.complete(null);
+      }
+    }, "cairn-recovery-load");
+    loader.setDaemon(true);
+    loader.start();
+    io.cairn.snapshotter.Manifest candidate = join(first);
+    if (candidate == null) {
+      SnapshotStore.Recovered rec = join(loading);
+      phases.end("snapshot load");
+      return rec;
+    }
+    long replayedTo = candidate.catalogPosition();
+    try {
+      session.replay(replayedTo);
+    } catch (RuntimeException e) {
+      SnapshotStore.Recovered rec;
+      try {
+        rec = join(loading);
+      } catch (RuntimeException again) {
+        e.addSuppressed(again);
+        throw e;
+      }
+      if (rec.found() && rec.manifest().catalogPosition() < replayedTo) {
+        // the older snapshot may not need the entry that failed: start again from it
+        throw new FellBackPastReplay(rec, replayedTo, t0);
+      }
+      throw e;
+    }
+    phases.end("catalog to snapshot");
+    // connect the sources meanwhile: the seek after the restore then has little left to ask
+    engine.warmUpSources(candidate.sourceOffsets(), SOURCE_WARM_UP_BUDGET);
+    phases.end("connect sources");
+    SnapshotStore.Recovered rec = join(loading);
+    phases.end("snapshot load");
+    if (rec.found() && rec.manifest().catalogPosition() != replayedTo) {
+      throw new FellBackPastReplay(rec, replayedTo, t0);
+    }
+    return rec;
+  }
+
+  private static <T> T join(java.util.concurrent.CompletableFuture<T> f) {
+    try {
+      return f.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      if (e.getCause() instanceof RuntimeException re) {
+        throw re;
+      }
+      if (e.getCause() instanceof Error err) {
+        throw err;
+      }
+      throw e;
+    }
+  }
+
+  /**
    * Runs the configured init statements once, when the catalog is empty. A start killed part-way
    * through init left a catalog that is exactly a prefix of the init statements: the rest are
    * run then. Any other catalog (a DROP, a statement someone ran) means init has run: nothing is
@@ -240,7 +362,11 @@ final class Recovery {
   /** Wall time per phase of a recovery, in the order they ran (each phase ends where the next begins). */
   private static final class Phases {
     private final Map<String, Long> nanos = new LinkedHashMap<>();
-    private long last = System.nanoTime();
+    private long last;
+
+    Phases(long start) {
+      this.last = start;
+    }
 
     void end(String phase) {
       long now = System.nanoTime();

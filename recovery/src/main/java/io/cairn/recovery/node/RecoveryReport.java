@@ -14,9 +14,13 @@ import java.util.Map;
  * recovery. Rendered as text for people and JSON for machines.
  *
  * <p>{@code phaseMillis} splits {@code totalMillis} into the recovery's phases, in the order they
- * ran: {@code snapshot load} (list, download, verify and decode the newest valid snapshot,
- * fallbacks included), {@code catalog to snapshot} (replay the catalog up to the snapshot's
- * position: create its sources and views), {@code restore} (its batches into the spines), {@code
+ * ran: {@code catalog to snapshot} (replay the catalog up to the newest readable manifest's
+ * position: create its sources and views) and {@code connect sources} (let them prepare their
+ * seeks), both while that snapshot's files load on other threads; {@code snapshot load} (the rest
+ * of listing, downloading, verifying and decoding the newest valid snapshot, fallbacks included);
+ * after a fallback to an older snapshot at another catalog position, {@code snapshot load (first
+ * attempt)} (all of the above) and {@code catalog to snapshot} again on a fresh engine; then
+ * {@code restore} (its batches into the spines), {@code
  * catalog after snapshot} (later catalog entries and init statements), {@code seek} (open every
  * source at its offsets), {@code catch-up} (ticks until every source is caught up) and {@code
  * report}. Phases that did not run (no snapshot) are absent.

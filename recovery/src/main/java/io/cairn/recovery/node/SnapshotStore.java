@@ -61,8 +61,16 @@ final class SnapshotStore implements AutoCloseable {
 
   /** Loads the newest snapshot that verifies while loading, falling back past bad ones. */
   Recovered loadLatest() {
+    return loadLatest(m -> { });
+  }
+
+  /**
+   * As {@link #loadLatest()}, telling {@code onFirstManifest} the newest manifest that reads before
+   * its files load (see {@link SnapshotReader#loadLatest(java.util.function.Consumer)}).
+   */
+  Recovered loadLatest(java.util.function.Consumer<Manifest> onFirstManifest) {
     long t0 = System.nanoTime();
-    RecoveryChoice c = reader.loadLatest();
+    RecoveryChoice c = reader.loadLatest(onFirstManifest);
     long millis = (System.nanoTime() - t0) / 1_000_000;
     Map<String, String> rejected = new LinkedHashMap<>();
     for (RecoveryChoice.Rejected r : c.rejected()) {

@@ -88,6 +88,14 @@ final class KafkaSource implements Source {
   private long endOffsetsCheckedAt;
   private long lastDiscoveryAt;
   private boolean seeked;
+  /** What {@link #warmUp} learnt for the next seek (null: nothing, or used). */
+  private Warm warm;
+
+  /** The partition count and start offsets a warm-up read, and when (nanoTime). */
+  private record Warm(int partitions, Map<TopicPartition, Long> begin, long atNanos) {}
+
+  /** A warm-up older than this is not used by a seek (asked again). */
+  static final Duration WARM_UP_MAX_AGE = Duration.ofSeconds(10);
   private boolean closed;
   private KafkaSourceException failure;
   private Admin admin;
@@ -153,7 +161,12 @@ final class KafkaSource implements Source {
   public void seek(SourceOffsets offsets) {
     ensureOpen();
     Map<Integer, Long> recorded = parseOffsets(offsets);
-    int consumerCount = partitionCountForSeek(config.requestTimeout());
+    Warm w = warm;
+    warm = null;
+    if (w != null && nanoTime.getAsLong() - w.atNanos() > WARM_UP_MAX_AGE.toNanos()) {
+      w = null;
+    }
+    int consumerCount = w != null ? w.partitions() : partitionCountForSeek(config.requestTimeout());
     int partitionCount = consumerCount;
     if (recorded.keySet().stream().anyMatch(p -> p >= consumerCount)) {
       // the consumer's metadata may be older than a partition the offsets name: ask the admin client
@@ -167,7 +180,9 @@ final class KafkaSource implements Source {
     }
     List<TopicPartition> tps = partitions(0, partitionCount);
     consumer.assign(tps);
-    Map<TopicPartition, Long> begin = beginningOffsets(tps);
+    // start offsets a warm-up read just before are used as they are (a log start that moves in
+    // between is the same race as one that moves just after the seek: the fetch reports it)
+    Map<TopicPartition, Long> begin = w != null && w.begin().keySet().equals(new java.util.HashSet<>(tps)) ? w.begin() : beginningOffsets(tps);
     Map<TopicPartition, Long> end = endOffsets(tps);
     next.clear();
     pending.clear();
@@ -184,6 +199,39 @@ final class KafkaSource implements Source {
     lastDiscoveryAt = nanoTime.getAsLong();
     seeked = true;
     LOG.info("Source '{}' reads topic '{}' ({} partitions) from {}", config.sourceName(), topic, partitionCount, next);
+  }
+
+  /**
+   * Connects, reads the topic's partition count and every partition's start offset (the first
+   * two of a seek's three requests, on the two connections a seek opens: the bootstrap broker's
+   * and the leaders'), and keeps them for the seek that follows within {@link #WARM_UP_MAX_AGE}.
+   * Failures and a spent budget are only logged: the seek asks again.
+   */
+  @Override
+  public void warmUp(SourceOffsets likely, Duration budget) {
+    if (closed || seeked) {
+      return;
+    }
+    long t0 = nanoTime.getAsLong();
+    try {
+      meter.metadataRequests.incrementAndGet();
+      List<org.apache.kafka.common.PartitionInfo> parts = consumer.partitionsFor(topic, budget);
+      if (parts == null || parts.isEmpty()) {
+        return;
+      }
+      List<TopicPartition> tps = partitions(0, parts.size());
+      Duration left = budget.minusNanos(nanoTime.getAsLong() - t0);
+      if (left.isNegative() || left.isZero()) {
+        return;
+      }
+      meter.offsetRequests.incrementAndGet();
+      Map<TopicPartition, Long> begin = consumer.beginningOffsets(tps, left);
+      warm = new Warm(parts.size(), Map.copyOf(begin), nanoTime.getAsLong());
+      LOG.debug("Source '{}' warmed up in {} ms: {} partitions, start offsets {}", config.sourceName(),
+          (nanoTime.getAsLong() - t0) / 1_000_000, parts.size(), begin);
+    } catch (KafkaException e) {
+      LOG.debug("Source '{}' could not warm up (the seek asks again): {}", config.sourceName(), e.toString());
+    }
   }
 
   @Override
