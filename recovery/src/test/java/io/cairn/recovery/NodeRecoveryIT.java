@@ -198,6 +198,47 @@ class NodeRecoveryIT {
   }
 
   @Test
+  void aRestartFetchesEachCatalogEntryOnce(@TempDir Path dir) throws IOException {
+    CairnConfig cfg = config(dir);
+    try (Node node = Node.recover(cfg, Node.Options.defaults())) {
+      node.snapshotNow();
+      for (int i = 0; i < 12; i++) {
+        node.sql("CREATE MATERIALIZED VIEW v" + i + " AS SELECT id, amount FROM gen WHERE amount > " + (i * 50));
+        node.sql("DROP VIEW v" + i);
+      }
+      node.sql("CREATE MATERIALIZED VIEW big AS SELECT id, amount FROM gen WHERE amount > 900");
+      node.engine().tick();
+      node.snapshotNow();
+    }
+    Map<String, Integer> gets = new java.util.concurrent.ConcurrentHashMap<>();
+    java.util.function.UnaryOperator<io.cairn.objectstore.ObjectStore> counting = store ->
+        (io.cairn.objectstore.ObjectStore) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+            new Class<?>[] {io.cairn.objectstore.ObjectStore.class}, (proxy, m, args) -> {
+              if ((m.getName().equals("readAllBytes") || m.getName().equals("get")) && args != null
+                  && args[0] instanceof String k && k.startsWith("catalog/")) {
+                gets.merge(k, 1, Integer::sum);
+              }
+              try {
+                return m.invoke(store, args);
+              } catch (java.lang.reflect.InvocationTargetException e) {
+                throw e.getCause();
+              }
+            });
+    try (Node node = Node.recover(cfg, Node.Options.defaults().withStoreDecorator(counting))) {
+      int entries = 2 + 24 + 1;
+      assertThat(node.session().position()).isEqualTo(entries);
+      assertThat(node.engine().peek("by_category")).containsExactlyElementsOf(oracle());
+      assertThat(node.engine().peek("big")).isNotEmpty().allMatch(r -> r.getLong(1) > 900);
+      for (int p = 0; p < entries; p++) {
+        assertThat(gets.get(io.cairn.snapshotter.catalog.ObjectStoreCatalogLog.key(p))).as("GETs of catalog entry " + p).isEqualTo(1);
+      }
+      int total = gets.values().stream().mapToInt(Integer::intValue).sum();
+      // besides the entries: the first read's last window, and one probe of the end per later read
+      assertThat(total).isLessThanOrEqualTo(entries + io.cairn.snapshotter.catalog.ObjectStoreCatalogLog.READ_WINDOW + 4);
+    }
+  }
+
+  @Test
   void missingBatchFileFallsBackToFullReplayWhenNoOtherSnapshot(@TempDir Path dir) throws IOException {
     CairnConfig cfg = config(dir);
     try (Node node = Node.recover(cfg, Node.Options.defaults())) {

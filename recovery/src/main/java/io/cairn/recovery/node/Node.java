@@ -131,9 +131,10 @@ public final class Node implements AutoCloseable, NodeApi {
     this.options = options;
     ObjectStore raw = ObjectStores.open(config.storeUri(), config.storeProperties());
     ObjectStore decorated = options.storeDecorator().apply(CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw);
+    io.cairn.snapshotter.catalog.ObjectStoreCatalogLog catalog;
     try {
       // a start that would fail on a broken catalog must not first fence the node that owns the store
-      CatalogLog catalog = new io.cairn.snapshotter.catalog.ObjectStoreCatalogLog(decorated);
+      catalog = new io.cairn.snapshotter.catalog.ObjectStoreCatalogLog(decorated);
       io.cairn.engine.catalog.CatalogIntegrityException.verifyChain(
           catalog.read(CatalogLog.FIRST_POSITION), "", catalog.describe());
       this.fence = StoreFence.acquire(decorated, options.clock(), options.takeover());
@@ -142,7 +143,8 @@ public final class Node implements AutoCloseable, NodeApi {
       throw e;
     }
     this.store = fence.guard(decorated, this::onFenced);
-    this.snapshots = SnapshotStore.open(store, config, options.clock());
+    // the session reads the catalog through the guarded store, sharing the entries just read
+    this.snapshots = SnapshotStore.open(store, config, options.clock(), catalog);
     newEngine();
   }
 
@@ -156,7 +158,7 @@ public final class Node implements AutoCloseable, NodeApi {
             .secrets(options.secrets())
             .restartStrategy(config.sourceRestart())
             .build();
-    CatalogLog log = snapshots.catalog();
+    CatalogLog log = snapshots.sessionCatalog();
     this.session = new SqlSession(engine, log, options.clock());
     session.setEpoch(fence.epoch());
     this.snapshotService = new SnapshotService(config, options, snapshots, engine, session, fence, this::onFenced);

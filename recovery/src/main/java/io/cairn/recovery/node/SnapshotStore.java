@@ -34,9 +34,11 @@ final class SnapshotStore implements AutoCloseable {
   private final Clock clock;
   private final Snapshotter snapshotter;
   private final SnapshotReader reader;
+  private final ObjectStoreCatalogLog sessionCatalog;
 
-  private SnapshotStore(ObjectStore store, CairnConfig config, Clock clock) {
+  private SnapshotStore(ObjectStore store, CairnConfig config, Clock clock, ObjectStoreCatalogLog read) {
     this.store = store;
+    this.sessionCatalog = read == null ? new ObjectStoreCatalogLog(store) : read.on(store);
     this.config = config;
     this.clock = clock;
     this.snapshotter = Snapshotter.builder(store).clock(clock).build();
@@ -44,11 +46,25 @@ final class SnapshotStore implements AutoCloseable {
   }
 
   static SnapshotStore open(ObjectStore store, CairnConfig config, Clock clock) {
-    return new SnapshotStore(store, config, clock);
+    return new SnapshotStore(store, config, clock, null);
   }
 
+  /**
+   * A store whose SQL session's catalog ({@link #sessionCatalog()}) shares the entries {@code read}
+   * (the same catalog through another view of the same store) has read already.
+   */
+  static SnapshotStore open(ObjectStore store, CairnConfig config, Clock clock, ObjectStoreCatalogLog read) {
+    return new SnapshotStore(store, config, clock, read);
+  }
+
+  /** The catalog as it is now in the store, read afresh (for checks that must see hand edits). */
   CatalogLog catalog() {
     return new ObjectStoreCatalogLog(store);
+  }
+
+  /** The catalog log of the node's SQL session: one instance, each entry fetched once. */
+  CatalogLog sessionCatalog() {
+    return sessionCatalog;
   }
 
   /** The outcome of loading the newest snapshot that loads completely. */

@@ -36,6 +36,15 @@ import java.util.Objects;
  *   <li>Format (JSON): {@code {"schemaVersion":2,"position":N,"wallClock":"<ISO-8601>","sql":"...",
  *       "prevHash":"<SHA-256 of entry N-1>","epoch":E}} (version 1, from older builds, has no
  *       {@code prevHash} or {@code epoch}).
+ *   <li>Reads remember every entry they decoded (and appends every entry they wrote): an entry
+ *       never changes, so a later read, here or on a log sharing them ({@link #on}), asks only
+ *       for positions beyond them. A recovery reads the catalog several times (the start's chain
+ *       check, the replay up to the snapshot, the rest, init); each entry is fetched once. A read
+ *       that has to fetch GETs several positions at once, in windows that double up to {@value
+ *       #READ_WINDOW} (so a long catalog on S3 costs a few round trips, not one per entry, and a
+ *       read at the end costs one GET): its ending probe may also GET up to {@value #READ_WINDOW}
+ *       - 1 absent positions. A hand-edited entry is therefore seen by a new process (a restart,
+ *       {@code cairn snapshots verify}), not by a node that had read it already.
  *   <li>No silent gaps: a read that finds entry N missing lists the catalog; if a later entry
  *       exists, it throws {@link io.cairn.engine.catalog.CatalogIntegrityException} naming N. The
  *       hash chain itself is checked by whoever applies the entries (the SQL session) and by
@@ -48,14 +57,40 @@ public final class ObjectStoreCatalogLog implements CatalogLog {
   /** The key prefix of catalog entries. */
   public static final String PREFIX = "catalog/";
 
+  /** The most positions one read GETs at once. */
+  public static final int READ_WINDOW = 16;
+
   private static final ObjectMapper JSON = new ObjectMapper();
+  /** GETs of a read window beyond its first; daemon threads that end when idle. */
+  private static final java.util.concurrent.ExecutorService READS = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "cairn-catalog-read");
+    t.setDaemon(true);
+    return t;
+  });
+
   private final ObjectStore store;
   /** Positions below this are known to hold entries (entries are never removed): no request needed to check for a gap. */
-  private final java.util.concurrent.atomic.AtomicLong knownEnd = new java.util.concurrent.atomic.AtomicLong(FIRST_POSITION);
+  private final java.util.concurrent.atomic.AtomicLong knownEnd;
+  /** Entries decoded or appended here or by a log sharing them: an entry never changes. */
+  private final java.util.Map<Long, CatalogEntry> known;
 
   /** A catalog in {@code store} (which already carries the deployment's prefix). Does not own the store. */
   public ObjectStoreCatalogLog(ObjectStore store) {
+    this(store, new java.util.concurrent.atomic.AtomicLong(FIRST_POSITION), new java.util.concurrent.ConcurrentHashMap<>());
+  }
+
+  private ObjectStoreCatalogLog(ObjectStore store, java.util.concurrent.atomic.AtomicLong knownEnd, java.util.Map<Long, CatalogEntry> known) {
     this.store = Objects.requireNonNull(store, "store");
+    this.knownEnd = knownEnd;
+    this.known = known;
+  }
+
+  /**
+   * This catalog through {@code view}, another view of the same store (one that fences writes,
+   * say), sharing the entries read so far, so that they are not fetched again.
+   */
+  public ObjectStoreCatalogLog on(ObjectStore view) {
+    return new ObjectStoreCatalogLog(view, knownEnd, known);
   }
 
   /** The key of entry {@code position}. */
@@ -73,6 +108,7 @@ public final class ObjectStoreCatalogLog implements CatalogLog {
     try {
       store.putIfAbsent(key(p), encode(entry));
       knownEnd.accumulateAndGet(p + 1, Math::max);
+      known.put(p, entry);
     } catch (ObjectAlreadyExistsException e) {
       knownEnd.accumulateAndGet(p + 1, Math::max);
       throw new CatalogConflictException(p, describe());
@@ -85,29 +121,87 @@ public final class ObjectStoreCatalogLog implements CatalogLog {
       throw new IllegalArgumentException("Cannot read catalog from " + from + ": positions start at " + FIRST_POSITION);
     }
     List<CatalogEntry> out = new ArrayList<>();
-    for (long p = from; ; p++) {
-      byte[] bytes;
-      try {
-        bytes = store.readAllBytes(key(p));
-      } catch (ObjectNotFoundException e) {
-        if (laterEntryExists(p)) {
-          // an entry after p exists, so p existed when it was written (appends check their predecessor):
-          // either p was written after our GET (a racing writer) or it was removed (a gap)
-          try {
-            bytes = store.readAllBytes(key(p));
-          } catch (ObjectNotFoundException gone) {
-            throw new io.cairn.engine.catalog.CatalogIntegrityException(p, "Catalog entry " + p + " (" + key(p)
-                + ") is missing from " + store.describe() + " but later entries exist: a gap in the catalog. "
-                + "Restore that object (from a backup or an object version) before starting; cairn will not replay a "
-                + "history with a hole in it");
-          }
-          out.add(decode(p, bytes));
-          continue;
-        }
-        knownEnd.accumulateAndGet(p, Math::max);
+    long p = from;
+    int window = 1;
+    while (true) {
+      CatalogEntry cached = known.get(p);
+      if (cached != null) {
+        out.add(cached);
+        p++;
+        continue;
+      }
+      byte[][] got = fetch(p, window);
+      int i = 0;
+      while (i < got.length && got[i] != null) {
+        out.add(remember(p + i, got[i]));
+        i++;
+      }
+      if (i == got.length) {
+        p += got.length;
+        window = Math.min(2 * window, READ_WINDOW);
+        continue;
+      }
+      long missing = p + i;
+      boolean laterInWindow = false;
+      for (int j = i + 1; j < got.length; j++) {
+        laterInWindow |= got[j] != null;
+      }
+      if (!laterInWindow && !laterEntryExists(missing)) {
+        knownEnd.accumulateAndGet(missing, Math::max);
         return out;
       }
-      out.add(decode(p, bytes));
+      // an entry after `missing` exists, so `missing` existed when it was written (appends check their
+      // predecessor): either it was written after our GET (a racing writer) or it was removed (a gap)
+      byte[] again = getOrNull(missing);
+      if (again == null) {
+        throw new io.cairn.engine.catalog.CatalogIntegrityException(missing, "Catalog entry " + missing + " (" + key(missing)
+            + ") is missing from " + store.describe() + " but later entries exist: a gap in the catalog. "
+            + "Restore that object (from a backup or an object version) before starting; cairn will not replay a "
+            + "history with a hole in it");
+      }
+      out.add(remember(missing, again));
+      p = missing + 1;
+      window = 1;
+    }
+  }
+
+  private CatalogEntry remember(long position, byte[] bytes) {
+    CatalogEntry e = decode(position, bytes);
+    known.put(position, e);
+    return e;
+  }
+
+  /** Positions {@code from .. from + n - 1}, each null when absent; all GETs at once. */
+  private byte[][] fetch(long from, int n) {
+    byte[][] out = new byte[n][];
+    if (n == 1) {
+      out[0] = getOrNull(from);
+      return out;
+    }
+    List<java.util.concurrent.CompletableFuture<byte[]>> gets = new ArrayList<>(n - 1);
+    for (int i = 1; i < n; i++) {
+      long q = from + i;
+      gets.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> getOrNull(q), READS));
+    }
+    out[0] = getOrNull(from);
+    for (int i = 1; i < n; i++) {
+      try {
+        out[i] = gets.get(i - 1).join();
+      } catch (java.util.concurrent.CompletionException e) {
+        if (e.getCause() instanceof RuntimeException re) {
+          throw re;
+        }
+        throw e;
+      }
+    }
+    return out;
+  }
+
+  private byte[] getOrNull(long position) {
+    try {
+      return store.readAllBytes(key(position));
+    } catch (ObjectNotFoundException e) {
+      return null;
     }
   }
 
