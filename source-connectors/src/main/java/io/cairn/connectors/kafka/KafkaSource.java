@@ -224,6 +224,9 @@ final class KafkaSource implements Source {
       if (left.isNegative() || left.isZero()) {
         return;
       }
+      // assigned as the seek will assign them: a read_committed consumer warns of list-offsets
+      // answers for partitions it does not hold; nothing is fetched before the seek positions them
+      consumer.assign(tps);
       meter.offsetRequests.incrementAndGet();
       Map<TopicPartition, Long> begin = consumer.beginningOffsets(tps, left);
       warm = new Warm(parts.size(), Map.copyOf(begin), nanoTime.getAsLong());
