@@ -75,6 +75,10 @@ public final class BenchCommand implements Runnable {
     @Option(names = "--no-peer", description = "Skip the Kafka Streams comparison.")
     boolean noPeer;
 
+    @Option(names = "--broker", description = "Where the Kafka broker runs: child (its own JVM, as in production; default)"
+        + " or in-process (the benchmark's JVM, which then also compiles and collects for it).", defaultValue = "child")
+    String broker;
+
     @Option(names = {"-o", "--out"}, description = "Output directory (default ${DEFAULT-VALUE}).", defaultValue = "bench-report")
     Path out;
 
@@ -88,7 +92,8 @@ public final class BenchCommand implements Runnable {
       int orders = ordersPerHour != null ? ordersPerHour : days != null ? 1375 : 10_000;
       int changes = changesPerHour != null ? changesPerHour : days != null ? 100 : 2000;
       LoadOnSourceConfig config = LoadOnSourceConfig.defaults(out.toAbsolutePath()).withHours(h, Math.min(step, h))
-          .withRates(orders, changes).withPostgres(!noPostgres).withPeer(!noPeer).withRepeats(repeat);
+          .withRates(orders, changes).withPostgres(!noPostgres).withPeer(!noPeer).withRepeats(repeat)
+          .withBrokerInChildJvm(brokerInChildJvm());
       List<String> args = args();
       if (config.postgres() && System.getenv(LoadOnSourceBenchmark.PASSWORD_ENV) == null) {
         return inChildJvm(args);
@@ -99,6 +104,15 @@ public final class BenchCommand implements Runnable {
       System.out.println(Files.readString(config.outputDir().resolve(ReportWriter.MD)).split("\n## Consistency checks")[0]);
       System.out.println("Report: " + config.outputDir().resolve(ReportWriter.HTML));
       return ConsistencyChecks.allPassed(r) ? 0 : 1;
+    }
+
+    private boolean brokerInChildJvm() {
+      return switch (broker) {
+        case "child" -> true;
+        case "in-process" -> false;
+        default -> throw new CommandLine.ParameterException(spec.commandLine(),
+            "--broker must be child or in-process, was '" + broker + "'");
+      };
     }
 
     private List<String> args() {
@@ -124,6 +138,7 @@ public final class BenchCommand implements Runnable {
       if (noPeer) {
         a.add("--no-peer");
       }
+      a.addAll(List.of("--broker", broker));
       return a;
     }
 

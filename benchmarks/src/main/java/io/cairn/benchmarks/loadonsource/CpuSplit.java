@@ -8,8 +8,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * CPU time spent between {@link #start()} and {@link #end()}, split between the in-process Kafka
- * broker's threads and everyone else (the node: its ticking thread, workers, loaders), plus the
+ * CPU time spent between {@link #start} and {@link #end()}, split between the Kafka broker (its
+ * child JVM's CPU, or its threads when it runs in this JVM) and everyone else (the node: its ticking thread, workers, loaders), plus the
  * whole process, the garbage collector's pause time (wall) and the JIT compilers' time (neither is
  * in the per-thread figures). Threads that both start and end in between are only in the process
  * figure.
@@ -22,16 +22,25 @@ final class CpuSplit {
   private final long processBefore;
   private final long gcBefore;
   private final long jitBefore;
+  private final ProcessHandle broker;
+  private final long brokerBefore;
 
-  private CpuSplit(Map<Long, Long> before, long processBefore, long gcBefore, long jitBefore) {
+  private CpuSplit(Map<Long, Long> before, long processBefore, long gcBefore, long jitBefore, ProcessHandle broker) {
+    this.broker = broker;
+    this.brokerBefore = childCpu(broker);
     this.before = before;
     this.processBefore = processBefore;
     this.gcBefore = gcBefore;
     this.jitBefore = jitBefore;
   }
 
-  static CpuSplit start() {
-    return new CpuSplit(threadCpu(), processCpu(), gcMillis(), jitMillis());
+  /** Starts counting; {@code broker} is the broker's child JVM, or null when it runs in this one. */
+  static CpuSplit start(ProcessHandle broker) {
+    return new CpuSplit(threadCpu(), processCpu(), gcMillis(), jitMillis(), broker);
+  }
+
+  private static long childCpu(ProcessHandle p) {
+    return p == null ? 0 : p.info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(0L);
   }
 
   /** {@code node}, {@code broker} and {@code process} CPU milliseconds since {@link #start()}. */
@@ -55,7 +64,7 @@ final class CpuSplit {
     }
     Map<String, Long> out = new LinkedHashMap<>();
     out.put("node", node / 1_000_000);
-    out.put("broker", broker / 1_000_000);
+    out.put("broker", (broker + childCpu(this.broker) - brokerBefore) / 1_000_000);
     out.put("process", (processCpu() - processBefore) / 1_000_000);
     out.put("gc (wall)", gcMillis() - gcBefore);
     out.put("jit", jitMillis() - jitBefore);

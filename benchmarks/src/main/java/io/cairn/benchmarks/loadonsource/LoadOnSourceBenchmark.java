@@ -50,7 +50,8 @@ import org.slf4j.LoggerFactory;
  * object store, per recovery strategy, all measured in one run on the same data.
  *
  * <h2>Run</h2>
- * An in-process Kafka broker and a private PostgreSQL 15 server start on 127.0.0.1. An ingest
+ * A Kafka broker (in a child JVM, as in production; in this JVM for the test suite's tiny run) and a
+ * private PostgreSQL 15 server start on 127.0.0.1. An ingest
  * node (a real {@link Node} on a local object store) reads the topic of orders and the table of
  * customers (Debezium CDC) into two views: orders per customer, and orders per customer region
  * (a join with the table). The history ({@link LoadOnSourceConfig}) is produced hour by simulated
@@ -92,6 +93,9 @@ public final class LoadOnSourceBenchmark {
   }
 
   /** Runs the whole benchmark; servers it starts are stopped before it returns or throws. */
+  /** The broker's JVM when it runs in a child process (its CPU is then the {@code broker} figure); else null. */
+  private ProcessHandle brokerProcess;
+
   public LoadOnSourceResult run() {
     if (config.postgres() && System.getenv(PASSWORD_ENV) == null) {
       throw new IllegalStateException("Cannot run the Postgres part of the benchmark: environment variable " + PASSWORD_ENV
@@ -101,7 +105,7 @@ public final class LoadOnSourceBenchmark {
     long t0 = System.nanoTime();
     String startedAt = Instant.now().toString();
     Path work = config.outputDir().resolve("work-" + UUID.randomUUID().toString().substring(0, 8));
-    try (KafkaBroker kafka = KafkaBroker.start(); PgSetup pg = config.postgres() ? PgSetup.start() : null) {
+    try (KafkaBroker kafka = config.brokerInChildJvm() ? KafkaBroker.startInChildJvm() : KafkaBroker.start(); PgSetup pg = config.postgres() ? PgSetup.start() : null) {
       Files.createDirectories(work);
       LoadOnSourceResult r = runWith(kafka, pg, work, t0, startedAt);
       deleteRecursively(work);
@@ -116,6 +120,7 @@ public final class LoadOnSourceBenchmark {
       MeteredObjectStore.Metrics writeMetrics, Map<String, String> kafkaOffsets, long walLsn, long pgChangesBefore) {}
 
   private LoadOnSourceResult runWith(KafkaBroker kafka, PgSetup pg, Path work, long t0, String startedAt) throws IOException {
+    brokerProcess = kafka.childProcess().orElse(null);
     String topic = KafkaBroker.uniqueTopic("bench-orders");
     Workload w = new Workload(config, kafka, topic, pg == null ? null : pg.workloadConnection);
     w.createInitial();
@@ -304,7 +309,7 @@ public final class LoadOnSourceBenchmark {
     long extraMillis = 0;
     Map<String, Long> kafka;
     Map<String, Long> pgLoad;
-    CpuSplit cpu = CpuSplit.start();
+    CpuSplit cpu = CpuSplit.start(brokerProcess);
     try (Node node = Node.recover(nodeConfig(s.dir(), List.of()), options)) {
       r = node.report();
       LOG.info("Strategy '{}': recovered in {} ms, phases {}; CPU ms {}", s.name(), r.totalMillis(), r.phaseMillis(), cpu.end());

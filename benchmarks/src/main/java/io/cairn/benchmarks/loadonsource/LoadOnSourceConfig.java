@@ -43,7 +43,8 @@ public record LoadOnSourceConfig(
     boolean peer,
     int repeats,
     long seed,
-    Path outputDir) {
+    Path outputDir,
+    boolean brokerInChildJvm) {
 
   public LoadOnSourceConfig {
     positive("hours", hours);
@@ -73,41 +74,51 @@ public record LoadOnSourceConfig(
 
   /** The default size of {@code cairn bench load-on-source}: 24 simulated hours, a few minutes here. */
   public static LoadOnSourceConfig defaults(Path outputDir) {
-    return new LoadOnSourceConfig(24, 10_000, 2_000, 20_000, 10_000, 20_000, 3, 200, 6, true, true, 3, 42, outputDir);
+    return new LoadOnSourceConfig(24, 10_000, 2_000, 20_000, 10_000, 20_000, 3, 200, 6, true, true, 3, 42, outputDir, true);
   }
 
   /** The size the default test suite runs: seconds. */
   public static LoadOnSourceConfig tiny(Path outputDir) {
-    return new LoadOnSourceConfig(2, 600, 120, 300, 200, 400, 3, 40, 2, true, true, 1, 7, outputDir);
+    return new LoadOnSourceConfig(2, 600, 120, 300, 200, 400, 3, 40, 2, true, true, 1, 7, outputDir, false);
   }
 
   public LoadOnSourceConfig withHours(int h, int step) {
     return new LoadOnSourceConfig(h, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, step, postgres, peer, repeats, seed, outputDir);
+        partitions, transactionRows, step, postgres, peer, repeats, seed, outputDir, brokerInChildJvm);
   }
 
   public LoadOnSourceConfig withRates(int orders, int customerChanges) {
     return new LoadOnSourceConfig(hours, orders, customerChanges, initialOrders, initialCustomers, orderKeys, partitions,
-        transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir);
+        transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm);
   }
 
   public LoadOnSourceConfig withPostgres(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, on, peer, repeats, seed, outputDir);
+        partitions, transactionRows, curveStepHours, on, peer, repeats, seed, outputDir, brokerInChildJvm);
   }
 
   public LoadOnSourceConfig withPeer(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, on, repeats, seed, outputDir);
+        partitions, transactionRows, curveStepHours, postgres, on, repeats, seed, outputDir, brokerInChildJvm);
   }
 
   public LoadOnSourceConfig withRepeats(int n) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, n, seed, outputDir);
+        partitions, transactionRows, curveStepHours, postgres, peer, n, seed, outputDir, brokerInChildJvm);
   }
 
   public LoadOnSourceConfig withOutputDir(Path dir) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, dir);
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, dir, brokerInChildJvm);
+  }
+
+  /**
+   * Whether the Kafka broker runs in a child JVM (the default of {@code cairn bench load-on-source}:
+   * as in production, the node's JVM then holds no broker threads, heap or compiled broker code)
+   * or in the benchmark's own JVM (the test suite's tiny run).
+   */
+  public LoadOnSourceConfig withBrokerInChildJvm(boolean on) {
+    return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, on);
   }
 }

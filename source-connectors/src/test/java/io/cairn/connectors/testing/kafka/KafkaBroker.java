@@ -79,13 +79,101 @@ public final class KafkaBroker implements AutoCloseable {
   private KafkaConfig config;
   private KafkaProducer<byte[], byte[]> producer;
   private boolean closed;
+  /** The broker's JVM when it runs in a child process ({@link #startInChildJvm}); null in-process. */
+  private final Process child;
 
   private KafkaBroker(Path dir, int brokerPort, int saslPort, KafkaRaftServer server, Admin admin) {
+    this(dir, brokerPort, saslPort, server, admin, null);
+  }
+
+  private KafkaBroker(Path dir, int brokerPort, int saslPort, KafkaRaftServer server, Admin admin, Process child) {
     this.dir = dir;
     this.brokerPort = brokerPort;
     this.saslPort = saslPort;
     this.server = server;
     this.admin = admin;
+    this.child = child;
+  }
+
+  /** What a child broker prints once it serves: this prefix, its PLAINTEXT port and its SASL port. */
+  private static final String CHILD_READY = "cairn-kafka-broker-ready ";
+
+  /**
+   * Starts a broker in a child JVM (this JVM's {@code java} and class path), as a broker runs in
+   * production: in another process, so that its threads, heap, GC pauses and compiled code are
+   * not the caller's (a benchmark of a client then measures the client). The child stops when
+   * {@link #close()} closes its standard input, or when this JVM dies (the pipe closes). {@link
+   * #restart} is not supported; everything else works through the broker's clients as usual.
+   */
+  public static KafkaBroker startInChildJvm() {
+    String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    ProcessBuilder pb = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"), KafkaBroker.class.getName())
+        .redirectErrorStream(true);
+    Process p;
+    try {
+      p = pb.start();
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot start Kafka broker in a child JVM: " + e.getMessage(), e);
+    }
+    try {
+      java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+          java.nio.charset.StandardCharsets.UTF_8));
+      java.util.Deque<String> last = new java.util.ArrayDeque<>();
+      String line;
+      while ((line = out.readLine()) != null) {
+        if (line.startsWith(CHILD_READY)) {
+          String[] ports = line.substring(CHILD_READY.length()).trim().split(" ");
+          Thread drain = new Thread(() -> {
+            try {
+              while (out.readLine() != null) {
+                // the child's log: read so that it never blocks on a full pipe
+              }
+            } catch (IOException ignored) {
+              // the child ended
+            }
+          }, "kafka-child-output");
+          drain.setDaemon(true);
+          drain.start();
+          int brokerPort = Integer.parseInt(ports[0]);
+          Map<String, Object> adminProps = new HashMap<>();
+          adminProps.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + brokerPort);
+          return new KafkaBroker(null, brokerPort, Integer.parseInt(ports[1]), null, Admin.create(adminProps), p);
+        }
+        last.addLast(line);
+        if (last.size() > 20) {
+          last.removeFirst();
+        }
+      }
+      throw new IllegalStateException("Cannot start Kafka broker in a child JVM: it exited with code " + p.waitFor()
+          + "; its last output:\n" + String.join("\n", last));
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      p.destroyForcibly();
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      throw e instanceof IllegalStateException ise ? ise : new IllegalStateException("Cannot start Kafka broker in a child JVM: " + e, e);
+    }
+  }
+
+  /** The child JVM's process, when this broker runs in one ({@link #startInChildJvm}). */
+  public java.util.Optional<ProcessHandle> childProcess() {
+    return child == null ? java.util.Optional.empty() : java.util.Optional.of(child.toHandle());
+  }
+
+  /**
+   * The child JVM of {@link #startInChildJvm}: starts a broker, prints {@code CHILD_READY} with its
+   * ports, and stops it when its standard input ends.
+   */
+  public static void main(String[] args) throws IOException {
+    KafkaBroker b = start();
+    System.out.println(CHILD_READY + b.brokerPort + " " + b.saslPort);
+    System.out.flush();
+    try {
+      System.in.transferTo(java.io.OutputStream.nullOutputStream());
+    } finally {
+      b.close();
+    }
+    System.exit(0);
   }
 
   /** The broker shared by all tests of this JVM, started on first call and stopped at JVM exit. */
@@ -307,6 +395,9 @@ public final class KafkaBroker implements AutoCloseable {
     if (closed) {
       throw new IllegalStateException("Cannot restart: the broker is closed");
     }
+    if (child != null) {
+      throw new UnsupportedOperationException("Cannot restart a broker that runs in a child JVM");
+    }
     server.shutdown();
     server.awaitShutdown();
     try {
@@ -337,11 +428,15 @@ public final class KafkaBroker implements AutoCloseable {
       }
       admin.close(Duration.ofSeconds(5));
     } finally {
-      try {
-        server.shutdown();
-        server.awaitShutdown();
-      } finally {
-        deleteRecursively(dir);
+      if (child != null) {
+        stopChild();
+      } else {
+        try {
+          server.shutdown();
+          server.awaitShutdown();
+        } finally {
+          deleteRecursively(dir);
+        }
       }
     }
   }
@@ -411,6 +506,20 @@ public final class KafkaBroker implements AutoCloseable {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
       s.setReuseAddress(true);
       return s.getLocalPort();
+    }
+  }
+
+  private void stopChild() {
+    try {
+      child.getOutputStream().close();
+      if (!child.waitFor(30, TimeUnit.SECONDS)) {
+        child.destroyForcibly();
+      }
+    } catch (IOException e) {
+      child.destroyForcibly();
+    } catch (InterruptedException e) {
+      child.destroyForcibly();
+      Thread.currentThread().interrupt();
     }
   }
 
