@@ -37,8 +37,7 @@ import org.slf4j.LoggerFactory;
  * {@link #close} stops everything; a node killed instead loses nothing that a committed snapshot
  * plus the sources' retained data cannot give back.
  *
- * <p>Parts: {@link Recovery} (what a start does before serving) and {@link SnapshotPrefetch} (its
- * snapshot load, started as the store opens), {@link SnapshotService} (the one
+ * <p>Parts: {@link Recovery} (what a start does before serving), {@link SnapshotService} (the one
  * capture path, scheduled or on request), {@link SnapshotStore} (the store's snapshots and
  * catalog), {@link StoreFence} (one writer per store), {@link NodeStatus} and {@link NodeMetrics}
  * (what status and /metrics show), {@link OfflineStore} (commands without a running node); the
@@ -118,8 +117,6 @@ public final class Node implements AutoCloseable, NodeApi {
   private Engine engine;
   private SqlSession session;
   private SnapshotService snapshotService;
-  /** The newest snapshot's load, started by the constructor, taken by recovery. */
-  private final SnapshotPrefetch prefetch;
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final AtomicReference<State> state = new AtomicReference<>(State.RECOVERING);
   private final CountDownLatch terminated = new CountDownLatch(1);
@@ -134,8 +131,6 @@ public final class Node implements AutoCloseable, NodeApi {
     this.options = options;
     ObjectStore raw = ObjectStores.open(config.storeUri(), config.storeProperties());
     ObjectStore decorated = options.storeDecorator().apply(CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw);
-    // the snapshot loads while the catalog is checked and the store taken: it only reads
-    this.prefetch = SnapshotPrefetch.start(decorated);
     io.cairn.snapshotter.catalog.ObjectStoreCatalogLog catalog;
     try {
       // a start that would fail on a broken catalog must not first fence the node that owns the store
@@ -226,7 +221,7 @@ public final class Node implements AutoCloseable, NodeApi {
     Node node = new Node(config, options);
     try {
       try {
-        node.report = new Recovery(config, node.options, node.store, node.snapshots, node.engine, node.session, node.prefetch).run();
+        node.report = new Recovery(config, node.options, node.store, node.snapshots, node.engine, node.session).run();
       } catch (Recovery.FellBackPastReplay again) {
         LOG.warn(again.getMessage());
         node.engine.close();

@@ -49,16 +49,14 @@ final class Recovery {
   private final Engine engine;
   private final SqlSession session;
 
-  private final SnapshotPrefetch prefetch;
   private final FellBackPastReplay previous;
 
   /** How long sources may take to warm up while the snapshot loads (a broker that is down costs this once). */
   static final java.time.Duration SOURCE_WARM_UP_BUDGET = java.time.Duration.ofSeconds(2);
 
-  /** A recovery of an empty engine and session from the snapshot {@code prefetch} loads. */
-  Recovery(CairnConfig config, Node.Options options, ObjectStore store, SnapshotStore snapshots, Engine engine, SqlSession session,
-      SnapshotPrefetch prefetch) {
-    this(config, options, store, snapshots, engine, session, prefetch, null);
+  /** A recovery of an empty engine and session. */
+  Recovery(CairnConfig config, Node.Options options, ObjectStore store, SnapshotStore snapshots, Engine engine, SqlSession session) {
+    this(config, options, store, snapshots, engine, session, null);
   }
 
   /**
@@ -68,12 +66,6 @@ final class Recovery {
    */
   Recovery(CairnConfig config, Node.Options options, ObjectStore store, SnapshotStore snapshots, Engine engine, SqlSession session,
       FellBackPastReplay previous) {
-    this(config, options, store, snapshots, engine, session, null, previous);
-  }
-
-  private Recovery(CairnConfig config, Node.Options options, ObjectStore store, SnapshotStore snapshots, Engine engine,
-      SqlSession session, SnapshotPrefetch prefetch, FellBackPastReplay previous) {
-    this.prefetch = prefetch;
     this.config = config;
     this.options = options;
     this.store = store;
@@ -227,9 +219,9 @@ final class Recovery {
   }
 
   /**
-   * Waits for the newest snapshot that verifies to load ({@link SnapshotPrefetch}, started when
-   * the node opened its store) while this thread replays the catalog up to the position of the
-   * newest manifest that reads and lets the sources connect for a seek to that manifest's offsets. The two are independent (the load only reads the store; the replay
+   * Loads the newest snapshot that verifies while this thread replays the catalog up to the
+   * position of the newest manifest that reads and lets the sources connect for a seek to that
+   * manifest's offsets. The two are independent (the load only reads the store; the replay
    * creates dataflows and opens their sources, which connect but read no record), so a restart
    * waits for the longer of the two rather than their sum: with a remote store and remote
    * brokers, round trips overlap round trips; in a fresh JVM, class loading and interpreted code
@@ -237,9 +229,20 @@ final class Recovery {
    * {@link FellBackPastReplay} is thrown so that recovery starts again on a fresh engine.
    */
   private SnapshotStore.Recovered loadWhileReplaying(Phases phases, long t0) {
-    java.util.concurrent.CompletableFuture<SnapshotStore.Recovered> loading =
-        prefetch.loading.thenApply(c -> snapshots.recovered(c, prefetch.loadMillis()));
-    io.cairn.snapshotter.Manifest candidate = join(prefetch.first);
+    java.util.concurrent.CompletableFuture<io.cairn.snapshotter.Manifest> first = new java.util.concurrent.CompletableFuture<>();
+    java.util.concurrent.CompletableFuture<SnapshotStore.Recovered> loading = new java.util.concurrent.CompletableFuture<>();
+    Thread loader = new Thread(() -> {
+      try {
+        loading.complete(snapshots.loadLatest(first::complete));
+      } catch (Throwable e) {
+        loading.completeExceptionally(e);
+      } finally {
+        first.complete(null);
+      }
+    }, "cairn-recovery-load");
+    loader.setDaemon(true);
+    loader.start();
+    io.cairn.snapshotter.Manifest candidate = join(first);
     if (candidate == null) {
       SnapshotStore.Recovered rec = join(loading);
       phases.end("snapshot load");

@@ -87,14 +87,7 @@ final class SnapshotStore implements AutoCloseable {
   Recovered loadLatest(java.util.function.Consumer<Manifest> onFirstManifest) {
     long t0 = System.nanoTime();
     RecoveryChoice c = reader.loadLatest(onFirstManifest);
-    return recovered(c, (System.nanoTime() - t0) / 1_000_000);
-  }
-
-  /**
-   * What a load that took {@code millis} found ({@link SnapshotPrefetch}); the snapshot chosen
-   * becomes the base of this store's next incremental snapshot.
-   */
-  Recovered recovered(RecoveryChoice c, long millis) {
+    long millis = (System.nanoTime() - t0) / 1_000_000;
     Map<String, String> rejected = new LinkedHashMap<>();
     for (RecoveryChoice.Rejected r : c.rejected()) {
       rejected.put(r.info().key(), r.reason());
