@@ -191,6 +191,46 @@ class NodeRecoveryIT {
     }
   }
 
+  @Test
+  void theSnapshotIsChosenOnlyAfterTheStoreIsTaken(@TempDir Path dir) throws IOException {
+    // a snapshot chosen before the fence may be superseded by the old owner, whose next commit then
+    // confirms a later LSN to the Postgres slot: the changes in between would be lost (an attempt to
+    // load before the fence failed KillRecoveryIT's overlapping deploy exactly so)
+    CairnConfig cfg = config(dir);
+    try (Node node = Node.recover(cfg, Node.Options.defaults())) {
+      node.snapshotNow();
+    }
+    List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
+    java.util.function.UnaryOperator<io.cairn.objectstore.ObjectStore> recording = store ->
+        (io.cairn.objectstore.ObjectStore) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+            new Class<?>[] {io.cairn.objectstore.ObjectStore.class}, (proxy, m, args) -> {
+              if (args != null && args.length > 0 && args[0] instanceof String k) {
+                calls.add(m.getName() + " " + k);
+              }
+              try {
+                return m.invoke(store, args);
+              } catch (java.lang.reflect.InvocationTargetException e) {
+                throw e.getCause();
+              }
+            });
+    try (Node node = Node.recover(cfg, Node.Options.defaults().withStoreDecorator(recording))) {
+      assertThat(node.report().fullReplay()).isFalse();
+      List<String> seen = List.copyOf(calls);
+      int fenced = -1;
+      int listed = -1;
+      for (int i = 0; i < seen.size(); i++) {
+        if (fenced < 0 && seen.get(i).startsWith("putIfAbsent nodes/")) {
+          fenced = i;
+        }
+        if (listed < 0 && seen.get(i).startsWith("list snapshots")) {
+          listed = i;
+        }
+      }
+      assertThat(fenced).as("the store was taken: %s", seen).isNotNegative();
+      assertThat(listed).as("the snapshots were listed only after the store was taken: %s", seen).isGreaterThan(fenced);
+    }
+  }
+
   private static List<Path> regularFiles(Path dir) throws IOException {
     try (Stream<Path> s = Files.walk(dir)) {
       return s.filter(Files::isRegularFile).sorted().toList();
