@@ -201,19 +201,7 @@ class NodeRecoveryIT {
       node.snapshotNow();
     }
     List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
-    java.util.function.UnaryOperator<io.cairn.objectstore.ObjectStore> recording = store ->
-        (io.cairn.objectstore.ObjectStore) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
-            new Class<?>[] {io.cairn.objectstore.ObjectStore.class}, (proxy, m, args) -> {
-              if (args != null && args.length > 0 && args[0] instanceof String k) {
-                calls.add(m.getName() + " " + k);
-              }
-              try {
-                return m.invoke(store, args);
-              } catch (java.lang.reflect.InvocationTargetException e) {
-                throw e.getCause();
-              }
-            });
-    try (Node node = Node.recover(cfg, Node.Options.defaults().withStoreDecorator(recording))) {
+    try (Node node = Node.recover(cfg, Node.Options.defaults().withStoreDecorator(recordingInto(calls)))) {
       assertThat(node.report().fullReplay()).isFalse();
       List<String> seen = List.copyOf(calls);
       int fenced = -1;
@@ -229,6 +217,21 @@ class NodeRecoveryIT {
       assertThat(fenced).as("the store was taken: %s", seen).isNotNegative();
       assertThat(listed).as("the snapshots were listed only after the store was taken: %s", seen).isGreaterThan(fenced);
     }
+  }
+
+  /** A store decorator that records each call naming a key or prefix, as "method key", in order. */
+  private static java.util.function.UnaryOperator<io.cairn.objectstore.ObjectStore> recordingInto(List<String> calls) {
+    return store -> (io.cairn.objectstore.ObjectStore) java.lang.reflect.Proxy.newProxyInstance(
+        NodeRecoveryIT.class.getClassLoader(), new Class<?>[] {io.cairn.objectstore.ObjectStore.class}, (proxy, m, args) -> {
+          if (args != null && args.length > 0 && args[0] instanceof String k) {
+            calls.add(m.getName() + " " + k);
+          }
+          try {
+            return m.invoke(store, args);
+          } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+          }
+        });
   }
 
   private static List<Path> regularFiles(Path dir) throws IOException {
@@ -250,21 +253,14 @@ class NodeRecoveryIT {
       node.engine().tick();
       node.snapshotNow();
     }
-    Map<String, Integer> gets = new java.util.concurrent.ConcurrentHashMap<>();
-    java.util.function.UnaryOperator<io.cairn.objectstore.ObjectStore> counting = store ->
-        (io.cairn.objectstore.ObjectStore) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
-            new Class<?>[] {io.cairn.objectstore.ObjectStore.class}, (proxy, m, args) -> {
-              if ((m.getName().equals("readAllBytes") || m.getName().equals("get")) && args != null
-                  && args[0] instanceof String k && k.startsWith("catalog/")) {
-                gets.merge(k, 1, Integer::sum);
-              }
-              try {
-                return m.invoke(store, args);
-              } catch (java.lang.reflect.InvocationTargetException e) {
-                throw e.getCause();
-              }
-            });
-    try (Node node = Node.recover(cfg, Node.Options.defaults().withStoreDecorator(counting))) {
+    List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
+    try (Node node = Node.recover(cfg, Node.Options.defaults().withStoreDecorator(recordingInto(calls)))) {
+      Map<String, Integer> gets = new HashMap<>();
+      for (String c : List.copyOf(calls)) {
+        if (c.startsWith("readAllBytes catalog/") || c.startsWith("get catalog/")) {
+          gets.merge(c.substring(c.indexOf(' ') + 1), 1, Integer::sum);
+        }
+      }
       int entries = 2 + 24 + 1;
       assertThat(node.session().position()).isEqualTo(entries);
       assertThat(node.engine().peek("by_category")).containsExactlyElementsOf(oracle());

@@ -424,11 +424,10 @@ public final class Engine implements AutoCloseable {
 
   /**
    * Lets every running source not yet sought prepare the seek that is likely to follow ({@link
-   * Source#warmUp}): to {@code likely}'s offsets for it, or its beginning. A recovery calls this,
-   * on the thread that seeks next, while the snapshot whose offsets those are still loads. Each
-   * source waits at most {@code budget}; nothing here fails.
+   * Source#warmUp}). A recovery calls this, on the thread that seeks next, while the snapshot
+   * still loads. Each source waits at most {@code budget}; nothing here fails.
    */
-  public void warmUpSources(Map<String, SourceOffsets> likely, java.time.Duration budget) {
+  public void warmUpSources(java.time.Duration budget) {
     tickLock.lock();
     try {
       for (RunningSource s : sourcesSnapshot()) {
@@ -436,7 +435,7 @@ public final class Engine implements AutoCloseable {
           continue;
         }
         try {
-          s.source.warmUp(likely.getOrDefault(s.name, SourceOffsets.EMPTY), budget);
+          s.source.warmUp(budget);
         } catch (RuntimeException e) {
           LOG.debug("Source {} failed to warm up (its seek will say why, if it still fails): {}", s.name, e.toString());
         }

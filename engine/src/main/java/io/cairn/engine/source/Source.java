@@ -34,14 +34,14 @@ public interface Source extends AutoCloseable {
   void seek(SourceOffsets offsets);
 
   /**
-   * Optional: prepares a {@link #seek} that is likely to follow soon to {@code likely} — connects
-   * and asks what that seek would ask — so that it returns quickly; a recovery calls this on the
-   * owning thread while the snapshot still loads. Waits at most {@code budget}; never throws (a
-   * failure shows at the seek, which must not depend on this having run or succeeded, and may be
-   * to other offsets). A source may use what it learnt here in the seek instead of asking again,
-   * so that warming up adds no requests to the system it reads.
+   * Optional: prepares the {@link #seek} that is likely to follow soon — connects and asks what
+   * any seek asks — so that it returns quickly; a recovery calls this on the owning thread while
+   * the snapshot still loads. Waits at most {@code budget}; never throws (a failure shows at the
+   * seek, which must not depend on this having run or succeeded). A source may use what it learnt
+   * here in the seek instead of asking again, so that warming up adds no requests to the system it
+   * reads.
    */
-  default void warmUp(SourceOffsets likely, Duration budget) {}
+  default void warmUp(Duration budget) {}
 
   /**
    * Delivers up to {@code maxRecords} records into {@code out}, waiting at most {@code timeout}

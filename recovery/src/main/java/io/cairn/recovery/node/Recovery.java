@@ -267,7 +267,7 @@ final class Recovery {
     }
     phases.end("catalog to snapshot");
     // connect the sources meanwhile: the seek after the restore then has little left to ask
-    engine.warmUpSources(candidate.sourceOffsets(), SOURCE_WARM_UP_BUDGET);
+    engine.warmUpSources(SOURCE_WARM_UP_BUDGET);
     phases.end("connect sources");
     SnapshotStore.Recovered rec = join(loading);
     phases.end("snapshot load");

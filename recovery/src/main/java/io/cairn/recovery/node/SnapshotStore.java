@@ -75,14 +75,10 @@ final class SnapshotStore implements AutoCloseable {
     }
   }
 
-  /** Loads the newest snapshot that verifies while loading, falling back past bad ones. */
-  Recovered loadLatest() {
-    return loadLatest(m -> { });
-  }
-
   /**
-   * As {@link #loadLatest()}, telling {@code onFirstManifest} the newest manifest that reads before
-   * its files load (see {@link SnapshotReader#loadLatest(java.util.function.Consumer)}).
+   * Loads the newest snapshot that verifies while loading, falling back past bad ones, telling
+   * {@code onFirstManifest} the newest manifest that reads before its files load (see {@link
+   * SnapshotReader#loadLatest(java.util.function.Consumer)}).
    */
   Recovered loadLatest(java.util.function.Consumer<Manifest> onFirstManifest) {
     long t0 = System.nanoTime();

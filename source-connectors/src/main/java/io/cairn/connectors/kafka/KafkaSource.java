@@ -208,7 +208,7 @@ final class KafkaSource implements Source {
    * Failures and a spent budget are only logged: the seek asks again.
    */
   @Override
-  public void warmUp(SourceOffsets likely, Duration budget) {
+  public void warmUp(Duration budget) {
     if (closed || seeked) {
       return;
     }

@@ -530,28 +530,25 @@ class KafkaSourceTest {
       cold = s.meter().read();
       assertThat(drain(s, coldOut)).isEqualTo(all.size() - before);
     }
-    // warmed up for the offsets it then seeks to, and for others (its beginning) than it seeks to
-    for (SourceOffsets likely : List.of(p, SourceOffsets.EMPTY)) {
-      try (Source s = open(def(topic, Envelope.UPSERT, Map.of()))) {
-        s.warmUp(likely, Duration.ofSeconds(10));
-        Map<String, Long> warm = s.meter().read();
-        assertThat(warm.get("metadata_requests")).isEqualTo(1);
-        assertThat(warm.get("offset_requests")).isEqualTo(1);
-        s.seek(p);
-        Map<String, Long> seeked = s.meter().read();
-        assertThat(seeked.get("metadata_requests") - warm.get("metadata_requests")).as("the seek used the warm-up's metadata").isZero();
-        assertThat(seeked.get("offset_requests") - warm.get("offset_requests")).as("the seek asked only for end offsets").isEqualTo(1);
-        assertThat(seeked.get("metadata_requests")).as("no request added").isEqualTo(cold.get("metadata_requests"));
-        assertThat(seeked.get("offset_requests")).as("no request added").isEqualTo(cold.get("offset_requests"));
-        OracleOutput out = new OracleOutput();
-        assertThat(drain(s, out)).as("exactly the records after the offsets sought").isEqualTo(all.size() - before);
-        assertThat(out.upserts).isEqualTo(coldOut.upserts);
-      }
+    try (Source s = open(def(topic, Envelope.UPSERT, Map.of()))) {
+      s.warmUp(Duration.ofSeconds(10));
+      Map<String, Long> warm = s.meter().read();
+      assertThat(warm.get("metadata_requests")).isEqualTo(1);
+      assertThat(warm.get("offset_requests")).isEqualTo(1);
+      s.seek(p);
+      Map<String, Long> seeked = s.meter().read();
+      assertThat(seeked.get("metadata_requests") - warm.get("metadata_requests")).as("the seek used the warm-up's metadata").isZero();
+      assertThat(seeked.get("offset_requests") - warm.get("offset_requests")).as("the seek asked only for end offsets").isEqualTo(1);
+      assertThat(seeked.get("metadata_requests")).as("no request added").isEqualTo(cold.get("metadata_requests"));
+      assertThat(seeked.get("offset_requests")).as("no request added").isEqualTo(cold.get("offset_requests"));
+      OracleOutput out = new OracleOutput();
+      assertThat(drain(s, out)).as("exactly the records after the offsets sought").isEqualTo(all.size() - before);
+      assertThat(out.upserts).isEqualTo(coldOut.upserts);
     }
   }
 
-  @Test
-  void aWarmUpAgainstABrokerThatIsDownEndsWithinItsBudgetWithoutFailing() throws Exception {
+  /** A source of topic 'orders' on a port nothing listens on, with a 60 s request timeout. */
+  private static SourceDefinition atAClosedPort(String name) throws java.io.IOException {
     int port;
     try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       port = free.getLocalPort();
@@ -560,9 +557,14 @@ class KafkaSourceTest {
     o.put("brokers", "127.0.0.1:" + port);
     o.put("topic", "orders");
     o.put("request-timeout-ms", "60000");
-    try (Source s = open(new SourceDefinition("src_down_warm", "kafka", o, SCHEMA, List.of(), Envelope.NONE))) {
+    return new SourceDefinition(name, "kafka", o, SCHEMA, List.of(), Envelope.NONE);
+  }
+
+  @Test
+  void aWarmUpAgainstABrokerThatIsDownEndsWithinItsBudgetWithoutFailing() throws Exception {
+    try (Source s = open(atAClosedPort("src_down_warm"))) {
       long t0 = System.nanoTime();
-      s.warmUp(SourceOffsets.EMPTY, Duration.ofMillis(800));
+      s.warmUp(Duration.ofMillis(800));
       long millis = (System.nanoTime() - t0) / 1_000_000;
       assertThat(millis).as("the warm-up kept to its 0.8 s budget, not the 60 s request timeout").isBetween(700L, 5_000L);
     }
@@ -571,15 +573,7 @@ class KafkaSourceTest {
   @Test
   void wakeupEndsASeekWaitingForABrokerThatIsDown() throws Exception {
     // nothing listens on this port: the seek's metadata call would wait out its request timeout
-    int port;
-    try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      port = free.getLocalPort();
-    }
-    Map<String, String> o = new HashMap<>();
-    o.put("brokers", "127.0.0.1:" + port);
-    o.put("topic", "orders");
-    o.put("request-timeout-ms", "60000");
-    try (Source s = open(new SourceDefinition("src_down", "kafka", o, SCHEMA, List.of(), Envelope.NONE))) {
+    try (Source s = open(atAClosedPort("src_down"))) {
       Thread waker = new Thread(() -> {
         try {
           Thread.sleep(1500);
