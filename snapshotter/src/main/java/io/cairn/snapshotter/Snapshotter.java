@@ -106,7 +106,16 @@ import org.slf4j.LoggerFactory;
  *   <li>Incremental: a batch whose id is in the last committed manifest (this process's, or the
  *       newest readable one found in the store at the first snapshot, or one given to {@link
  *       #seed}) is referenced, not uploaded again. Batch ids are unique, so a file's key never
- *       names different contents.
+ *       names different contents. So are consecutive batches whose updates that manifest's files
+ *       hold exactly, cut differently ({@link #sameUpdates}: a merge of batches it stored, or
+ *       batches it stored as one group).
+ *   <li>Small files grouped: consecutive new batches of an arrangement shard of at most {@code
+ *       groupRows / 2} rows each are merged ({@link Batch#mergeAll}: times kept, so no update is
+ *       consolidated away) into one file of at most {@code groupRows} rows, so that the many
+ *       small batches at the young end of every spine cost one request per arrangement shard to
+ *       write and to load, not one each. A group is uploaded again only when its batches change
+ *       (a merge in the engine, a new tick's batch): at most {@code groupRows} rows per
+ *       arrangement shard and snapshot.
  *   <li>Atomicity: no manifest, no snapshot. If a batch upload fails, the files this attempt
  *       uploaded are deleted (the failure is known) and no manifest is written. If the manifest
  *       write fails, the manifest is looked up; if it is not there the snapshot failed, and its
@@ -120,6 +129,9 @@ public final class Snapshotter implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Snapshotter.class);
 
   /** Progress of the running snapshot. */
+  /** The default of {@link Builder#groupRows}. */
+  public static final int DEFAULT_GROUP_ROWS = 131_072;
+
   public record Progress(String snapshotId, long tick, int filesToUpload, int filesUploaded, long bytesUploaded, Instant started) {}
 
   private final ObjectStore store;
@@ -140,6 +152,7 @@ public final class Snapshotter implements AutoCloseable {
   private volatile Map<String, BatchFile> committed; // batch id -> file, of the last committed manifest
   private volatile Manifest committedManifest; // the last committed manifest (for merge covers)
   private volatile SnapshotResult last;
+  private final int groupRows;
 
   private Snapshotter(Builder b) {
     this.store = b.store;
@@ -148,6 +161,7 @@ public final class Snapshotter implements AutoCloseable {
     this.clock = b.clock;
     this.spillThreshold = b.spillThreshold;
     this.tempDir = b.tempDir;
+    this.groupRows = b.groupRows;
     Executor encoder = b.encodeExecutor;
     if (encoder == null) {
       AtomicInteger n = new AtomicInteger();
@@ -202,6 +216,7 @@ public final class Snapshotter implements AutoCloseable {
     private BatchFileOptions.PageFormat pageFormat = BatchFileOptions.DEFAULT_PAGE_FORMAT;
     private int encodeThreads = Math.max(1, Runtime.getRuntime().availableProcessors());
     private Executor encodeExecutor;
+    private int groupRows = DEFAULT_GROUP_ROWS;
 
     private Builder(ObjectStore store) {
       this.store = Objects.requireNonNull(store, "store");
@@ -285,6 +300,19 @@ public final class Snapshotter implements AutoCloseable {
      */
     public Builder encodeExecutor(Executor e) {
       this.encodeExecutor = Objects.requireNonNull(e, "executor");
+      return this;
+    }
+
+    /**
+     * New batches of at most half this many rows, consecutive in an arrangement shard, are stored
+     * together as one file of at most this many rows (default {@value #DEFAULT_GROUP_ROWS}); 0
+     * stores every batch as a file of its own.
+     */
+    public Builder groupRows(int rows) {
+      if (rows < 0) {
+        throw new IllegalArgumentException("Cannot build snapshotter: group rows must be >= 0, got " + rows);
+      }
+      this.groupRows = rows;
       return this;
     }
 
@@ -430,33 +458,56 @@ public final class Snapshotter implements AutoCloseable {
     List<Upload> uploads = new ArrayList<>();
     List<List<Object>> slots = new ArrayList<>(); // per arrangement state: BatchFile or Upload
     int reused = 0;
-    List<BatchFile> cover;
     for (ArrangementState a : state.arrangements()) {
       List<Object> s = new ArrayList<>();
-      for (Batch b : a.batches()) {
+      List<Batch> bs = a.batches();
+      List<BatchFile> before = previousShards.get(a.arrangement() + "#" + a.shard());
+      List<Batch> group = new ArrayList<>(); // consecutive small batches to upload as one file
+      long groupSize = 0;
+      for (int i = 0; i < bs.size(); ) {
+        Batch b = bs.get(i);
         BatchFile k = known.get(b.id());
+        Segment seg;
         if (b.isEmpty()) {
           s.add(new BatchFile(b.id(), null, 0, 0, null, b.description().lower(), b.description().upper(), b.description().since()));
-        } else if (k != null && k.rows() == b.size() && k.path().equals(SnapshotPaths.batchPath(a.arrangement(), b.id()))) {
+          i++;
+          continue;
+        }
+        if (k != null && k.rows() == b.size() && k.path().equals(SnapshotPaths.batchPath(a.arrangement(), b.id()))) {
+          groupSize = flush(a, group, groupSize, s, uploads);
           s.add(k);
           reused++;
           pinned.add(paths.key(k.path()));
-        } else if (!(cover = cover(previousShards.get(a.arrangement() + "#" + a.shard()), b)).isEmpty()) {
-          // a merge of batches the last snapshot holds: reference those files (same collection as of T)
-          for (BatchFile f : cover) {
+          i++;
+        } else if ((seg = sameUpdates(before, bs, i)) != null) {
+          // the last snapshot's files hold exactly these batches' updates (a merge of its batches,
+          // or batches it stored as one group): reference them (same collection as of T)
+          groupSize = flush(a, group, groupSize, s, uploads);
+          for (BatchFile f : seg.files()) {
             s.add(f);
             if (f.path() != null) {
               reused++;
               pinned.add(paths.key(f.path()));
             }
           }
+          i += seg.batches();
         } else {
-          Upload u = new Upload(a.arrangement(), a.shard(), b);
-          uploads.add(u);
-          s.add(u);
-          pinned.add(paths.key(u.path));
+          if (b.size() > groupRows || groupSize + b.size() > groupRows) {
+            groupSize = flush(a, group, groupSize, s, uploads);
+          }
+          if (b.size() <= groupRows / 2) {
+            group.add(b);
+            groupSize += b.size();
+          } else {
+            Upload u = new Upload(a.arrangement(), a.shard(), b);
+            uploads.add(u);
+            s.add(u);
+            pinned.add(paths.key(u.path));
+          }
+          i++;
         }
       }
+      flush(a, group, groupSize, s, uploads);
       slots.add(s);
     }
     Set<String> myPins = Set.copyOf(pinned);
@@ -660,41 +711,76 @@ public final class Snapshotter implements AutoCloseable {
         b.description().since());
   }
 
+  /** The last snapshot's files holding exactly the updates of {@code batches} engine batches. */
+  record Segment(List<BatchFile> files, int batches) {}
+
   /**
-   * The files of the last snapshot that together hold exactly the updates of {@code b}, if {@code
-   * b} is a merge of batches that snapshot already has: the previous batches of the same
-   * arrangement shard lying inside {@code b}'s [lower, upper), the first starting at its lower and
-   * the last ending at its upper, none straddling its bounds. Their union is the same collection
-   * as of any time {@code >= b.since} (a merge only consolidates and advances times). Used only
-   * while the union is not much larger than {@code b} (merges that cancel many updates are
-   * uploaded, so storage shrinks).
+   * Adds the pending {@code group} of small batches to {@code s} and {@code uploads} as one file
+   * (one merged batch), or as its only batch; empties it and returns the group's new size, 0.
    */
-  private static List<BatchFile> cover(List<BatchFile> previous, Batch b) {
+  private long flush(ArrangementState a, List<Batch> group, long groupSize, List<Object> s, List<Upload> uploads) {
+    if (group.isEmpty()) {
+      return 0;
+    }
+    Batch b = group.size() == 1 ? group.get(0) : Batch.mergeAll(group);
+    Upload u = new Upload(a.arrangement(), a.shard(), b);
+    uploads.add(u);
+    s.add(u);
+    pinned.add(paths.key(u.path));
+    group.clear();
+    return 0;
+  }
+
+  /**
+   * The files of the last snapshot that together hold exactly the updates of the engine batches
+   * {@code bs[i..i+n)} for some n, if there are such files: a run of that snapshot's files of the
+   * same arrangement shard whose first starts at {@code bs[i]}'s lower and whose last ends where
+   * {@code bs[i+n-1]} ends. Batches partition an arrangement shard's updates by the time they were
+   * sealed at, a merge only joins neighbours (consolidating, advancing times to its since), and a
+   * grouped file joins neighbours too; so two runs with the same outer bounds hold the same
+   * collection as of any time {@code >=} their sinces, however they are cut inside. This covers
+   * a batch that is a merge of files the last snapshot holds (one batch, several files) and
+   * batches the last snapshot stored as one group (several batches, one file). Used only while the
+   * files are not much larger than the batches (merges that cancel many updates are uploaded, so
+   * storage shrinks).
+   */
+  static Segment sameUpdates(List<BatchFile> previous, List<Batch> bs, int i) {
     if (previous == null || previous.isEmpty()) {
-      return List.of();
+      return null;
     }
-    long lower = b.description().lower();
-    long upper = b.description().upper();
-    List<BatchFile> inside = new ArrayList<>();
-    long rows = 0;
-    for (BatchFile f : previous) {
-      boolean in = f.lower() >= lower && f.upper() <= upper;
-      boolean out = f.upper() <= lower || f.lower() >= upper;
-      if (!in && !out) {
-        return List.of(); // straddles a bound
+    long lower = bs.get(i).description().lower();
+    int j = 0;
+    while (j < previous.size() && (previous.get(j).lower() != lower || previous.get(j).path() == null)) {
+      j++;
+    }
+    if (j == previous.size()) {
+      return null;
+    }
+    int e = i;
+    int p = j;
+    long eUpper = bs.get(e).description().upper();
+    long pUpper = previous.get(p).upper();
+    long eRows = bs.get(e).size();
+    long pRows = previous.get(p).rows();
+    while (eUpper != pUpper) {
+      if (eUpper < pUpper) {
+        if (++e == bs.size()) {
+          return null;
+        }
+        eUpper = bs.get(e).description().upper();
+        eRows += bs.get(e).size();
+      } else {
+        if (++p == previous.size()) {
+          return null;
+        }
+        pUpper = previous.get(p).upper();
+        pRows += previous.get(p).rows();
       }
-      if (in) {
-        inside.add(f);
-        rows += f.rows();
-      }
     }
-    if (inside.isEmpty() || inside.get(0).lower() != lower || inside.get(inside.size() - 1).upper() != upper) {
-      return List.of();
+    if (pRows > 2L * eRows + 1024) {
+      return null;
     }
-    if (rows > 2L * b.size() + 1024) {
-      return List.of();
-    }
-    return inside;
+    return new Segment(List.copyOf(previous.subList(j, p + 1)), e - i + 1);
   }
 
   static String checksum(CRC32C crc) {

@@ -51,7 +51,7 @@ class OneRowCountTest {
     appender.start();
     log.addAppender(appender);
     try (InMemoryObjectStore store = new InMemoryObjectStore();
-        Snapshotter s = Snapshotter.builder(store).prefix("p").encodeExecutor(Runnable::run).build();
+        Snapshotter s = Snapshotter.builder(store).prefix("p").encodeExecutor(Runnable::run).groupRows(0).build();
         SnapshotReader reader = new SnapshotReader(store, "p", Runnable::run, 1)) {
       // tick 5: two batches, 4 + 3 rows; key 2 is retracted in the second
       Batch a = batch(0, 3, 0, 1, 1, 2, 1, 3, 1, 4, 1);

@@ -75,7 +75,7 @@ class RoundTripTest {
   void loadedStateEqualsCapturedStateBatchByBatch() {
     ObjectStore store = new InMemoryObjectStore();
     try (Engine e = Fixtures.engine(2, 500, 10_000, 1000);
-        Snapshotter s = Snapshotter.builder(store).build();
+        Snapshotter s = Snapshotter.builder(store).groupRows(0).build();
         SnapshotReader reader = new SnapshotReader(store, "", 4)) {
       for (int i = 0; i < 5; i++) {
         e.tick();
@@ -91,7 +91,7 @@ class RoundTripTest {
   void secondSnapshotUploadsExactlyTheBatchesTheFirstDidNotHave() {
     ObjectStore store = new InMemoryObjectStore();
     try (Engine e = Fixtures.engine(2, 50_000, 100_000, 5000);
-        Snapshotter s = Snapshotter.builder(store).build()) {
+        Snapshotter s = Snapshotter.builder(store).groupRows(0).build()) {
       for (int i = 0; i < 8; i++) {
         e.tick();
       }
@@ -125,7 +125,7 @@ class RoundTripTest {
       }
       assertThat(covered).as("merged batches referenced through their inputs' files").isPositive();
       // a fresh snapshotter on the same store starts from the newest manifest's files
-      try (Snapshotter other = Snapshotter.builder(store).build()) {
+      try (Snapshotter other = Snapshotter.builder(store).groupRows(0).build()) {
         SnapshotResult again = other.snapshot(e.capture(), 2);
         assertThat(again.filesNew()).isZero();
         assertThat(again.filesReused()).isEqualTo(again.files()).isPositive();

@@ -92,6 +92,30 @@ public final class Batch {
     return out;
   }
 
+  /**
+   * One batch holding the updates of {@code batches} (consecutive batches of one arrangement
+   * shard, oldest first, none empty), under a new id: sorted and consolidated, times unchanged
+   * (no logical compaction), described from the first one's lower to the last one's upper with
+   * the greatest of their {@code since}s. Used to store several small batches as one file; a
+   * spine loads the result like any batch.
+   */
+  public static Batch mergeAll(List<Batch> batches) {
+    if (batches.isEmpty()) {
+      throw new IllegalArgumentException("Cannot merge batches: none given");
+    }
+    Batch acc = batches.get(0);
+    for (int i = 1; i < batches.size(); i++) {
+      Batch next = batches.get(i);
+      if (next.description().lower() < acc.description().upper()) {
+        throw new IllegalArgumentException("Cannot merge " + acc + " with " + next + ": they are not consecutive");
+      }
+      Merger m = new Merger(acc, next, 0);
+      m.work(Long.MAX_VALUE);
+      acc = m.result();
+    }
+    return batches.size() == 1 ? acc.withId(newId()) : acc;
+  }
+
   /** A new random batch id. */
   public static String newId() {
     return UUID.randomUUID().toString();

@@ -118,6 +118,61 @@ class SpinePropertyTest {
     Property.tries(100).forAll(idCountSteps(), s -> fueledMergesAndLogicalCompactionPreserveTheCollection(s, ID_KEY, COUNT_VAL));
   }
 
+  @Test
+  void mergeAllHoldsEveryUpdateOfConsecutiveBatchesSortedAndConsolidated() {
+    Property.tries(100).forAll(steps(), s -> mergeAllHoldsEveryUpdate(s, KEY, VAL));
+    Property.tries(100).forAll(longSteps(), s -> mergeAllHoldsEveryUpdate(s, LONG_KEY, LONG_VAL));
+  }
+
+  /** Oracle: every update of the batches, consolidated per (key, val, time), in (key, val, time) order. */
+  private static void mergeAllHoldsEveryUpdate(List<Step> steps, Schema keySchema, Schema valSchema) {
+    List<Batch> batches = new ArrayList<>();
+    List<Update> all = new ArrayList<>();
+    long lower = 3;
+    long maxSince = 0;
+    for (Step s : steps) {
+      long upper = lower + s.span();
+      List<Update> batch = new ArrayList<>();
+      for (Update u : s.updates()) {
+        batch.add(new Update(u.key(), u.val(), lower + Math.min(u.time(), s.span() - 1), u.diff()));
+      }
+      Batch b = Batch.fromUpdates(keySchema, valSchema, batch, new Description(lower, upper, lower - s.sinceLag() % 3));
+      lower = upper + s.sinceLag() % 2; // sometimes a gap: ticks that sealed nothing
+      if (b.isEmpty()) {
+        continue;
+      }
+      all.addAll(batch);
+      maxSince = Math.max(maxSince, b.description().since());
+      batches.add(b);
+    }
+    if (batches.isEmpty()) {
+      return;
+    }
+    Batch merged = Batch.mergeAll(batches);
+    assertWellFormed(merged);
+    assertThat(merged.description()).isEqualTo(new Description(batches.get(0).description().lower(),
+        batches.get(batches.size() - 1).description().upper(), maxSince));
+    assertThat(merged.id()).isNotIn(batches.stream().map(Batch::id).toList());
+    Map<Update, Long> expected = new TreeMap<>(Update.ORDER);
+    for (Update u : all) {
+      expected.merge(new Update(u.key(), u.val(), u.time(), 0), u.diff(), (a, b) -> a + b == 0 ? null : a + b);
+    }
+    List<Update> actual = new ArrayList<>();
+    for (int i = 0; i < merged.size(); i++) {
+      actual.add(merged.update(i));
+    }
+    List<Update> want = new ArrayList<>();
+    expected.forEach((u, d) -> want.add(new Update(u.key(), u.val(), u.time(), d)));
+    assertThat(actual).isEqualTo(want);
+  }
+
+  @Test
+  void mergeAllRefusesBatchesThatAreNotConsecutive() {
+    Batch a = Batch.fromUpdates(ID_KEY, COUNT_VAL, List.of(new Update(Row.of(1L), Row.of(1L), 0, 1)), new Description(0, 2, 0));
+    Batch b = Batch.fromUpdates(ID_KEY, COUNT_VAL, List.of(new Update(Row.of(2L), Row.of(1L), 1, 1)), new Description(1, 3, 0));
+    assertThatThrownBy(() -> Batch.mergeAll(List.of(a, b))).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not consecutive");
+  }
+
   private static void fueledMergesAndLogicalCompactionPreserveTheCollection(List<Step> steps, Schema keySchema, Schema valSchema) {
     Spine spine = new Spine(keySchema, valSchema);
     List<Update> all = new ArrayList<>();
