@@ -97,6 +97,9 @@ import org.slf4j.LoggerFactory;
  *       full collections during it found at most 40 MiB live above the state). With more
  *       files larger than one part, the part buffers alone can reach their 64 MiB bound, so
  *       the 64 MiB figure holds for these states, not for every state.
+ *       (3) A group of small batches is merged when its file is encoded, on an upload worker:
+ *       at most {@code parallelism} merged groups of at most {@code groupRows} rows exist at once
+ *       (4 × 65,536 rows of two BIGINT columns with their time and diff: 8 MiB with the defaults).
  *   <li>One row count: a snapshot's rows are the updates stored in the batch files its manifest
  *       references ({@link Manifest#rows()}), which is what loading it yields. Every log line,
  *       {@link SnapshotResult#rows()} and the manifest use it. It can exceed the captured state's
@@ -110,8 +113,9 @@ import org.slf4j.LoggerFactory;
  *       hold exactly, cut differently ({@link #sameUpdates}: a merge of batches it stored, or
  *       batches it stored as one group).
  *   <li>Small files grouped: consecutive new batches of an arrangement shard of at most {@code
- *       groupRows / 2} rows each are merged ({@link Batch#mergeAll}: times kept, so no update is
- *       consolidated away) into one file of at most {@code groupRows} rows, so that the many
+ *       groupRows / 2} rows each, whose times lie within their own bounds, are merged ({@link
+ *       Batch#mergeAll}: times kept, so no update is consolidated away and the row count is the
+ *       members' sum) into one file of at most {@code groupRows} rows, so that the many
  *       small batches at the young end of every spine cost one request per arrangement shard to
  *       write and to load, not one each. A group is uploaded again only when its batches change
  *       (a merge in the engine, a new tick's batch): at most {@code groupRows} rows per
@@ -130,7 +134,7 @@ public final class Snapshotter implements AutoCloseable {
 
   /** Progress of the running snapshot. */
   /** The default of {@link Builder#groupRows}. */
-  public static final int DEFAULT_GROUP_ROWS = 131_072;
+  public static final int DEFAULT_GROUP_ROWS = 65_536;
 
   public record Progress(String snapshotId, long tick, int filesToUpload, int filesUploaded, long bytesUploaded, Instant started) {}
 
@@ -427,18 +431,42 @@ public final class Snapshotter implements AutoCloseable {
     }
   }
 
+  /**
+   * One file to upload: a batch, or a group of consecutive small batches merged when the file is
+   * encoded (on an upload worker, so at most {@code parallelism} groups are held merged at once).
+   */
   private static final class Upload {
     final String arrangement;
     final int shard;
-    final Batch batch;
+    final List<Batch> members;
+    final String id;
+    final long rows;
     final String path;
     volatile BatchFile file;
 
-    Upload(String arrangement, int shard, Batch batch) {
+    Upload(String arrangement, int shard, List<Batch> members) {
       this.arrangement = arrangement;
       this.shard = shard;
-      this.batch = batch;
-      this.path = SnapshotPaths.batchPath(arrangement, batch.id());
+      this.members = List.copyOf(members);
+      this.id = members.size() == 1 ? members.get(0).id() : Batch.newId();
+      long n = 0;
+      for (Batch b : members) {
+        n += b.size();
+      }
+      this.rows = n;
+      this.path = SnapshotPaths.batchPath(arrangement, id);
+    }
+
+    /** The batch to encode: the only member, or the members merged under this upload's id. */
+    Batch batch() {
+      if (members.size() == 1) {
+        return members.get(0);
+      }
+      Batch merged = Batch.mergeAll(members).withId(id);
+      if (merged.size() != rows) { // members are grouped only when none can consolidate with another
+        throw new IllegalStateException("Cannot group batches " + members + ": merged they hold " + merged.size() + " updates, not " + rows);
+      }
+      return merged;
     }
   }
 
@@ -495,11 +523,11 @@ public final class Snapshotter implements AutoCloseable {
           if (b.size() > groupRows || groupSize + b.size() > groupRows) {
             groupSize = flush(a, group, groupSize, s, uploads);
           }
-          if (b.size() <= groupRows / 2) {
+          if (b.size() <= groupRows / 2 && groupable(b)) {
             group.add(b);
             groupSize += b.size();
           } else {
-            Upload u = new Upload(a.arrangement(), a.shard(), b);
+            Upload u = new Upload(a.arrangement(), a.shard(), List.of(b));
             uploads.add(u);
             s.add(u);
             pinned.add(paths.key(u.path));
@@ -515,7 +543,7 @@ public final class Snapshotter implements AutoCloseable {
     long rows = 0; // the manifest's count (see the class comment): rows of the files it will reference
     for (List<Object> s : slots) {
       for (Object o : s) {
-        rows += o instanceof Upload u ? u.batch.size() : ((BatchFile) o).rows();
+        rows += o instanceof Upload u ? u.rows : ((BatchFile) o).rows();
       }
     }
     LOG.info("Snapshot {} of tick {}: {} rows, {} batch files to upload, {} reused", id, state.tick(), rows, uploads.size(), reused);
@@ -669,7 +697,7 @@ public final class Snapshotter implements AutoCloseable {
   }
 
   private BatchFile uploadOne(Upload u) {
-    Batch b = u.batch;
+    Batch b = u.batch();
     String key = paths.key(u.path);
     CRC32C crc = new CRC32C();
     long size;
@@ -711,6 +739,15 @@ public final class Snapshotter implements AutoCloseable {
         b.description().since());
   }
 
+  /**
+   * Whether {@code b} may join a group: its times were never advanced past its own upper (a
+   * merge's logical compaction can advance them to its since), so they lie in [lower, upper) and
+   * no update of it can consolidate with one of a later batch. Young batches always qualify.
+   */
+  private static boolean groupable(Batch b) {
+    return b.description().since() < b.description().upper();
+  }
+
   /** The last snapshot's files holding exactly the updates of {@code batches} engine batches. */
   record Segment(List<BatchFile> files, int batches) {}
 
@@ -722,8 +759,7 @@ public final class Snapshotter implements AutoCloseable {
     if (group.isEmpty()) {
       return 0;
     }
-    Batch b = group.size() == 1 ? group.get(0) : Batch.mergeAll(group);
-    Upload u = new Upload(a.arrangement(), a.shard(), b);
+    Upload u = new Upload(a.arrangement(), a.shard(), group);
     uploads.add(u);
     s.add(u);
     pinned.add(paths.key(u.path));

@@ -124,6 +124,23 @@ class GroupedFilesTest {
     assertThat(groupsReferenced).as("a file holding several batches referenced again by a later snapshot").isPositive();
   }
 
+  @Test
+  void aBatchWhoseTimesAMergeAdvancedPastItsUpperIsNotGrouped() {
+    // [0, 5) compacted to since 14: its update now has time 14, as has the one of [10, 15);
+    // merged, the two would consolidate into one row and the file would hold fewer rows than planned
+    Batch compacted = OneRowCountTest.batch(0, 5, 14, 1, 1);
+    Batch young = OneRowCountTest.batch(10, 15, 14, 1, 1);
+    try (InMemoryObjectStore store = new InMemoryObjectStore();
+        Snapshotter s = Snapshotter.builder(store).encodeExecutor(Runnable::run).build();
+        SnapshotReader reader = new SnapshotReader(store, "", Runnable::run, 1)) {
+      SnapshotResult r = s.snapshot(OneRowCountTest.state(15, compacted, young), 1);
+      assertThat(r.files()).isEqualTo(2);
+      Manifest m = reader.read(reader.list().get(0));
+      assertThat(m.rows()).isEqualTo(r.rows()).isEqualTo(2);
+      assertThat(Fixtures.collection(reader.load(m).arrangements().get(0))).containsExactly(java.util.Map.entry("[1]|[0]", 2L));
+    }
+  }
+
   private static BatchFile file(long lower, long upper, long rows) {
     return new BatchFile("f" + lower + "-" + upper, "batches/a/f" + lower + ".parquet", rows, 100, "crc32c:00000000", lower, upper, 0);
   }
