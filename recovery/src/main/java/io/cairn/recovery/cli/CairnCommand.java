@@ -8,9 +8,6 @@ import io.cairn.recovery.node.OfflineStore;
 import io.cairn.recovery.node.RecoveryReport;
 import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ServiceLoader;
@@ -318,25 +315,49 @@ public final class CairnCommand implements Runnable {
     }
   }
 
+  /**
+   * One request to the running node (always plain HTTP on its own host). {@link
+   * java.net.HttpURLConnection}, not {@link java.net.http.HttpClient}: building an {@code HttpClient} initialises
+   * the JDK's default TLS context (its trust store) even for an http:// URI, a fixed cost of every
+   * {@code cairn status}, {@code sql} and {@code snapshot}.
+   */
   static String http(CairnConfig cfg, Duration timeout, String method, String path, String body) throws IOException, InterruptedException {
     if (cfg.httpPort() == 0) {
       throw new IllegalArgumentException("Cannot reach the node: http.port is 0 (HTTP disabled)");
     }
     URI uri = URI.create("http://" + cfg.httpHost() + ":" + cfg.httpPort() + path);
-    HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(timeout);
-    b = body == null ? b.GET() : b.method(method, HttpRequest.BodyPublishers.ofString(body));
-    HttpResponse<String> r;
+    java.net.HttpURLConnection c = (java.net.HttpURLConnection) uri.toURL().openConnection(java.net.Proxy.NO_PROXY);
+    c.setConnectTimeout(3000);
+    c.setReadTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis())));
+    c.setRequestMethod(body == null ? "GET" : method);
+    int status;
+    String answer;
     try {
-      r = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build().send(b.build(), HttpResponse.BodyHandlers.ofString());
+      if (body != null) {
+        c.setDoOutput(true);
+        byte[] bytes = body.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        c.setFixedLengthStreamingMode(bytes.length);
+        try (java.io.OutputStream os = c.getOutputStream()) {
+          os.write(bytes);
+        }
+      }
+      status = c.getResponseCode();
+      java.io.InputStream in = status < 400 ? c.getInputStream() : c.getErrorStream();
+      answer = in == null ? "" : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     } catch (java.net.ConnectException e) {
       throw new IllegalStateException("Cannot reach the node at " + uri + ": is `cairn run` running?");
-    } catch (java.net.http.HttpTimeoutException e) {
+    } catch (java.net.SocketTimeoutException e) {
+      if (String.valueOf(e.getMessage()).contains("connect")) {
+        throw new IllegalStateException("Cannot reach the node at " + uri + ": is `cairn run` running?");
+      }
       throw new IllegalStateException("No answer from the node at " + uri + " within " + timeout.toSeconds()
           + " s (--timeout to wait longer)");
+    } finally {
+      c.disconnect();
     }
-    if (r.statusCode() != 200) {
-      throw new IllegalArgumentException(r.body().strip());
+    if (status != 200) {
+      throw new IllegalArgumentException(answer.strip());
     }
-    return r.body();
+    return answer;
   }
 }
