@@ -132,10 +132,10 @@ import org.slf4j.LoggerFactory;
 public final class Snapshotter implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Snapshotter.class);
 
-  /** Progress of the running snapshot. */
   /** The default of {@link Builder#groupRows}. */
   public static final int DEFAULT_GROUP_ROWS = 65_536;
 
+  /** Progress of the running snapshot. */
   public record Progress(String snapshotId, long tick, int filesToUpload, int filesUploaded, long bytesUploaded, Instant started) {}
 
   private final ObjectStore store;
@@ -497,12 +497,15 @@ public final class Snapshotter implements AutoCloseable {
         BatchFile k = known.get(b.id());
         Segment seg;
         if (b.isEmpty()) {
+          flush(a, group, s, uploads); // entries stay in the spine's order
+          groupSize = 0;
           s.add(new BatchFile(b.id(), null, 0, 0, null, b.description().lower(), b.description().upper(), b.description().since()));
           i++;
           continue;
         }
         if (k != null && k.rows() == b.size() && k.path().equals(SnapshotPaths.batchPath(a.arrangement(), b.id()))) {
-          groupSize = flush(a, group, groupSize, s, uploads);
+          flush(a, group, s, uploads);
+          groupSize = 0;
           s.add(k);
           reused++;
           pinned.add(paths.key(k.path()));
@@ -510,7 +513,8 @@ public final class Snapshotter implements AutoCloseable {
         } else if ((seg = sameUpdates(before, bs, i)) != null) {
           // the last snapshot's files hold exactly these batches' updates (a merge of its batches,
           // or batches it stored as one group): reference them (same collection as of T)
-          groupSize = flush(a, group, groupSize, s, uploads);
+          flush(a, group, s, uploads);
+          groupSize = 0;
           for (BatchFile f : seg.files()) {
             s.add(f);
             if (f.path() != null) {
@@ -520,10 +524,12 @@ public final class Snapshotter implements AutoCloseable {
           }
           i += seg.batches();
         } else {
-          if (b.size() > groupRows || groupSize + b.size() > groupRows) {
-            groupSize = flush(a, group, groupSize, s, uploads);
+          boolean joins = b.size() <= groupRows / 2 && groupable(b);
+          if (!joins || groupSize + b.size() > groupRows) {
+            flush(a, group, s, uploads); // entries stay in the spine's order
+            groupSize = 0;
           }
-          if (b.size() <= groupRows / 2 && groupable(b)) {
+          if (joins) {
             group.add(b);
             groupSize += b.size();
           } else {
@@ -535,7 +541,7 @@ public final class Snapshotter implements AutoCloseable {
           i++;
         }
       }
-      flush(a, group, groupSize, s, uploads);
+      flush(a, group, s, uploads);
       slots.add(s);
     }
     Set<String> myPins = Set.copyOf(pinned);
@@ -753,18 +759,17 @@ public final class Snapshotter implements AutoCloseable {
 
   /**
    * Adds the pending {@code group} of small batches to {@code s} and {@code uploads} as one file
-   * (one merged batch), or as its only batch; empties it and returns the group's new size, 0.
+   * (merged when it is encoded), or as its only batch, and empties it.
    */
-  private long flush(ArrangementState a, List<Batch> group, long groupSize, List<Object> s, List<Upload> uploads) {
+  private void flush(ArrangementState a, List<Batch> group, List<Object> s, List<Upload> uploads) {
     if (group.isEmpty()) {
-      return 0;
+      return;
     }
     Upload u = new Upload(a.arrangement(), a.shard(), group);
     uploads.add(u);
     s.add(u);
     pinned.add(paths.key(u.path));
     group.clear();
-    return 0;
   }
 
   /**
