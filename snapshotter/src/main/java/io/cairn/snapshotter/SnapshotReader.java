@@ -250,6 +250,17 @@ public final class SnapshotReader implements AutoCloseable {
       if (!ParquetBatchFiles.fingerprint(key, val).equals(a.schemaFingerprint())) {
         throw new CorruptSnapshotException("Cannot load snapshot " + m.snapshotId() + ": arrangement " + a.name() + " schema fingerprint mismatch");
       }
+      long upper = Long.MIN_VALUE;
+      for (BatchFile f : a.batches()) {
+        // a spine's batches partition its times in order: files out of order or overlapping would
+        // load into a spine whose merges and the next snapshot's reuse reason on wrong bounds
+        if (f.lower() < upper || f.upper() < f.lower()) {
+          throw new CorruptSnapshotException("Cannot load snapshot " + m.snapshotId() + ": arrangement " + a.name() + " shard "
+              + a.shard() + " lists batch " + f.id() + " [" + f.lower() + ", " + f.upper() + ") after one ending at " + upper
+              + ": its batches are not in time order");
+        }
+        upper = f.upper();
+      }
       loaded[e] = new Batch[a.batches().size()];
       for (int i = 0; i < a.batches().size(); i++) {
         jobs.add(new Job(e, i, a, a.batches().get(i), key, val));

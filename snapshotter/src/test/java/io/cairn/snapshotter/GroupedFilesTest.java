@@ -149,6 +149,24 @@ class GroupedFilesTest {
     }
   }
 
+  @Test
+  void aManifestListingAShardsFilesOutOfTimeOrderDoesNotLoad() {
+    try (InMemoryObjectStore store = new InMemoryObjectStore();
+        Snapshotter s = Snapshotter.builder(store).encodeExecutor(Runnable::run).groupRows(0).build();
+        SnapshotReader reader = new SnapshotReader(store, "", Runnable::run, 1)) {
+      s.snapshot(OneRowCountTest.state(9, OneRowCountTest.batch(0, 5, 0, 1, 1), OneRowCountTest.batch(5, 9, 5, 2, 1)), 1);
+      Manifest m = reader.read(reader.list().get(0));
+      assertThat(reader.load(m).rows()).isEqualTo(2);
+      Manifest.ArrangementEntry a = m.arrangements().get(0);
+      Manifest swapped = new Manifest(m.formatVersion(), m.snapshotId(), m.tick(), m.createdAt(), m.catalogPosition(), m.shards(),
+          m.offsets(), List.of(new Manifest.ArrangementEntry(a.name(), a.shard(), a.upper(), a.keySchema(), a.valSchema(),
+              a.schemaFingerprint(), List.of(a.batches().get(1), a.batches().get(0)))), m.catalogHash(), m.epoch(), m.views());
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> reader.load(swapped))
+          .isInstanceOf(io.cairn.snapshotter.exceptions.CorruptSnapshotException.class)
+          .hasMessageContaining("arrangement arr shard 0").hasMessageContaining("not in time order");
+    }
+  }
+
   private static BatchFile file(long lower, long upper, long rows) {
     return new BatchFile("f" + lower + "-" + upper, "batches/a/f" + lower + ".parquet", rows, 100, "crc32c:00000000", lower, upper, 0);
   }
