@@ -113,7 +113,7 @@ import org.slf4j.LoggerFactory;
  *       hold exactly, cut differently ({@link #sameUpdates}: a merge of batches it stored, or
  *       batches it stored as one group).
  *   <li>Small files grouped: consecutive new batches of an arrangement shard of at most {@code
- *       groupRows / 2} rows each, whose times lie within their own bounds, are merged ({@link
+ *       groupRows / 2} rows each, each starting after every time of the ones before it, are merged ({@link
  *       Batch#mergeAll}: times kept, so no update is consolidated away and the row count is the
  *       members' sum) into one file of at most {@code groupRows} rows, so that the many
  *       small batches at the young end of every spine cost one request per arrangement shard to
@@ -492,6 +492,7 @@ public final class Snapshotter implements AutoCloseable {
       List<BatchFile> before = previousShards.get(a.arrangement() + "#" + a.shard());
       List<Batch> group = new ArrayList<>(); // consecutive small batches to upload as one file
       long groupSize = 0;
+      long groupMaxTime = Long.MIN_VALUE; // no update of the group has a later time
       for (int i = 0; i < bs.size(); ) {
         Batch b = bs.get(i);
         BatchFile k = known.get(b.id());
@@ -499,6 +500,7 @@ public final class Snapshotter implements AutoCloseable {
         if (b.isEmpty()) {
           flush(a, group, s, uploads); // entries stay in the spine's order
           groupSize = 0;
+          groupMaxTime = Long.MIN_VALUE;
           s.add(new BatchFile(b.id(), null, 0, 0, null, b.description().lower(), b.description().upper(), b.description().since()));
           i++;
           continue;
@@ -506,6 +508,7 @@ public final class Snapshotter implements AutoCloseable {
         if (k != null && k.rows() == b.size() && k.path().equals(SnapshotPaths.batchPath(a.arrangement(), b.id()))) {
           flush(a, group, s, uploads);
           groupSize = 0;
+          groupMaxTime = Long.MIN_VALUE;
           s.add(k);
           reused++;
           pinned.add(paths.key(k.path()));
@@ -515,6 +518,7 @@ public final class Snapshotter implements AutoCloseable {
           // or batches it stored as one group): reference them (same collection as of T)
           flush(a, group, s, uploads);
           groupSize = 0;
+          groupMaxTime = Long.MIN_VALUE;
           for (BatchFile f : seg.files()) {
             s.add(f);
             if (f.path() != null) {
@@ -524,14 +528,16 @@ public final class Snapshotter implements AutoCloseable {
           }
           i += seg.batches();
         } else {
-          boolean joins = b.size() <= groupRows / 2 && groupable(b);
-          if (!joins || groupSize + b.size() > groupRows) {
+          boolean small = b.size() <= groupRows / 2;
+          if (!small || groupSize + b.size() > groupRows || b.description().lower() <= groupMaxTime) {
             flush(a, group, s, uploads); // entries stay in the spine's order
             groupSize = 0;
+            groupMaxTime = Long.MIN_VALUE;
           }
-          if (joins) {
+          if (small) {
             group.add(b);
             groupSize += b.size();
+            groupMaxTime = Math.max(groupMaxTime, maxTime(b));
           } else {
             Upload u = new Upload(a.arrangement(), a.shard(), List.of(b));
             uploads.add(u);
@@ -746,12 +752,13 @@ public final class Snapshotter implements AutoCloseable {
   }
 
   /**
-   * Whether {@code b} may join a group: its times were never advanced past its own upper (a
-   * merge's logical compaction can advance them to its since), so they lie in [lower, upper) and
-   * no update of it can consolidate with one of a later batch. Young batches always qualify.
+   * A bound on the times of {@code b}'s updates: they were sealed before its upper, and a merge's
+   * logical compaction may have advanced them to its since. A batch joins a group only if it
+   * starts after the group's bound, so no update of it can consolidate with one of an earlier
+   * member (times equal) and the group's file holds exactly the members' updates.
    */
-  private static boolean groupable(Batch b) {
-    return b.description().since() < b.description().upper();
+  private static long maxTime(Batch b) {
+    return Math.max(b.description().upper() - 1, b.description().since());
   }
 
   /** The last snapshot's files holding exactly the updates of {@code batches} engine batches. */

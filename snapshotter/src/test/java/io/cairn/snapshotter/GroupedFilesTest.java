@@ -125,27 +125,38 @@ class GroupedFilesTest {
   }
 
   @Test
-  void aBatchWhoseTimesAMergeAdvancedPastItsUpperIsNotGroupedAndTheFilesKeepTheSpinesOrder() {
+  void aBatchStartingBeforeTheGroupsLastTimeStartsAnotherGroupAndTheFilesKeepTheSpinesOrder() {
     // [0, 5) compacted to since 14: its update now has time 14, as has the one of [10, 15);
     // merged, the two would consolidate into one row and the file would hold fewer rows than planned
     Batch compacted = OneRowCountTest.batch(0, 5, 14, 1, 1);
     Batch young = OneRowCountTest.batch(10, 15, 14, 1, 1);
-    // two young batches grouped, then a compacted one after them (a merge whose since passed its upper)
     Batch y1 = OneRowCountTest.batch(20, 21, 20, 2, 1);
-    Batch y2 = OneRowCountTest.batch(21, 22, 21, 3, 1);
-    Batch late = OneRowCountTest.batch(22, 24, 30, 4, 1);
+    // too large to join (groups of 6 rows take batches of at most 3), though the group has room for
+    // its rows: it goes after the pending group
+    Batch big = OneRowCountTest.batch(22, 24, 23, 3, 1, 5, 1, 6, 1, 7, 1);
+    // compacted past its upper, but after every time before it: it may join (here, a group of its own)
+    Batch late = OneRowCountTest.batch(24, 25, 30, 4, 1);
     try (InMemoryObjectStore store = new InMemoryObjectStore();
-        Snapshotter s = Snapshotter.builder(store).encodeExecutor(Runnable::run).build();
+        Snapshotter s = Snapshotter.builder(store).encodeExecutor(Runnable::run).groupRows(6).build();
         SnapshotReader reader = new SnapshotReader(store, "", Runnable::run, 1)) {
-      SnapshotResult r = s.snapshot(OneRowCountTest.state(31, compacted, young, y1, y2, late), 1);
-      assertThat(r.files()).isEqualTo(3); // compacted | young+y1+y2 | late
+      SnapshotResult r = s.snapshot(OneRowCountTest.state(31, compacted, young, y1, big, late), 1);
       Manifest m = reader.read(reader.list().get(0));
-      assertThat(m.rows()).isEqualTo(r.rows()).isEqualTo(5);
       List<Long> lowers = m.arrangements().get(0).batches().stream().map(BatchFile::lower).toList();
-      assertThat(lowers).as("files in the spine's order").containsExactly(0L, 10L, 22L);
-      assertThat(Fixtures.collection(reader.load(m).arrangements().get(0)))
-          .containsExactly(java.util.Map.entry("[1]|[0]", 2L), java.util.Map.entry("[2]|[0]", 1L),
-              java.util.Map.entry("[3]|[0]", 1L), java.util.Map.entry("[4]|[0]", 1L));
+      assertThat(lowers).as("compacted | young+y1 | big | late, in the spine's order").containsExactly(0L, 10L, 22L, 24L);
+      assertThat(r.files()).isEqualTo(4);
+      assertThat(m.rows()).isEqualTo(r.rows()).isEqualTo(8);
+      assertThat(Fixtures.collection(reader.load(m).arrangements().get(0))).containsExactly(
+          java.util.Map.entry("[1]|[0]", 2L), java.util.Map.entry("[2]|[0]", 1L), java.util.Map.entry("[3]|[0]", 1L),
+          java.util.Map.entry("[4]|[0]", 1L), java.util.Map.entry("[5]|[0]", 1L), java.util.Map.entry("[6]|[0]", 1L),
+          java.util.Map.entry("[7]|[0]", 1L));
+    }
+    // a compacted batch whose times end before the next one starts is grouped with it
+    Batch old = OneRowCountTest.batch(0, 5, 8, 1, 1);
+    Batch next = OneRowCountTest.batch(10, 11, 10, 1, 1);
+    try (InMemoryObjectStore store = new InMemoryObjectStore(); Snapshotter s = Snapshotter.builder(store).encodeExecutor(Runnable::run).build()) {
+      SnapshotResult r = s.snapshot(OneRowCountTest.state(12, old, next), 1);
+      assertThat(r.files()).isEqualTo(1);
+      assertThat(r.rows()).isEqualTo(2);
     }
   }
 
