@@ -490,25 +490,17 @@ public final class Snapshotter implements AutoCloseable {
       List<Object> s = new ArrayList<>();
       List<Batch> bs = a.batches();
       List<BatchFile> before = previousShards.get(a.arrangement() + "#" + a.shard());
-      List<Batch> group = new ArrayList<>(); // consecutive small batches to upload as one file
-      long groupSize = 0;
-      long groupMaxTime = Long.MIN_VALUE; // no update of the group has a later time
+      Group group = new Group(a, s, uploads);
       for (int i = 0; i < bs.size(); ) {
         Batch b = bs.get(i);
         BatchFile k = known.get(b.id());
         Segment seg;
         if (b.isEmpty()) {
-          flush(a, group, s, uploads); // entries stay in the spine's order
-          groupSize = 0;
-          groupMaxTime = Long.MIN_VALUE;
+          group.flush();
           s.add(new BatchFile(b.id(), null, 0, 0, null, b.description().lower(), b.description().upper(), b.description().since()));
           i++;
-          continue;
-        }
-        if (k != null && k.rows() == b.size() && k.path().equals(SnapshotPaths.batchPath(a.arrangement(), b.id()))) {
-          flush(a, group, s, uploads);
-          groupSize = 0;
-          groupMaxTime = Long.MIN_VALUE;
+        } else if (k != null && k.rows() == b.size() && k.path().equals(SnapshotPaths.batchPath(a.arrangement(), b.id()))) {
+          group.flush();
           s.add(k);
           reused++;
           pinned.add(paths.key(k.path()));
@@ -516,9 +508,7 @@ public final class Snapshotter implements AutoCloseable {
         } else if ((seg = sameUpdates(before, bs, i)) != null) {
           // the last snapshot's files hold exactly these batches' updates (a merge of its batches,
           // or batches it stored as one group): reference them (same collection as of T)
-          flush(a, group, s, uploads);
-          groupSize = 0;
-          groupMaxTime = Long.MIN_VALUE;
+          group.flush();
           for (BatchFile f : seg.files()) {
             s.add(f);
             if (f.path() != null) {
@@ -527,27 +517,16 @@ public final class Snapshotter implements AutoCloseable {
             }
           }
           i += seg.batches();
+        } else if (b.size() <= groupRows / 2) {
+          group.add(b);
+          i++;
         } else {
-          boolean small = b.size() <= groupRows / 2;
-          if (!small || groupSize + b.size() > groupRows || b.description().lower() <= groupMaxTime) {
-            flush(a, group, s, uploads); // entries stay in the spine's order
-            groupSize = 0;
-            groupMaxTime = Long.MIN_VALUE;
-          }
-          if (small) {
-            group.add(b);
-            groupSize += b.size();
-            groupMaxTime = Math.max(groupMaxTime, maxTime(b));
-          } else {
-            Upload u = new Upload(a.arrangement(), a.shard(), List.of(b));
-            uploads.add(u);
-            s.add(u);
-            pinned.add(paths.key(u.path));
-          }
+          group.flush();
+          group.upload(List.of(b));
           i++;
         }
       }
-      flush(a, group, s, uploads);
+      group.flush();
       slots.add(s);
     }
     Set<String> myPins = Set.copyOf(pinned);
@@ -765,18 +744,52 @@ public final class Snapshotter implements AutoCloseable {
   record Segment(List<BatchFile> files, int batches) {}
 
   /**
-   * Adds the pending {@code group} of small batches to {@code s} and {@code uploads} as one file
-   * (merged when it is encoded), or as its only batch, and empties it.
+   * The consecutive new small batches of one arrangement shard waiting to be stored as one file,
+   * and where the shard's entries go. Every other entry of the shard (an empty batch, a reused
+   * file, a batch uploaded alone) flushes the group first, so the entries stay in the spine's
+   * order. A batch joins while the file stays within {@code groupRows} rows and the batch starts
+   * after every time of the members ({@link #maxTime}); otherwise the group is flushed and the
+   * batch starts the next one.
    */
-  private void flush(ArrangementState a, List<Batch> group, List<Object> s, List<Upload> uploads) {
-    if (group.isEmpty()) {
-      return;
+  private final class Group {
+    private final ArrangementState arrangement;
+    private final List<Object> entries;
+    private final List<Upload> uploads;
+    private final List<Batch> members = new ArrayList<>();
+    private long rows;
+    private long maxTime = Long.MIN_VALUE;
+
+    Group(ArrangementState arrangement, List<Object> entries, List<Upload> uploads) {
+      this.arrangement = arrangement;
+      this.entries = entries;
+      this.uploads = uploads;
     }
-    Upload u = new Upload(a.arrangement(), a.shard(), group);
-    uploads.add(u);
-    s.add(u);
-    pinned.add(paths.key(u.path));
-    group.clear();
+
+    void add(Batch b) {
+      if (rows + b.size() > groupRows || b.description().lower() <= maxTime) {
+        flush();
+      }
+      members.add(b);
+      rows += b.size();
+      maxTime = Math.max(maxTime, Snapshotter.maxTime(b));
+    }
+
+    void flush() {
+      if (!members.isEmpty()) {
+        upload(members);
+        members.clear();
+        rows = 0;
+        maxTime = Long.MIN_VALUE;
+      }
+    }
+
+    /** Adds an upload of {@code batches} (one file) as the shard's next entry. */
+    void upload(List<Batch> batches) {
+      Upload u = new Upload(arrangement.arrangement(), arrangement.shard(), batches);
+      uploads.add(u);
+      entries.add(u);
+      pinned.add(paths.key(u.path));
+    }
   }
 
   /**

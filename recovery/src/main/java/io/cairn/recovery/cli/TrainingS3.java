@@ -94,11 +94,12 @@ final class TrainingS3 implements AutoCloseable {
     String encoding = String.valueOf(x.getRequestHeaders().getFirst("Content-Encoding"));
     String sha = String.valueOf(x.getRequestHeaders().getFirst("x-amz-content-sha256"));
     byte[] content = encoding.contains("aws-chunked") || sha.startsWith("STREAMING-") ? unchunk(body) : body;
-    if ("*".equals(x.getRequestHeaders().getFirst("If-None-Match")) && objects.putIfAbsent(key, content) != null) {
+    if (!"*".equals(x.getRequestHeaders().getFirst("If-None-Match"))) {
+      objects.put(key, content);
+    } else if (objects.putIfAbsent(key, content) != null) {
       error(x, 412, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold");
       return;
     }
-    objects.put(key, content);
     x.getResponseHeaders().add("ETag", etag(content));
     x.sendResponseHeaders(200, -1);
   }
