@@ -15,6 +15,7 @@ import io.cairn.engine.testkit.Property;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,6 +28,10 @@ class OperatorPropertyTest {
 
   static final Gen<Input> INPUTS = OperatorScenario.inputs();
   static final Gen<Integer> WORKERS = Gen.of(1, 2, 4);
+
+  /** Operator inputs the exchange left in place (already sharded by the key) and updates it routed, over all runs. */
+  static final AtomicLong SKIPPED = new AtomicLong();
+  static final AtomicLong EXCHANGED = new AtomicLong();
 
   /** Runs {@code in} tick by tick on a fresh engine and returns the contents of every collection after each tick. */
   static List<Map<String, Map<Row, Long>>> run(Map<String, Script> scripts, int ticks, int workers) {
@@ -41,6 +46,8 @@ class OperatorPropertyTest {
       for (Dataflow d : e.dataflows()) {
         assertThat(d.state()).as("state of %s (%s)", d.name(), d.error()).isEqualTo(Dataflow.State.RUNNING);
       }
+      SKIPPED.addAndGet(e.metrics().exchangesSkipped());
+      EXCHANGED.addAndGet(e.metrics().updatesExchanged());
     }
     return out;
   }
@@ -50,6 +57,8 @@ class OperatorPropertyTest {
   @Test
   void everyOperatorMatchesTheOracleAfterEveryTick() {
     Gen<InputAndWorkers> gen = (r, size) -> new InputAndWorkers(INPUTS.next(r, size), WORKERS.next(r, size));
+    long skippedBefore = SKIPPED.get();
+    long exchangedBefore = EXCHANGED.get();
     Property.tries(150).forAll(gen, c -> {
       Input in = c.in();
       int workers = c.workers();
@@ -59,6 +68,9 @@ class OperatorPropertyTest {
         assertSame("after tick " + (t + 1) + " with " + workers + " workers", seen.get(t), OperatorScenario.oracle(scripts, t + 1));
       }
     });
+    // the runs went through both ways of the exchange: routing, and leaving sharded input in place
+    assertThat(EXCHANGED.get() - exchangedBefore).as("updates routed between workers").isPositive();
+    assertThat(SKIPPED.get() - skippedBefore).as("operator inputs already sharded by their key").isPositive();
   }
 
   @Test

@@ -256,6 +256,24 @@ final class OperatorScenario {
             List.of(Aggregate.countStar(), agg(Kind.SUM, U, "id"), agg(Kind.MIN, U, "y"), agg(Kind.MAX, U, "id")),
             Schema.of(Column.of("x", Type.BIGINT), Column.of("n", Type.BIGINT), Column.of("sid", Type.BIGINT),
                 Column.of("miny", Type.TEXT), Column.of("maxid", Type.BIGINT))));
+    // keyed operators whose input is already sharded by their key: the exchange leaves it in place
+    Schema aggOut = v.get("agg").schema();
+    v.put(
+        "regroup", // a view's collection (sharded by k), columns reordered by a Map, grouped by k again
+        new Plan.Reduce(
+            project(new Plan.Get("agg", aggOut),
+                Schema.of(Column.of("n", Type.BIGINT), Column.of("sv", Type.BIGINT), Column.of("k", Type.BIGINT)),
+                col(aggOut, "n"), col(aggOut, "sv"), col(aggOut, "k")),
+            new int[] {2},
+            List.of(Aggregate.countStar(), new Aggregate(Kind.SUM, 0, Type.BIGINT)),
+            Schema.of(Column.of("k", Type.BIGINT), Column.of("groups", Type.BIGINT), Column.of("sn", Type.BIGINT))));
+    v.put(
+        "ukey", // an upsert source (sharded by its primary key) grouped by that key
+        new Plan.Reduce(
+            u,
+            new int[] {0},
+            List.of(Aggregate.countStar(), agg(Kind.SUM, U, "x")),
+            Schema.of(Column.of("id", Type.BIGINT), Column.of("n", Type.BIGINT), Column.of("sx", Type.BIGINT))));
     return v;
   }
 
@@ -371,6 +389,8 @@ final class OperatorScenario {
       }
     });
     out.put("distb", distb);
+    out.put("regroup", map(out.get("agg"), r -> Row.of(r.get(0), 1L, r.get(1))));
+    out.put("ukey", groupBy(um, r -> Row.of(r.get(0)), (k, rows) -> k.concat(Row.of(count(rows, -1), sum(rows, 1)))));
     out.put("uagg", groupBy(um, r -> Row.of(r.get(1)), (k, rows) -> k.concat(Row.of(count(rows, -1), sum(rows, 0), min(rows, 2), max(rows, 0)))));
     return out;
   }

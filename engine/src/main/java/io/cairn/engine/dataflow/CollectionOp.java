@@ -30,6 +30,12 @@ public final class CollectionOp extends Operator {
     return layout.keyCols();
   }
 
+  /** Its input was routed by the arrangement key (or already sharded by it), and it passes the input on. */
+  @Override
+  public int[] partitioning() {
+    return layout.keyCols();
+  }
+
   @Override
   public void process(int shard, long tick, Rows[] in) {
     Rows src = in[0];

@@ -24,6 +24,12 @@ final class DistinctOp extends Operator {
     return all;
   }
 
+  /** Emits only rows of its own shard, which it received routed by the whole row. */
+  @Override
+  public int[] partitioning() {
+    return all;
+  }
+
   @Override
   public void process(int shard, long tick, Rows[] in) {
     List<Keyed> d = Keyed.sort(in[0], all, false);

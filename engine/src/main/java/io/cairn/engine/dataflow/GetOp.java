@@ -31,6 +31,12 @@ final class GetOp extends Operator {
     return upstream;
   }
 
+  /** The collection's rows and changes on shard s are those whose arrangement key hashes to s. */
+  @Override
+  public int[] partitioning() {
+    return upstream.layout().keyCols();
+  }
+
   @Override
   public void process(int shard, long tick, Rows[] in) {
     if (hydrating) {

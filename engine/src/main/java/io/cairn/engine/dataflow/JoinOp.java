@@ -102,6 +102,15 @@ final class JoinOp extends Operator {
     return side.own == null ? null : side.keys;
   }
 
+  /**
+   * An output row is a left row followed by a right one, and the left row was on this shard by the
+   * hash of its join key (routed by it, or a shared trace arranged by it).
+   */
+  @Override
+  public int[] partitioning() {
+    return left.keys.clone();
+  }
+
   @Override
   public void process(int shard, long tick, Rows[] in) {
     Delta dl = delta(in[0], left.keys);

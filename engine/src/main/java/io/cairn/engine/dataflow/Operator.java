@@ -44,6 +44,18 @@ public abstract class Operator {
     return null;
   }
 
+  /**
+   * The columns by whose hash this operator's output is sharded, or null when nothing is known:
+   * when non-null, every output update on shard {@code s} has {@code row.shardOf(partitioning(),
+   * shards) == s}. The exchange skips an input whose producer is partitioned by exactly the
+   * input's exchange key (same columns, same order), since routing would leave every update where
+   * it is. An operator must not claim a partitioning it does not guarantee: a wrong claim puts a
+   * key's updates on two workers.
+   */
+  public int[] partitioning() {
+    return null;
+  }
+
   /** Processes one shard's inputs for the open tick {@code tick}. */
   public abstract void process(int shard, long tick, Rows[] inputs);
 

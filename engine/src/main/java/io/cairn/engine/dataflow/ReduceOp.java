@@ -80,6 +80,19 @@ final class ReduceOp extends Operator {
     return groupBy;
   }
 
+  /**
+   * An output row starts with its group's key columns (in {@code groupBy} order), and the group's
+   * input updates were routed by those values: the output is sharded by its first columns.
+   */
+  @Override
+  public int[] partitioning() {
+    int[] out = new int[groupBy.length];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = i;
+    }
+    return out;
+  }
+
   @Override
   public void process(int shard, long tick, Rows[] in) {
     if (typed != null && !TYPED_OFF && typed[shard].process(shard, tick, in[0], out(shard))) {

@@ -5,17 +5,28 @@ import java.util.Arrays;
 
 /** A growable buffer of (row, diff) pairs: the updates one operator shard emits in a tick. */
 public final class Rows {
-  private Row[] rows = new Row[16];
-  private long[] diffs = new long[16];
+  private Row[] rows;
+  private long[] diffs;
   private int size;
+
+  public Rows() {
+    this(16);
+  }
+
+  /** An empty buffer with room for {@code capacity} updates before it grows. */
+  public Rows(int capacity) {
+    rows = new Row[capacity];
+    diffs = new long[capacity];
+  }
 
   public void add(Row row, long diff) {
     if (diff == 0) {
       return;
     }
     if (size == rows.length) {
-      rows = Arrays.copyOf(rows, size * 2);
-      diffs = Arrays.copyOf(diffs, size * 2);
+      int grown = Math.max(16, size * 2);
+      rows = Arrays.copyOf(rows, grown);
+      diffs = Arrays.copyOf(diffs, grown);
     }
     rows[size] = row;
     diffs[size] = diff;

@@ -100,6 +100,12 @@ public final class SourceOp extends Operator implements Collection {
     }
   }
 
+  /** Records are offered to the shard of their key's hash ({@link #offerAppend}, {@link #offerUpsert}). */
+  @Override
+  public int[] partitioning() {
+    return layout.keyCols();
+  }
+
   @Override
   public void process(int shard, long tick, Rows[] in) {
     Rows out = out(shard);

@@ -17,6 +17,28 @@ final class Stateless {
       this.exprs = exprs.toArray(new Expr[0]);
     }
 
+    /** The input's partitioning when every one of its columns is passed on as is (a column reference). */
+    @Override
+    public int[] partitioning() {
+      int[] in = inputs().get(0).partitioning();
+      if (in == null) {
+        return null;
+      }
+      int[] out = new int[in.length];
+      for (int k = 0; k < in.length; k++) {
+        out[k] = -1;
+        for (int e = 0; e < exprs.length && out[k] < 0; e++) {
+          if (exprs[e] instanceof Expr.Col c && c.index() == in[k]) {
+            out[k] = e;
+          }
+        }
+        if (out[k] < 0) {
+          return null;
+        }
+      }
+      return out;
+    }
+
     @Override
     public void process(int shard, long tick, Rows[] in) {
       Rows src = in[0];
@@ -46,6 +68,11 @@ final class Stateless {
     }
 
     @Override
+    public int[] partitioning() {
+      return inputs().get(0).partitioning();
+    }
+
+    @Override
     public void process(int shard, long tick, Rows[] in) {
       Rows src = in[0];
       Rows dst = out(shard);
@@ -67,6 +94,13 @@ final class Stateless {
       super(left.schema(), List.of(left, right), shards);
     }
 
+    /** Both inputs' partitioning when it is the same, else none. */
+    @Override
+    public int[] partitioning() {
+      int[] l = inputs().get(0).partitioning();
+      return l != null && java.util.Arrays.equals(l, inputs().get(1).partitioning()) ? l : null;
+    }
+
     @Override
     public void process(int shard, long tick, Rows[] in) {
       out(shard).addAll(in[0]);
@@ -82,6 +116,11 @@ final class Stateless {
   static final class NegateOp extends Operator {
     NegateOp(Operator input, int shards) {
       super(input.schema(), List.of(input), shards);
+    }
+
+    @Override
+    public int[] partitioning() {
+      return inputs().get(0).partitioning();
     }
 
     @Override

@@ -44,6 +44,16 @@ final class DataflowRunner {
     this.exchange = new Exchange(workers, shards);
   }
 
+  /** See {@link Exchange#updatesExchanged()}. */
+  long updatesExchanged() {
+    return exchange.updatesExchanged();
+  }
+
+  /** See {@link Exchange#inputsSkipped()}. */
+  long exchangesSkipped() {
+    return exchange.inputsSkipped();
+  }
+
   /** Empties every operator's output of the previous tick. */
   void clearOutputs(Collection<Dataflow> dataflows) {
     for (Dataflow d : dataflows) {

@@ -782,10 +782,12 @@ public final class Engine implements AutoCloseable {
   /**
    * Engine figures as of the last closed tick; {@code recordsReadAhead} counts the records polled
    * for a next tick while a full tick computed (they are also in {@code recordsIngested} once
-   * that tick takes them).
+   * that tick takes them); {@code updatesExchanged} counts the updates the exchange routed between
+   * workers, {@code exchangesSkipped} the operator inputs it left in place because their producer
+   * was already partitioned by the key (one per input per tick; both stay 0 with one worker).
    */
   public record Metrics(long ticks, long lastClosedTick, long recordsIngested, long lastTickNanos, long arrangementBytes,
-      long recordsReadAhead) {}
+      long recordsReadAhead, long updatesExchanged, long exchangesSkipped) {}
 
   public Metrics metrics() {
     lock.lock();
@@ -796,7 +798,8 @@ public final class Engine implements AutoCloseable {
           bytes += a.heapBytes();
         }
       }
-      return new Metrics(ticks, lastClosedTick, recordsIngested, lastTickNanos, bytes, ingest.prefetched());
+      return new Metrics(ticks, lastClosedTick, recordsIngested, lastTickNanos, bytes, ingest.prefetched(),
+          runner.updatesExchanged(), runner.exchangesSkipped());
     } finally {
       lock.unlock();
     }

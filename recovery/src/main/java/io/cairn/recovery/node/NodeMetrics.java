@@ -21,6 +21,8 @@ final class NodeMetrics {
     Gauge.builder("cairn_last_closed_tick", engine, e -> e.metrics().lastClosedTick()).register(registry);
     Gauge.builder("cairn_records_ingested", engine, e -> e.metrics().recordsIngested()).register(registry);
     Gauge.builder("cairn_records_read_ahead", engine, e -> e.metrics().recordsReadAhead()).register(registry);
+    Gauge.builder("cairn_updates_exchanged", engine, e -> e.metrics().updatesExchanged()).register(registry);
+    Gauge.builder("cairn_exchanges_skipped", engine, e -> e.metrics().exchangesSkipped()).register(registry);
     Gauge.builder("cairn_tick_seconds", engine, e -> e.metrics().lastTickNanos() / 1e9).register(registry);
     Gauge.builder("cairn_arrangement_bytes", engine, e -> e.metrics().arrangementBytes()).register(registry);
     Gauge.builder("cairn_recovery_seconds", report, r -> r.get().totalMillis() / 1000.0).register(registry);
