@@ -153,7 +153,7 @@ public final class SourceOp extends Operator implements Collection {
       keys.add(cmdKeys[perm[i]]);
       rows.add(cmds.get(perm[i])[1]);
     }
-    cmds.clear();
+    forget(shard, cmds);
     Spine.Reader reader = arrangement.spine(shard).reader();
     Values vals = new Values();
     for (int k = 0; k < keys.size(); k++) {
@@ -203,7 +203,7 @@ public final class SourceOp extends Operator implements Collection {
       offered[i] = cmd[1];
       perm[i] = i;
     }
-    cmds.clear();
+    forget(shard, cmds);
     if (n < 128) {
       for (int x = 1; x < n; x++) { // stable insertion sort
         int v = perm[x];
@@ -264,6 +264,13 @@ public final class SourceOp extends Operator implements Collection {
       }
     }
     return true;
+  }
+
+  /** Empties the commands just processed if the shard keeps the list for the next tick (a replaced one is left to the GC as it is). */
+  private void forget(int shard, List<Row[]> cmds) {
+    if (upserts[shard] == cmds) {
+      cmds.clear();
+    }
   }
 
   private static final int[] NO_COLUMNS = new int[0];
