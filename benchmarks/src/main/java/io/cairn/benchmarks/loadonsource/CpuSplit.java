@@ -46,6 +46,8 @@ final class CpuSplit {
   /** {@code node}, {@code broker} and {@code process} CPU milliseconds since {@link #start()}. */
   Map<String, Long> end() {
     long node = 0;
+    long workers = 0;
+    long compute = 0;
     long broker = 0;
     for (ThreadInfo t : THREADS.getThreadInfo(THREADS.getAllThreadIds())) {
       if (t == null) {
@@ -60,10 +62,20 @@ final class CpuSplit {
         broker += delta;
       } else {
         node += delta;
+        if (t.getThreadName().startsWith("cairn-worker-")) {
+          workers += delta;
+        } else if (t.getThreadName().equals("cairn-tick-compute")) {
+          compute += delta;
+        }
       }
     }
     Map<String, Long> out = new LinkedHashMap<>();
     out.put("node", node / 1_000_000);
+    // of which: the workers, the thread that runs a full tick's computation while the next is read,
+    // and the rest (the ticking thread that polls the sources, loaders, ...)
+    out.put("node workers", workers / 1_000_000);
+    out.put("node tick-compute", compute / 1_000_000);
+    out.put("node other", (node - workers - compute) / 1_000_000);
     out.put("broker", (broker + childCpu(this.broker) - brokerBefore) / 1_000_000);
     out.put("process", (processCpu() - processBefore) / 1_000_000);
     out.put("gc (wall)", gcMillis() - gcBefore);
