@@ -81,6 +81,20 @@ class KafkaSourceConfigTest {
   }
 
   @Test
+  void cairnsClientDefaultsGiveWayToTheSourcesProperties() {
+    KafkaSourceConfig plain = KafkaSourceConfig.parse(def(Map.of(), Envelope.NONE, List.of()));
+    assertThat(KafkaSource.consumerProperties(plain))
+        .containsEntry("max.partition.fetch.bytes", Integer.toString(8 << 20))
+        .containsEntry("isolation.level", "read_committed");
+    KafkaSourceConfig own = KafkaSourceConfig.parse(
+        def(Map.of("properties.max.partition.fetch.bytes", "1048576", "properties.isolation.level", "read_uncommitted"),
+            Envelope.NONE, List.of()));
+    assertThat(KafkaSource.consumerProperties(own))
+        .containsEntry("max.partition.fetch.bytes", "1048576")
+        .containsEntry("isolation.level", "read_uncommitted");
+  }
+
+  @Test
   void invalidKafkaClientSettingsFailAtOpenNamingTheSetting() {
     assertThatThrownBy(() -> new KafkaSourceConnector().open(
             def(Map.of("properties.max.poll.records", "many"), Envelope.NONE, List.of()), ref -> null))
