@@ -49,9 +49,9 @@ final class DataflowRunner {
     return exchange.updatesExchanged();
   }
 
-  /** See {@link Exchange#inputsSkipped()}. */
+  /** See {@link Exchange#exchangesSkipped()}. */
   long exchangesSkipped() {
-    return exchange.inputsSkipped();
+    return exchange.exchangesSkipped();
   }
 
   /** Empties every operator's output of the previous tick. */

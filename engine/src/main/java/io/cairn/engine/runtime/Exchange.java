@@ -47,7 +47,7 @@ final class Exchange {
   }
 
   /** Inputs that had an exchange key but were not routed, their producer being partitioned by it. */
-  long inputsSkipped() {
+  long exchangesSkipped() {
     return skipped.sum();
   }
 

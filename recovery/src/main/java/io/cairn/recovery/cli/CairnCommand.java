@@ -330,13 +330,20 @@ public final class CairnCommand implements Runnable {
     c.setConnectTimeout(3000);
     c.setReadTimeout((int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis())));
     c.setRequestMethod(body == null ? "GET" : method);
+    byte[] bytes = body == null ? null : body.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    if (bytes != null) {
+      c.setDoOutput(true);
+      c.setFixedLengthStreamingMode(bytes.length);
+    }
     int status;
     String answer;
     try {
-      if (body != null) {
-        c.setDoOutput(true);
-        byte[] bytes = body.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        c.setFixedLengthStreamingMode(bytes.length);
+      try {
+        c.connect(); // refused or timed out here: no node listening (a timeout later is a slow node)
+      } catch (java.net.ConnectException | java.net.SocketTimeoutException e) {
+        throw new IllegalStateException("Cannot reach the node at " + uri + ": is `cairn run` running?");
+      }
+      if (bytes != null) {
         try (java.io.OutputStream os = c.getOutputStream()) {
           os.write(bytes);
         }
@@ -344,12 +351,7 @@ public final class CairnCommand implements Runnable {
       status = c.getResponseCode();
       java.io.InputStream in = status < 400 ? c.getInputStream() : c.getErrorStream();
       answer = in == null ? "" : new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-    } catch (java.net.ConnectException e) {
-      throw new IllegalStateException("Cannot reach the node at " + uri + ": is `cairn run` running?");
     } catch (java.net.SocketTimeoutException e) {
-      if (String.valueOf(e.getMessage()).contains("connect")) {
-        throw new IllegalStateException("Cannot reach the node at " + uri + ": is `cairn run` running?");
-      }
       throw new IllegalStateException("No answer from the node at " + uri + " within " + timeout.toSeconds()
           + " s (--timeout to wait longer)");
     } finally {
