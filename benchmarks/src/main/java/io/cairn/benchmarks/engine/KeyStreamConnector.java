@@ -23,7 +23,8 @@ import java.util.Map;
  * (envelope NONE) or keyed by {@code k} (UPSERT: each record replaces the key's previous row).
  * Options: {@code keys}; {@code chunk}, the most records one poll delivers (so several sources
  * share a tick); {@code constant-value} (true: {@code v} is always 0, so an append-only stream
- * consolidates to one row per key).
+ * consolidates to one row per key); {@code limit}, the offset at which the stream ends (it then
+ * reports itself caught up; default: never).
  */
 public final class KeyStreamConnector implements SourceConnector {
   public static final String NAME = "key-stream";
@@ -50,6 +51,7 @@ public final class KeyStreamConnector implements SourceConnector {
       throw new IllegalArgumentException("Cannot create source '" + d.name() + "': option 'keys' must be > 0, got " + keys);
     }
     Long.parseLong(d.option("chunk", "1000000"));
+    Long.parseLong(d.option("limit", Long.toString(Long.MAX_VALUE)));
     return d;
   }
 
@@ -59,6 +61,7 @@ public final class KeyStreamConnector implements SourceConnector {
     long chunk = Long.parseLong(d.option("chunk", "1000000"));
     boolean upsert = d.envelope() != Envelope.NONE;
     boolean constant = Boolean.parseBoolean(d.option("constant-value", "false"));
+    long limit = Long.parseLong(d.option("limit", Long.toString(Long.MAX_VALUE)));
     return new Source() {
       long offset;
 
@@ -79,7 +82,7 @@ public final class KeyStreamConnector implements SourceConnector {
 
       @Override
       public int poll(SourceOutput out, int maxRecords, Duration timeout) {
-        int n = (int) Math.min(maxRecords, chunk);
+        int n = (int) Math.min(Math.min(maxRecords, chunk), limit - offset);
         for (int i = 0; i < n; i++, offset++) {
           long k = Math.floorMod(offset * SCATTER, keys);
           Row row = Row.of(k, constant ? 0L : offset);
@@ -99,7 +102,7 @@ public final class KeyStreamConnector implements SourceConnector {
 
       @Override
       public boolean caughtUp() {
-        return false;
+        return offset >= limit;
       }
 
       @Override

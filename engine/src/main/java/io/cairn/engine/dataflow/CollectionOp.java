@@ -1,6 +1,6 @@
 package io.cairn.engine.dataflow;
 
-import io.cairn.engine.trace.Update;
+import io.cairn.engine.trace.Spine;
 import java.util.List;
 
 /**
@@ -47,10 +47,9 @@ public final class CollectionOp extends Operator {
 
   /** The rows of shard {@code shard} as of the last sealed tick, with multiplicities. */
   public Rows contents(int shard) {
-    Rows rows = new Rows();
-    for (Update u : arrangement.spine(shard).contents()) {
-      rows.add(layout.join(u.key(), u.val()), u.diff());
-    }
+    Spine spine = arrangement.spine(shard);
+    Rows rows = new Rows((int) Math.min(1 << 24, spine.updateCount()));
+    spine.forEachLive(Long.MAX_VALUE, (b, i, count) -> rows.add(layout.row(b, i), count));
     return rows;
   }
 

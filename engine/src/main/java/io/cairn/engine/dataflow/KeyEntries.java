@@ -1,10 +1,9 @@
 package io.cairn.engine.dataflow;
 
 import io.cairn.engine.trace.Batch;
+import io.cairn.engine.trace.Consolidation;
 import io.cairn.engine.trace.Spine;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 
 /**
  * The trace entries stored under one key, gathered as (batch, index, diff) by a {@link
@@ -53,7 +52,8 @@ final class KeyEntries implements Spine.EntrySink {
 
   /**
    * Sorts the entries by value (their keys are equal), sums the diffs of equal values and drops
-   * zero sums: afterwards entries {@code [0, size())} are the live values, in value order.
+   * zero sums ({@link Consolidation}): afterwards entries {@code [0, size())} are the live values,
+   * in value order.
    */
   void consolidate() {
     int n = size;
@@ -61,58 +61,43 @@ final class KeyEntries implements Spine.EntrySink {
       size = n == 1 && diffs[0] == 0 ? 0 : n;
       return;
     }
-    if (n <= 32) {
-      for (int x = 1; x < n; x++) { // a key has few entries: insertion sort
-        Batch b = batches[x];
-        int i = index[x];
-        long d = diffs[x];
-        int y = x - 1;
-        while (y >= 0 && batches[y].compareKeyVal(index[y], b, i) > 0) {
-          batches[y + 1] = batches[y];
-          index[y + 1] = index[y];
-          diffs[y + 1] = diffs[y];
-          y--;
-        }
-        batches[y + 1] = b;
-        index[y + 1] = i;
-        diffs[y + 1] = d;
-      }
-    } else {
-      List<Integer> order = new ArrayList<>(n);
-      for (int x = 0; x < n; x++) {
-        order.add(x);
-      }
-      Batch[] b0 = batches;
-      int[] i0 = index;
-      order.sort((x, y) -> b0[x].compareKeyVal(i0[x], b0[y], i0[y]));
-      Batch[] nb = new Batch[batches.length];
-      int[] ni = new int[index.length];
-      long[] nd = new long[diffs.length];
-      for (int x = 0; x < n; x++) {
-        nb[x] = batches[order.get(x)];
-        ni[x] = index[order.get(x)];
-        nd[x] = diffs[order.get(x)];
-      }
-      batches = nb;
-      index = ni;
-      diffs = nd;
+    if (perm.length < n || outBatches.length < n) {
+      perm = new int[batches.length];
+      outBatches = new Batch[batches.length];
+      outIndex = new int[batches.length];
+      outDiffs = new long[batches.length];
     }
-    int k = 0;
-    for (int x = 0; x < n; ) {
-      long sum = diffs[x];
-      int y = x + 1;
-      while (y < n && batches[x].compareKeyVal(index[x], batches[y], index[y]) == 0) {
-        sum += diffs[y];
-        y++;
-      }
-      if (sum != 0) {
-        batches[k] = batches[x];
-        index[k] = index[x];
-        diffs[k] = sum;
-        k++;
-      }
-      x = y;
+    for (int x = 0; x < n; x++) {
+      perm[x] = x;
     }
-    size = k;
+    Consolidation.sortRange(perm, 0, n, byVal, null);
+    gathered = 0;
+    Consolidation.scan(perm, n, byVal, diffOf, gather);
+    Batch[] b = batches;
+    int[] i = index;
+    long[] d = diffs;
+    batches = outBatches;
+    index = outIndex;
+    diffs = outDiffs;
+    outBatches = b;
+    outIndex = i;
+    outDiffs = d;
+    Arrays.fill(outBatches, 0, n, null); // no stale reference keeps a merged-away batch alive
+    size = gathered;
   }
+
+  // consolidation scratch: the order, and the arrays the live entries are gathered into (swapped with the entries')
+  private int[] perm = new int[0];
+  private Batch[] outBatches = new Batch[0];
+  private int[] outIndex = new int[0];
+  private long[] outDiffs = new long[0];
+  private int gathered;
+  private final Consolidation.Order byVal = (x, y) -> batches[x].compareKeyVal(index[x], batches[y], index[y]);
+  private final Consolidation.Diffs diffOf = x -> diffs[x];
+  private final Consolidation.Sink gather = (first, sum) -> {
+    outBatches[gathered] = batches[first];
+    outIndex[gathered] = index[first];
+    outDiffs[gathered] = sum;
+    gathered++;
+  };
 }

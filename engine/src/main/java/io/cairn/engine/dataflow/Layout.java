@@ -54,6 +54,11 @@ public record Layout(int[] keyCols, int[] valCols, Schema rowSchema, boolean who
     return valCols.length == 0 ? Row.EMPTY : row.select(valCols);
   }
 
+  /** The row of entry {@code i} of {@code batch}, a batch of this layout's arrangement: {@code join(key, val)} in one step. */
+  public Row row(io.cairn.engine.trace.Batch batch, int i) {
+    return batch.row(i, keyCols, valCols, rowSchema.size());
+  }
+
   public Row join(Row key, Row val) {
     if (wholeRow) {
       return key;

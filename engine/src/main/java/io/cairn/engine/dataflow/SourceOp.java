@@ -112,10 +112,12 @@ public final class SourceOp extends Operator implements Collection {
     boolean fresh = resetPending[shard];
     if (fresh) {
       resetPending[shard] = false;
-      for (var u : arrangement.spine(shard).contents()) {
-        arrangement.stage(shard, u.key(), u.val(), tick, -u.diff());
-        out.add(layout.join(u.key(), u.val()), -u.diff());
-      }
+      arrangement.spine(shard).forEachLive(Long.MAX_VALUE, (b, i, count) -> {
+        Row key = b.key(i);
+        Row val = b.val(i);
+        arrangement.stage(shard, key, val, tick, -count);
+        out.add(layout.join(key, val), -count);
+      });
     }
     if (!upsert) {
       Rows a = appends[shard];
@@ -298,10 +300,9 @@ public final class SourceOp extends Operator implements Collection {
 
   @Override
   public Rows contents(int shard) {
-    Rows rows = new Rows();
-    for (var u : arrangement.spine(shard).contents()) {
-      rows.add(layout.join(u.key(), u.val()), u.diff());
-    }
+    Spine spine = arrangement.spine(shard);
+    Rows rows = new Rows((int) Math.min(1 << 24, spine.updateCount()));
+    spine.forEachLive(Long.MAX_VALUE, (b, i, count) -> rows.add(layout.row(b, i), count));
     return rows;
   }
 

@@ -196,18 +196,15 @@ public final class Batch {
    * tick. The order is found as an {@code int[]} permutation without boxing: when every key and
    * value column is BIGINT/TIMESTAMP without NULLs, by LSD radix passes (time, then the value
    * columns, then the key columns, last column first); otherwise by a comparison sort over the
-   * columns. One scan in that order then consolidates equal (key, val, time) entries and gathers
-   * the columns into the batch.
+   * columns. {@link Consolidation#scan} in that order then consolidates equal (key, val, time)
+   * entries, and the live ones are gathered into the batch's columns.
    */
   static Batch sortAndConsolidate(Schema keySchema, Schema valSchema, ColumnVector[] keys, ColumnVector[] vals,
       long[] times, long[] diffs, int n, Description description) {
     Batch raw = new Batch("staged", keySchema, valSchema, description, keys, vals, times, diffs, n);
     int[] perm = raw.sortedPermutation();
     SortedBuilder b = new SortedBuilder(keySchema, valSchema, n);
-    for (int i = 0; i < n; i++) {
-      int p = perm[i];
-      b.addFrom(raw, p, times[p], diffs[p]);
-    }
+    Consolidation.scan(perm, n, raw.entryOrder(), x -> diffs[x], (x, sum) -> b.append(raw, x, times[x], sum));
     return b.build(description);
   }
 
@@ -263,15 +260,13 @@ public final class Batch {
       }
       return cur;
     }
-    Integer[] boxed = new Integer[n];
-    for (int i = 0; i < n; i++) {
-      boxed[i] = i;
-    }
-    java.util.Arrays.sort(boxed, (a, b) -> compareEntry(a, this, b));
-    for (int i = 0; i < n; i++) {
-      perm[i] = boxed[i];
-    }
+    Consolidation.sortRange(perm, 0, n, entryOrder(), null);
     return perm;
+  }
+
+  /** This batch's entries in (key, val, time) order, by index. */
+  private Consolidation.Order entryOrder() {
+    return (a, b) -> compareEntry(a, this, b);
   }
 
   /** Runs of equal keys longer than this are not insertion-sorted. */
@@ -279,12 +274,13 @@ public final class Batch {
 
   /**
    * Sorts each run of equal keys (or, {@code firstColumn}, of equal first key columns) in {@code
-   * perm[0..n)}, already ordered by that stably, by (key, val, time) with a stable insertion
-   * sort; false, leaving {@code perm} partly sorted, as soon as a run is longer than {@value
+   * perm[0..n)}, already ordered by that stably, by (key, val, time) (short runs: {@link
+   * Consolidation}'s insertion sort); false, leaving {@code perm} partly sorted, as soon as a run is longer than {@value
    * #MAX_INSERTION_RUN}. Requires all-long key columns without NULLs.
    */
   private boolean sortRuns(int[] perm, int n, boolean firstColumn) {
     long[] k0 = ((ColumnVector.Longs) keys[0]).longs();
+    Consolidation.Order order = entryOrder();
     int i = 0;
     while (i < n) {
       int j = i + 1;
@@ -301,14 +297,8 @@ public final class Batch {
       if (j - i > MAX_INSERTION_RUN) {
         return false;
       }
-      for (int x = i + 1; x < j; x++) {
-        int v = perm[x];
-        int y = x - 1;
-        while (y >= i && compareEntry(perm[y], this, v) > 0) {
-          perm[y + 1] = perm[y];
-          y--;
-        }
-        perm[y + 1] = v;
+      if (j - i > 1) {
+        Consolidation.sortRange(perm, i, j, order, null); // a short run: an insertion sort
       }
       i = j;
     }
@@ -391,6 +381,22 @@ public final class Batch {
     Object[] v = new Object[vals.length];
     for (int c = 0; c < vals.length; c++) {
       v[c] = vals[c].get(i);
+    }
+    return Row.wrap(v);
+  }
+
+  /**
+   * Entry {@code i} as one row of {@code width} columns: key column {@code c} at {@code
+   * keyCols[c]}, value column {@code c} at {@code valCols[c]} (a collection's row from its
+   * arrangement, without building the key and value rows first).
+   */
+  public Row row(int i, int[] keyCols, int[] valCols, int width) {
+    Object[] v = new Object[width];
+    for (int c = 0; c < keys.length; c++) {
+      v[keyCols[c]] = keys[c].get(i);
+    }
+    for (int c = 0; c < vals.length; c++) {
+      v[valCols[c]] = vals[c].get(i);
     }
     return Row.wrap(v);
   }
@@ -681,6 +687,31 @@ public final class Batch {
 
     private Batch lastFrom;
     private int lastFromIndex;
+
+    /**
+     * Appends entry {@code i} of {@code from} with time {@code time} and diff {@code diff} as a
+     * new entry: the caller has consolidated already ({@link Consolidation#scan}), so it is
+     * strictly after the previous entry and {@code diff} is not 0 (not checked).
+     */
+    void append(Batch from, int i, long time, long diff) {
+      if (size == times.length) {
+        grow();
+      }
+      for (int c = 0; c < keys.length; c++) {
+        keys[c].addFrom(from.keys[c], i);
+      }
+      for (int c = 0; c < vals.length; c++) {
+        vals[c].addFrom(from.vals[c], i);
+      }
+      times[size] = time;
+      diffs[size] = diff;
+      size++;
+      lastFrom = from;
+      lastFromIndex = i;
+      lastTime = time;
+      lastKey = null;
+      lastVal = null;
+    }
 
     private void addToLast(long diff) {
       diffs[size - 1] += diff;

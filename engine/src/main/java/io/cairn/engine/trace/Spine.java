@@ -186,47 +186,62 @@ public final class Spine {
     return n;
   }
 
+  /** Receives the collection read by {@link #forEachLive}. */
+  @FunctionalInterface
+  public interface LiveSink {
+    /** The (key, val) of entry {@code i} of {@code batch} is in the collection {@code count} times (never 0). */
+    void live(Batch batch, int i, long count);
+  }
+
+  /**
+   * Passes the collection as of {@code time} ({@code >= since}) to {@code sink}: each (key, val)
+   * whose count is not zero, once, in (key, val) order, as one of its entries (no row is built).
+   * The batches are each sorted already, so their entries are merged rather than sorted ({@link
+   * Consolidation}); a spine of one batch is read in a single scan.
+   */
+  public void forEachLive(long time, LiveSink sink) {
+    Batch[] bs = batches().toArray(new Batch[0]);
+    int total = 0;
+    for (Batch b : bs) {
+      total += b.size();
+    }
+    int[] which = new int[total];
+    int[] index = new int[total];
+    int n = 0;
+    for (int w = 0; w < bs.length; w++) {
+      Batch b = bs[w];
+      for (int i = 0; i < b.size(); i++) {
+        if (b.time(i) <= time) {
+          which[n] = w;
+          index[n] = i;
+          n++;
+        }
+      }
+    }
+    Consolidation.Order order = (x, y) -> bs[which[x]].compareKeyVal(index[x], bs[which[y]], index[y]);
+    int[] perm = new int[n];
+    for (int x = 0; x < n; x++) {
+      perm[x] = x;
+    }
+    if (bs.length > 1) {
+      Consolidation.sortRange(perm, 0, n, order, null);
+    }
+    Consolidation.scan(perm, n, order, x -> bs[which[x]].diff(index[x]), (x, sum) -> sink.live(bs[which[x]], index[x], sum));
+  }
+
   /**
    * The collection as of {@code time} ({@code >= since}): consolidated (key, val, count) with
    * non-zero counts, sorted by (key, val). Times in the result are {@code time}.
    */
   public List<Update> readAt(long time) {
-    List<Update> all = new ArrayList<>();
-    for (Batch b : batches()) {
-      for (int i = 0; i < b.size(); i++) {
-        if (b.time(i) <= time) {
-          all.add(new Update(b.key(i), b.val(i), time, b.diff(i)));
-        }
-      }
-    }
-    return consolidate(all, time);
+    List<Update> out = new ArrayList<>();
+    forEachLive(time, (b, i, count) -> out.add(new Update(b.key(i), b.val(i), time, count)));
+    return out;
   }
 
   /** The whole collection sealed so far (as of {@code upper - 1}). */
   public List<Update> contents() {
     return readAt(Long.MAX_VALUE);
-  }
-
-  static List<Update> consolidate(List<Update> all, long time) {
-    all.sort(Update.ORDER_KEY_VAL);
-    List<Update> out = new ArrayList<>();
-    Update acc = null;
-    long sum = 0;
-    for (Update u : all) {
-      if (acc != null && acc.key().equals(u.key()) && acc.val().equals(u.val())) {
-        sum += u.diff();
-      } else {
-        if (acc != null && sum != 0) {
-          out.add(new Update(acc.key(), acc.val(), time, sum));
-        }
-        acc = u;
-        sum = u.diff();
-      }
-    }
-    if (acc != null && sum != 0) {
-      out.add(new Update(acc.key(), acc.val(), time, sum));
-    }
-    return out;
   }
 
   /** A reader for point lookups, fastest when keys are asked in ascending order. */

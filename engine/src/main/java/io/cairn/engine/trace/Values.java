@@ -38,7 +38,7 @@ public final class Values {
     return diffs[i];
   }
 
-  /** Sorts by val, sums equal vals, drops zeros. */
+  /** Sorts by val, sums equal vals, drops zeros ({@link Consolidation}). */
   public void consolidate() {
     int n = size;
     if (n <= 1) {
@@ -47,48 +47,37 @@ public final class Values {
       }
       return;
     }
-    if (n <= 32) {
-      for (int i = 1; i < n; i++) { // insertion sort of the (val, diff) pairs: a key has few values
-        Row v = vals[i];
-        long d = diffs[i];
-        int j = i - 1;
-        while (j >= 0 && vals[j].compareTo(v) > 0) {
-          vals[j + 1] = vals[j];
-          diffs[j + 1] = diffs[j];
-          j--;
-        }
-        vals[j + 1] = v;
-        diffs[j + 1] = d;
-      }
-    } else {
-      Integer[] idx = new Integer[n];
-      for (int i = 0; i < n; i++) {
-        idx[i] = i;
-      }
-      Row[] v0 = vals;
-      Arrays.sort(idx, (a, b) -> v0[a].compareTo(v0[b]));
-      Row[] nv = new Row[vals.length];
-      long[] nd = new long[diffs.length];
-      for (int i = 0; i < n; i++) {
-        nv[i] = vals[idx[i]];
-        nd[i] = diffs[idx[i]];
-      }
-      vals = nv;
-      diffs = nd;
+    if (perm.length < n || outVals.length < n) {
+      perm = new int[vals.length];
+      outVals = new Row[vals.length];
+      outDiffs = new long[vals.length];
     }
-    int k = 0;
-    for (int x = 0; x < n; x++) {
-      if (k > 0 && vals[k - 1].equals(vals[x])) {
-        diffs[k - 1] += diffs[x];
-        if (diffs[k - 1] == 0) {
-          k--;
-        }
-      } else if (diffs[x] != 0) {
-        vals[k] = vals[x];
-        diffs[k] = diffs[x];
-        k++;
-      }
+    for (int i = 0; i < n; i++) {
+      perm[i] = i;
     }
-    size = k;
+    Consolidation.sortRange(perm, 0, n, byVal, null);
+    gathered = 0;
+    Consolidation.scan(perm, n, byVal, diffOf, gather);
+    Row[] v = vals;
+    long[] d = diffs;
+    vals = outVals;
+    diffs = outDiffs;
+    outVals = v;
+    outDiffs = d;
+    Arrays.fill(outVals, 0, n, null);
+    size = gathered;
   }
+
+  // consolidation scratch: the order, and the arrays the live values are gathered into (swapped with vals/diffs)
+  private int[] perm = new int[0];
+  private Row[] outVals = new Row[0];
+  private long[] outDiffs = new long[0];
+  private int gathered;
+  private final Consolidation.Order byVal = (a, b) -> vals[a].compareTo(vals[b]);
+  private final Consolidation.Diffs diffOf = i -> diffs[i];
+  private final Consolidation.Sink gather = (first, sum) -> {
+    outVals[gathered] = vals[first];
+    outDiffs[gathered] = sum;
+    gathered++;
+  };
 }
