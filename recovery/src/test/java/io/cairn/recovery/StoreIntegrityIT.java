@@ -170,6 +170,13 @@ class StoreIntegrityIT {
         assertThat(big.code()).isEqualTo(413);
         assertThat(big.body()).contains("over the limit").hasSizeLessThan(300);
       }
+      // a 50 MB body (OPERATIONS.md): answered 413 at once, while it is still being sent
+      String huge = "SELECT '" + "x".repeat(50 << 20) + "'";
+      for (int i = 0; i < 3; i++) {
+        Http.Response big = Http.post(port, "/sql", huge);
+        assertThat(big.code()).isEqualTo(413);
+        assertThat(big.body()).contains("over the limit");
+      }
       Http.Response deep = Http.post(port, "/sql", "SELECT " + "(".repeat(5000) + "1" + ")".repeat(5000) + " FROM by_cat");
       assertThat(deep.code()).isEqualTo(400);
       assertThat(deep.body()).contains("nested").hasSizeLessThan(3000);

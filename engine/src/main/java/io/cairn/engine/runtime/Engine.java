@@ -615,10 +615,10 @@ public final class Engine implements AutoCloseable {
 
   /** The rows of a source or view as of the last closed tick, repeated by multiplicity, sorted. */
   public List<Row> peek(String name) {
+    List<Row> out = new ArrayList<>();
     lock.lock();
     try {
       Dataflow d = requireDataflow(name);
-      List<Row> out = new ArrayList<>();
       for (int s = 0; s < shards; s++) {
         Rows r = d.contents(s);
         for (int i = 0; i < r.size(); i++) {
@@ -627,11 +627,11 @@ public final class Engine implements AutoCloseable {
           }
         }
       }
-      out.sort(null);
-      return out;
     } finally {
       lock.unlock();
     }
+    out.sort(null); // rows are immutable: sorted without holding up the next tick
+    return out;
   }
 
   /** The rows of {@code name} whose arrangement key equals {@code key}, as of the last closed tick. */

@@ -18,10 +18,11 @@ import org.slf4j.LoggerFactory;
  * /metrics} (Prometheus), {@code GET /recovery}.
  *
  * <p>Bounds: a request body above {@code maxBodyBytes} is refused with 413 without being kept:
- * up to {@value #MAX_SWALLOW_BYTES} bytes of it are read and discarded first, so the client
- * (which is still sending) reliably receives the 413 instead of a connection reset (closing a
- * socket with unread input makes the kernel reset it and drop the response; Tomcat swallows for
- * the same reason); a larger body is cut off with the connection closed after the 413. Reading a request may take at most 30 s and an idle connection is closed after 30 s
+ * the 413 is sent at once (with {@code Connection: close}), then up to {@value
+ * #MAX_SWALLOW_BYTES} bytes of what the client still sends are read and discarded before the
+ * connection closes, so a client that is still sending (a 50 MB body) reliably receives the 413
+ * and stops, instead of a connection reset (closing a socket with unread input makes the kernel
+ * reset it and drop the response; Tomcat swallows for the same reason). Reading a request may take at most 30 s and an idle connection is closed after 30 s
  * (the JDK server's {@code sun.net.httpserver.maxReqTime} and {@code idleInterval}, set unless
  * already set); 8 handler threads, so a slow snapshot or SELECT does not hold up status polls.
  * Errors: a bad statement or request is 400 with the message (at most {@value #MAX_ERROR_CHARS}
@@ -34,7 +35,7 @@ public final class HttpEndpoint implements AutoCloseable {
   /** The default request body limit: 1 MiB. */
   public static final int DEFAULT_MAX_BODY_BYTES = 1 << 20;
   /** How much of a refused body is read and discarded so that the 413 reaches the client. */
-  static final int MAX_SWALLOW_BYTES = 16 << 20;
+  static final int MAX_SWALLOW_BYTES = 64 << 20;
   private final HttpServer server;
   private final int maxBodyBytes;
 
@@ -172,15 +173,21 @@ public final class HttpEndpoint implements AutoCloseable {
         code = 500;
         body = clip(e.getClass().getSimpleName() + ": " + e.getMessage()) + "\n";
       }
-      if (code == 413 && !swallow(ex)) {
-        ex.getResponseHeaders().set("Connection", "close");
-      }
     }
     byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
     ex.getResponseHeaders().set("Content-Type", code == 200 ? type : "text/plain");
+    if (code == 413) {
+      ex.getResponseHeaders().set("Connection", "close");
+    }
     ex.sendResponseHeaders(code, bytes.length);
     try (OutputStream out = ex.getResponseBody()) {
       out.write(bytes);
+      if (code == 413) {
+        // the answer leaves first, so a client still sending sees it and stops; what it sent
+        // meanwhile is read and discarded before the close (unread input makes the close a reset)
+        out.flush();
+        swallow(ex);
+      }
     }
   }
 
