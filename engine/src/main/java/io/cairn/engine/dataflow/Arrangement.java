@@ -57,6 +57,11 @@ public final class Arrangement {
     staged[shard].add(key, val, time, diff);
   }
 
+  /** Makes room in shard {@code shard}'s staging buffer for {@code more} updates (a large input staged in one go). */
+  public void reserve(int shard, int more) {
+    staged[shard].reserve(more);
+  }
+
   /** Stages {@code row} split by {@code layout} into (key, val), without building either row. */
   public void stageRow(int shard, Row row, Layout layout, long time, long diff) {
     staged[shard].addRow(row, layout.keyCols(), layout.valCols(), time, diff);

@@ -39,6 +39,7 @@ public final class CollectionOp extends Operator {
   @Override
   public void process(int shard, long tick, Rows[] in) {
     Rows src = in[0];
+    arrangement.reserve(shard, src.size());
     for (int i = 0; i < src.size(); i++) {
       arrangement.stageRow(shard, src.row(i), layout, tick, src.diff(i));
     }

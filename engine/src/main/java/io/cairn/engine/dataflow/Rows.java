@@ -33,9 +33,22 @@ public final class Rows {
     size++;
   }
 
+  /** Appends every update of {@code other} (whose diffs are non-zero already) in one copy. */
   public void addAll(Rows other) {
-    for (int i = 0; i < other.size; i++) {
-      add(other.rows[i], other.diffs[i]);
+    int n = other.size;
+    reserve(n);
+    System.arraycopy(other.rows, 0, rows, size, n);
+    System.arraycopy(other.diffs, 0, diffs, size, n);
+    size += n;
+  }
+
+  /** Makes room for {@code more} updates beyond the current ones, growing at most once. */
+  public void reserve(int more) {
+    int need = size + more;
+    if (need > rows.length) {
+      int grown = Math.max(need, Math.max(16, size * 2));
+      rows = Arrays.copyOf(rows, grown);
+      diffs = Arrays.copyOf(diffs, grown);
     }
   }
 
@@ -51,8 +64,18 @@ public final class Rows {
     return diffs[i];
   }
 
+  /**
+   * Empties the buffer. A buffer more than four times larger than what it held (a view's
+   * hydration, a catch-up tick) is given back, so one large tick does not pin its arrays for the
+   * operator's lifetime.
+   */
   public void clear() {
-    Arrays.fill(rows, 0, size, null);
+    if (rows.length > 4 * Math.max(size, 1024)) {
+      rows = new Row[16];
+      diffs = new long[16];
+    } else {
+      Arrays.fill(rows, 0, size, null);
+    }
     size = 0;
   }
 }

@@ -270,7 +270,17 @@ public abstract sealed class ColumnVector
     }
 
     private void grow() {
-      int cap = Math.max(8, size * 2);
+      growTo(Math.max(8, size * 2));
+    }
+
+    /** Makes room for {@code more} values beyond the current ones. */
+    void reserve(int more) {
+      if (size + more > capacity()) {
+        growTo(Math.max(size + more, size * 2));
+      }
+    }
+
+    private void growTo(int cap) {
       if (longs != null) {
         longs = Arrays.copyOf(longs, cap);
       } else if (doubles != null) {

@@ -104,6 +104,21 @@ public final class UpdateBuffer {
     size++;
   }
 
+  /** Makes room for {@code more} updates beyond the staged ones, so that appending them grows nothing. */
+  public void reserve(int more) {
+    if (size + more > times.length) {
+      int cap = Math.max(size + more, size * 2);
+      times = Arrays.copyOf(times, cap);
+      diffs = Arrays.copyOf(diffs, cap);
+    }
+    for (ColumnVector.Builder k : keys) {
+      k.reserve(more);
+    }
+    for (ColumnVector.Builder v : vals) {
+      v.reserve(more);
+    }
+  }
+
   private void ensureCapacity() {
     if (size == times.length) {
       times = Arrays.copyOf(times, size * 2);
