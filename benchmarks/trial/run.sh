@@ -109,10 +109,15 @@ snaps=$(ls "$W/store/snapshots" 2>/dev/null | wc -l)
 log "snapshots so far: $snaps; kill -9 node 1"
 kill -9 "$NPID"
 KILLED_AT=$(date +%T)
-# damage a batch file only the newest snapshot holds: the newest batch file written
-newest=$(find "$W/store/batches" -name '*.parquet' -printf '%T@ %p\n' | sort -n | tail -1 | cut -d' ' -f2-)
-printf '\x00\x01\x02\x03' | dd of="$newest" bs=1 seek=100 conv=notrunc 2>/dev/null
-log "damaged $newest"
+# damage a batch file of the newest committed snapshot, one no older snapshot holds if there is one
+manifest=$(ls "$W/store/snapshots/"*.manifest.json | tail -1)
+target=""
+for f in $(grep -o '"batches/[^"]*\.parquet"' "$manifest" | tr -d '"'); do
+  [ -z "$target" ] && target=$f
+  if [ "$(grep -l "\"$f\"" "$W/store/snapshots/"*.manifest.json | wc -l)" = 1 ]; then target=$f; break; fi
+done
+printf '\x00\x01\x02\x03' | dd of="$W/store/$target" bs=1 seek=100 conv=notrunc 2>/dev/null
+log "damaged $target of $(basename "$manifest")"
 start_node node2
 SERVING_AT=$(date +%T)
 log "node 2 serving (killed at $KILLED_AT)"
@@ -128,6 +133,10 @@ for _ in $(seq 1 60); do
 done
 groups=$(wc -l < "$W/oracle.txt")
 log "view vs oracle: $result ($(wc -l < "$W/view.txt") rows in the view, $groups groups in the oracle)"
+if ! grep -q "Rejected snapshot .*$(basename "$manifest")" "$W/node2.log"; then
+  log "FAIL: node 2 did not reject the snapshot whose batch file was damaged ($(basename "$manifest"))"
+  result=FAIL
+fi
 [ "$result" = PASS ] || diff "$W/oracle.txt" "$W/view.txt" | head -10 | tee -a "$W/trial.log"
 touch "$W/stop"
 sleep 1
