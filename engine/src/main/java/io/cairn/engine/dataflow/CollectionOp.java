@@ -1,6 +1,5 @@
 package io.cairn.engine.dataflow;
 
-import io.cairn.engine.trace.Spine;
 import java.util.List;
 
 /**
@@ -48,10 +47,7 @@ public final class CollectionOp extends Operator {
 
   /** The rows of shard {@code shard} as of the last sealed tick, with multiplicities. */
   public Rows contents(int shard) {
-    Spine spine = arrangement.spine(shard);
-    Rows rows = new Rows((int) Math.min(1 << 24, spine.updateCount()));
-    spine.forEachLive(Long.MAX_VALUE, (b, i, count) -> rows.add(layout.row(b, i), count));
-    return rows;
+    return Rows.of(arrangement.spine(shard), layout);
   }
 
   @Override

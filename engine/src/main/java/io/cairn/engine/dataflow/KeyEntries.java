@@ -67,10 +67,7 @@ final class KeyEntries implements Spine.EntrySink {
       outIndex = new int[batches.length];
       outDiffs = new long[batches.length];
     }
-    for (int x = 0; x < n; x++) {
-      perm[x] = x;
-    }
-    Consolidation.sortRange(perm, 0, n, byVal, null);
+    Consolidation.sortInto(perm, n, byVal);
     gathered = 0;
     Consolidation.scan(perm, n, byVal, diffOf, gather);
     Batch[] b = batches;

@@ -1,6 +1,7 @@
 package io.cairn.engine.dataflow;
 
 import io.cairn.engine.row.Row;
+import io.cairn.engine.trace.Spine;
 import java.util.Arrays;
 
 /** A growable buffer of (row, diff) pairs: the updates one operator shard emits in a tick. */
@@ -17,6 +18,13 @@ public final class Rows {
   public Rows(int capacity) {
     rows = new Row[capacity];
     diffs = new long[capacity];
+  }
+
+  /** The collection held by {@code spine} (an arrangement of {@code layout}) as rows with their multiplicities. */
+  public static Rows of(Spine spine, Layout layout) {
+    Rows rows = new Rows((int) Math.min(1 << 24, spine.updateCount()));
+    spine.forEachLive(Long.MAX_VALUE, (b, i, count) -> rows.add(layout.row(b, i), count));
+    return rows;
   }
 
   public void add(Row row, long diff) {

@@ -300,10 +300,7 @@ public final class SourceOp extends Operator implements Collection {
 
   @Override
   public Rows contents(int shard) {
-    Spine spine = arrangement.spine(shard);
-    Rows rows = new Rows((int) Math.min(1 << 24, spine.updateCount()));
-    spine.forEachLive(Long.MAX_VALUE, (b, i, count) -> rows.add(layout.row(b, i), count));
-    return rows;
+    return Rows.of(arrangement.spine(shard), layout);
   }
 
   @Override

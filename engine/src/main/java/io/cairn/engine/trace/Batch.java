@@ -663,26 +663,9 @@ public final class Batch {
         addToLast(diff);
         return;
       }
-      if (diff == 0) {
-        return;
+      if (diff != 0) {
+        append(from, i, time, diff);
       }
-      if (size == times.length) {
-        grow();
-      }
-      for (int c = 0; c < keys.length; c++) {
-        keys[c].addFrom(from.keys[c], i);
-      }
-      for (int c = 0; c < vals.length; c++) {
-        vals[c].addFrom(from.vals[c], i);
-      }
-      times[size] = time;
-      diffs[size] = diff;
-      size++;
-      lastFrom = from;
-      lastFromIndex = i;
-      lastTime = time;
-      lastKey = null;
-      lastVal = null;
     }
 
     private Batch lastFrom;

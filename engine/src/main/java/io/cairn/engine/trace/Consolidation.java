@@ -41,9 +41,11 @@ public final class Consolidation {
     void live(int first, long sum);
   }
 
-  /** A stable permutation of {@code [0, n)} putting the entries in {@code order}. */
-  public static int[] sort(int n, Order order) {
-    int[] perm = new int[n];
+  /**
+   * Fills {@code perm[0, n)} with a stable permutation of {@code [0, n)} putting the entries in
+   * {@code order}, and returns {@code perm} ({@code perm.length >= n}: a caller's reused scratch).
+   */
+  public static int[] sortInto(int[] perm, int n, Order order) {
     for (int i = 0; i < n; i++) {
       perm[i] = i;
     }
@@ -122,10 +124,5 @@ public final class Consolidation {
       x = y;
     }
     return live;
-  }
-
-  /** {@link #sort} then {@link #scan}: consolidates entries {@code [0, n)} given in any order. Returns the number of live runs. */
-  public static int consolidate(int n, Order order, Diffs diffs, Sink sink) {
-    return scan(sort(n, order), n, order, diffs, sink);
   }
 }

@@ -196,8 +196,8 @@ public final class Spine {
   /**
    * Passes the collection as of {@code time} ({@code >= since}) to {@code sink}: each (key, val)
    * whose count is not zero, once, in (key, val) order, as one of its entries (no row is built).
-   * The batches are each sorted already, so their entries are merged rather than sorted ({@link
-   * Consolidation}); a spine of one batch is read in a single scan.
+   * The batches are each sorted already, so {@link Consolidation}'s sort only merges them (inside
+   * a batch it makes one comparison per entry, finding each half already in order).
    */
   public void forEachLive(long time, LiveSink sink) {
     Batch[] bs = batches().toArray(new Batch[0]);
@@ -219,13 +219,8 @@ public final class Spine {
       }
     }
     Consolidation.Order order = (x, y) -> bs[which[x]].compareKeyVal(index[x], bs[which[y]], index[y]);
-    int[] perm = new int[n];
-    for (int x = 0; x < n; x++) {
-      perm[x] = x;
-    }
-    if (bs.length > 1) {
-      Consolidation.sortRange(perm, 0, n, order, null);
-    }
+    // the batches are sorted runs: the sort only merges them (one comparison per run elsewhere)
+    int[] perm = Consolidation.sortInto(new int[n], n, order);
     Consolidation.scan(perm, n, order, x -> bs[which[x]].diff(index[x]), (x, sum) -> sink.live(bs[which[x]], index[x], sum));
   }
 

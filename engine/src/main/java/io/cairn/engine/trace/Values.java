@@ -52,10 +52,7 @@ public final class Values {
       outVals = new Row[vals.length];
       outDiffs = new long[vals.length];
     }
-    for (int i = 0; i < n; i++) {
-      perm[i] = i;
-    }
-    Consolidation.sortRange(perm, 0, n, byVal, null);
+    Consolidation.sortInto(perm, n, byVal);
     gathered = 0;
     Consolidation.scan(perm, n, byVal, diffOf, gather);
     Row[] v = vals;

@@ -56,7 +56,7 @@ class ConsolidationTest {
   @Test
   void sortIsStableAndOrdered() {
     Property.tries(300).forAll(entries(), es -> {
-      int[] perm = Consolidation.sort(es.size(), (x, y) -> es.get(x).val().compareTo(es.get(y).val()));
+      int[] perm = Consolidation.sortInto(new int[es.size()], es.size(), (x, y) -> es.get(x).val().compareTo(es.get(y).val()));
       List<Integer> expected = new ArrayList<>();
       for (int i = 0; i < es.size(); i++) {
         expected.add(i);
@@ -74,8 +74,10 @@ class ConsolidationTest {
   void consolidateSumsEqualEntriesAndDropsZeroSums() {
     Property.tries(300).forAll(entries(), es -> {
       Map<Row, Long> got = new LinkedHashMap<>();
-      int live = Consolidation.consolidate(es.size(), (x, y) -> es.get(x).val().compareTo(es.get(y).val()),
-          i -> es.get(i).diff(), (first, sum) -> assertThat(got.put(es.get(first).val(), sum)).as("one run per value").isNull());
+      Consolidation.Order byVal = (x, y) -> es.get(x).val().compareTo(es.get(y).val());
+      int[] perm = Consolidation.sortInto(new int[es.size()], es.size(), byVal);
+      int live = Consolidation.scan(perm, es.size(), byVal, i -> es.get(i).diff(),
+          (first, sum) -> assertThat(got.put(es.get(first).val(), sum)).as("one run per value").isNull());
       assertThat(live).isEqualTo(got.size());
       assertThat(new ArrayList<>(got.entrySet())).isEqualTo(new ArrayList<>(oracle(es).entrySet()));
     });

@@ -102,8 +102,8 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
-  /** Reads and discards at most {@link #MAX_SWALLOW_BYTES} of what is left of the body; true if it was all read. */
-  private static boolean swallow(HttpExchange ex) {
+  /** Reads and discards at most {@link #MAX_SWALLOW_BYTES} of what is left of the body (a read error ends it). */
+  private static void swallow(HttpExchange ex) {
     byte[] buf = new byte[64 << 10];
     long left = MAX_SWALLOW_BYTES;
     try {
@@ -111,13 +111,12 @@ public final class HttpEndpoint implements AutoCloseable {
       while (left > 0) {
         int n = in.read(buf, 0, (int) Math.min(buf.length, left));
         if (n < 0) {
-          return true;
+          return;
         }
         left -= n;
       }
-      return in.read() < 0;
     } catch (IOException e) {
-      return false;
+      // the client went away: nothing left to read
     }
   }
 
