@@ -147,14 +147,34 @@ public final class BenchCommand implements Runnable {
      * the benchmark runs in a child JVM with a fresh random password for its private Postgres role.
      */
     private static int inChildJvm(List<String> args) throws Exception {
-      List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
-          System.getProperty("java.class.path"), "io.cairn.recovery.cli.CairnCommand"));
-      cmd.addAll(args);
+      List<String> cmd = childCommand(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments(),
+          System.getProperty("java.class.path"), args);
       ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
       pb.environment().put(LoadOnSourceBenchmark.PASSWORD_ENV, UUID.randomUUID().toString());
       Process p = pb.start();
       Runtime.getRuntime().addShutdownHook(new Thread(p::destroy));
       return p.waitFor();
+    }
+
+    /**
+     * The child's command line: this JVM's options (its logging configuration, heap, class-data
+     * archive, {@code CAIRN_JAVA_OPTS}), so that the child measures what this command was asked to
+     * measure and logs as it was told to (without them, logback falls back to DEBUG on the console:
+     * hundreds of MB a run, and its cost in every figure); minus a flight recording, an agent or a
+     * debugger, which would then run twice over one file or port.
+     */
+    static List<String> childCommand(List<String> jvmOptions, String classPath, List<String> args) {
+      List<String> cmd = new ArrayList<>();
+      cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+      for (String o : jvmOptions) {
+        if (!o.startsWith("-XX:StartFlightRecording") && !o.startsWith("-XX:FlightRecorderOptions") && !o.startsWith("-agentlib:")
+            && !o.startsWith("-agentpath:") && !o.startsWith("-javaagent:") && !o.startsWith("-Xrunjdwp") && !o.startsWith("-Xdebug")) {
+          cmd.add(o);
+        }
+      }
+      cmd.addAll(List.of("-cp", classPath, "io.cairn.recovery.cli.CairnCommand"));
+      cmd.addAll(args);
+      return cmd;
     }
   }
 }

@@ -107,8 +107,16 @@ public final class KafkaBroker implements AutoCloseable {
    */
   public static KafkaBroker startInChildJvm() {
     String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    ProcessBuilder pb = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"), KafkaBroker.class.getName())
-        .redirectErrorStream(true);
+    List<String> cmd = new ArrayList<>(List.of(javaBin));
+    // the parent's logging configuration, if it was given one: without a file (a test classpath has
+    // logback-test.xml) logback logs DEBUG, and a broker logging every request at DEBUG spends CPU
+    // that the load-on-source benchmark reports as the broker's
+    String logging = System.getProperty("logback.configurationFile");
+    if (logging != null) {
+      cmd.add("-Dlogback.configurationFile=" + logging);
+    }
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), KafkaBroker.class.getName()));
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
     Process p;
     try {
       p = pb.start();
