@@ -50,6 +50,9 @@ class EmbeddedDefaultIT {
       String metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
           HttpResponse.BodyHandlers.ofString()).body();
       assertThat(metrics).contains("cairn_ticks");
+      // the load generator has been read and computed by now: both sums are above zero
+      assertThat(metrics).containsPattern("cairn_tick_reading_seconds_total [0-9.eE-]*[1-9]")
+          .containsPattern("cairn_tick_computing_seconds_total [0-9.eE-]*[1-9]");
     } finally {
       node.destroyForcibly();
       node.waitFor(10, TimeUnit.SECONDS);
@@ -58,7 +61,7 @@ class EmbeddedDefaultIT {
     assertThat(recover.waitFor(120, TimeUnit.SECONDS)).isTrue();
     String out = log(dir, "recover.log");
     assertThat(recover.exitValue()).as(out).isZero();
-    assertThat(out).contains("cairn recovery report").doesNotContain("full replay");
+    assertThat(out).contains("cairn recovery report").doesNotContain("full replay").containsPattern("catch-up: .* tick\\(s\\): reading the sources");
   }
 
   private static String post(HttpClient http, int port, String path, String body) throws Exception {

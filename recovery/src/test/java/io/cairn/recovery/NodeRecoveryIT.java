@@ -99,6 +99,11 @@ class NodeRecoveryIT {
       assertThat(node.report().fullReplay()).isTrue();
       assertThat(node.report().toText()).contains("full replay");
       assertThat(node.report().sources().get(0).recordsReplayed()).isEqualTo(LIMIT);
+      // the catch-up's ticks, split into reading the source and computing: both ran, within the catch-up's time
+      RecoveryReport.CatchUpTicks t = node.report().catchUpTicks();
+      assertThat(t.ticks()).isPositive();
+      assertThat(t.readingMillis() + t.computingMillis()).isPositive().isLessThanOrEqualTo(node.report().catchUpMillis() + 2);
+      assertThat(node.report().toText()).containsPattern("catch-up: +\\d+ ms in \\d+ tick\\(s\\): reading the sources \\d+ ms, computing \\d+ ms");
       assertThat(node.engine().peek("by_category")).containsExactlyElementsOf(oracle());
     }
     // second start, still no snapshot: full replay again, same result

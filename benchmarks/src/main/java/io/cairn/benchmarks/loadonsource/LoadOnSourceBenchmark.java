@@ -312,7 +312,8 @@ public final class LoadOnSourceBenchmark {
     CpuSplit cpu = CpuSplit.start(brokerProcess);
     try (Node node = Node.recover(nodeConfig(s.dir(), List.of()), options)) {
       r = node.report();
-      LOG.info("Strategy '{}': recovered in {} ms, phases {}; CPU ms {}", s.name(), r.totalMillis(), r.phaseMillis(), cpu.end());
+      LOG.info("Strategy '{}': recovered in {} ms, phases {}; catch-up {}; CPU ms {}", s.name(), r.totalMillis(), r.phaseMillis(),
+          r.catchUpTicks(), cpu.end());
       match = viewsMatch(node.engine(), w);
       if (!match) {
         // Node.recover said caught up, but not everything has arrived: keep ticking, count the time

@@ -104,6 +104,11 @@ public final class Engine implements AutoCloseable {
   private long recordsIngested;
   private long ticks;
   private long lastTickNanos;
+  /** Summed over every tick: time reading the sources, and time from there until the tick closed. */
+  private long readingNanos;
+  private long computingNanos;
+  /** The figures as last computed under the engine lock ({@link #metrics()}). */
+  private volatile Metrics publishedMetrics = new Metrics(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   private final boolean readAhead;
   /** Runs a tick's computation while the ticking thread reads ahead (only then; see {@link #runTick}). */
   private final java.util.concurrent.ExecutorService compute;
@@ -471,6 +476,7 @@ public final class Engine implements AutoCloseable {
       long tick = lastClosedTick + 1;
       runner.clearOutputs(dataflows.values());
       recordsIngested += ingest.poll(sources.values(), catchingUp);
+      long read = System.nanoTime();
       if (readAhead && ingest.backlog()) {
         // a full tick: compute it on another thread while this one (the sources' owner) reads the
         // next tick's records; offsets(T) were taken when this tick's reading ended
@@ -490,7 +496,11 @@ public final class Engine implements AutoCloseable {
       lastOffsets = ingest.recordOffsets(sources.values());
       lastClosedTick = tick;
       ticks++;
-      lastTickNanos = System.nanoTime() - start;
+      long end = System.nanoTime();
+      lastTickNanos = end - start;
+      readingNanos += read - start;
+      computingNanos += end - read;
+      publishMetrics();
       return tick;
     } finally {
       lock.unlock();
@@ -784,25 +794,42 @@ public final class Engine implements AutoCloseable {
    * for a next tick while a full tick computed (they are also in {@code recordsIngested} once
    * that tick takes them); {@code updatesExchanged} counts the updates the exchange routed between
    * workers, {@code exchangesSkipped} the operator inputs it left in place because their producer
-   * was already partitioned by the key (one per input per tick; both stay 0 with one worker).
+   * was already partitioned by the key (one per input per tick; both stay 0 with one worker);
+   * {@code readingNanos} is the time ticks spent reading their sources (the polls on the ticking
+   * thread, a fetch's wait and the records' decoding included), {@code computingNanos} the time
+   * from there until they closed (the dataflows and the seal; a read-ahead for the next tick runs
+   * meanwhile), both summed over every tick.
    */
   public record Metrics(long ticks, long lastClosedTick, long recordsIngested, long lastTickNanos, long arrangementBytes,
-      long recordsReadAhead, long updatesExchanged, long exchangesSkipped) {}
+      long recordsReadAhead, long updatesExchanged, long exchangesSkipped, long readingNanos, long computingNanos) {}
 
+  /**
+   * The engine's figures; any thread, never waits. When no tick (or statement) holds the engine
+   * lock they are computed now; while one does, they are those published when the last tick
+   * closed, so that a {@code /metrics} scrape during a long tick (a view hydrating over a large
+   * source) answers at once instead of waiting for it.
+   */
   public Metrics metrics() {
-    lock.lock();
-    try {
-      long bytes = 0;
-      for (Dataflow d : dataflows.values()) {
-        for (Arrangement a : d.arrangements()) {
-          bytes += a.heapBytes();
-        }
+    if (lock.tryLock()) {
+      try {
+        publishMetrics();
+      } finally {
+        lock.unlock();
       }
-      return new Metrics(ticks, lastClosedTick, recordsIngested, lastTickNanos, bytes, ingest.prefetched(),
-          runner.updatesExchanged(), runner.exchangesSkipped());
-    } finally {
-      lock.unlock();
     }
+    return publishedMetrics;
+  }
+
+  /** Under the engine lock: computes the figures and publishes them for {@link #metrics()}. */
+  private void publishMetrics() {
+    long bytes = 0;
+    for (Dataflow d : dataflows.values()) {
+      for (Arrangement a : d.arrangements()) {
+        bytes += a.heapBytes();
+      }
+    }
+    publishedMetrics = new Metrics(ticks, lastClosedTick, recordsIngested, lastTickNanos, bytes, ingest.prefetched(),
+        runner.updatesExchanged(), runner.exchangesSkipped(), readingNanos, computingNanos);
   }
 
   public Clock clock() {

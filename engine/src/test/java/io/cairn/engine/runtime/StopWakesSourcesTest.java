@@ -33,6 +33,28 @@ class StopWakesSourcesTest {
   }
 
   @Test
+  void metricsAnswerAtOnceWhileATickHoldsTheEngineLock() throws Exception {
+    BlockingConnector blocking = new BlockingConnector();
+    try (Engine e = Engine.builder().workers(1).connector(blocking).build()) {
+      e.createSource(0, new SourceDefinition("b", "blocking", Map.of(), null, List.of(), null));
+      long bytes = e.metrics().arrangementBytes();
+      Thread ticker = new Thread(e::tick, "test-ticker");
+      ticker.start();
+      assertThat(blocking.awaitInPoll(20)).as("the tick entered the source's poll").isTrue();
+      long t0 = System.nanoTime();
+      Engine.Metrics m = e.metrics(); // a /metrics scrape: the tick holds the engine lock for up to a minute
+      long millis = (System.nanoTime() - t0) / 1_000_000;
+      assertThat(ticker.isAlive()).as("the tick is still blocked in the source").isTrue();
+      assertThat(millis).as("metrics did not wait for the tick").isLessThan(1_000);
+      assertThat(m.ticks()).as("figures as of the last closed tick").isZero();
+      assertThat(m.arrangementBytes()).isEqualTo(bytes);
+      e.wakeSources();
+      ticker.join(20_000);
+      assertThat(e.metrics().ticks()).as("published when the tick closed").isEqualTo(1);
+    }
+  }
+
+  @Test
   void stopWakesASourceBlockedInATick() throws Exception {
     BlockingConnector blocking = new BlockingConnector();
     Engine e = Engine.builder().workers(1).connector(blocking).build();

@@ -2,6 +2,7 @@ package io.cairn.recovery.node;
 
 import io.cairn.engine.runtime.Engine;
 import io.cairn.engine.runtime.SourceStatus;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
@@ -10,7 +11,8 @@ import java.util.function.Supplier;
 /**
  * The node's Prometheus gauges ({@code GET /metrics}). Every gauge reads a published value (the
  * engine's metrics, a source's {@link SourceStatus}, the last report and snapshot figures): a
- * scrape never touches a source's client or takes the engine lock.
+ * scrape never touches a source's client or waits for the engine lock ({@link Engine#metrics()}
+ * answers with the figures of the last closed tick while a tick runs).
  */
 final class NodeMetrics {
   private NodeMetrics() {}
@@ -24,6 +26,11 @@ final class NodeMetrics {
     Gauge.builder("cairn_updates_exchanged", engine, e -> e.metrics().updatesExchanged()).register(registry);
     Gauge.builder("cairn_exchanges_skipped", engine, e -> e.metrics().exchangesSkipped()).register(registry);
     Gauge.builder("cairn_tick_seconds", engine, e -> e.metrics().lastTickNanos() / 1e9).register(registry);
+    // counters: Prometheus shows them as cairn_tick_reading_seconds_total and cairn_tick_computing_seconds_total
+    FunctionCounter.builder("cairn_tick_reading_seconds", engine, e -> e.metrics().readingNanos() / 1e9)
+        .description("time ticks spent reading their sources (polls: fetch waits and decoding)").register(registry);
+    FunctionCounter.builder("cairn_tick_computing_seconds", engine, e -> e.metrics().computingNanos() / 1e9)
+        .description("time ticks spent after reading until they closed (dataflows and seal)").register(registry);
     Gauge.builder("cairn_arrangement_bytes", engine, e -> e.metrics().arrangementBytes()).register(registry);
     Gauge.builder("cairn_recovery_seconds", report, r -> r.get().totalMillis() / 1000.0).register(registry);
     Gauge.builder("cairn_recovery_rows_loaded", report, r -> r.get().rowsLoaded()).register(registry);

@@ -161,14 +161,19 @@ final class Recovery {
     Map<String, Map<String, Long>> before;
     boolean caughtUp;
     long catchUpMillis;
+    RecoveryReport.CatchUpTicks ticks;
     try {
       // seek every source now, so that lost offsets or an unreachable source show in this report
       before = meters(engine.seekSources());
       phases.end("seek");
+      Engine.Metrics m0 = engine.metrics();
       long c0 = System.nanoTime();
       caughtUp = catchUp(deadline);
       catchUpMillis = (System.nanoTime() - c0) / 1_000_000;
       phases.end("catch-up");
+      Engine.Metrics m1 = engine.metrics();
+      ticks = new RecoveryReport.CatchUpTicks(m1.ticks() - m0.ticks(), Math.round((m1.readingNanos() - m0.readingNanos()) / 1e6),
+          Math.round((m1.computingNanos() - m0.computingNanos()) / 1e6));
     } finally {
       if (watchdog != null) {
         watchdog.shutdownNow();
@@ -211,6 +216,7 @@ final class Recovery {
             rec.bytes(),
             rec.loadMillis(),
             catchUpMillis,
+            ticks,
             caughtUp,
             totalMillis,
             phases.millis(),
