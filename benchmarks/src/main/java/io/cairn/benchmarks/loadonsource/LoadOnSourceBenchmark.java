@@ -349,7 +349,7 @@ public final class LoadOnSourceBenchmark {
     MeteredObjectStore.Metrics wm = s.writeMetrics();
     long expectedPg = pg == null ? 0 : s.hour() < 0 ? w.customerRows() : w.customerChanges() - s.pgChangesBefore();
     return new StrategyResult(s.name(), s.hour(), s.hoursBeforeCrash(), r.totalMillis() + extraMillis, r.totalMillis(),
-        r.loadMillis(), r.catchUpMillis() + extraMillis,
+        r.loadMillis(), r.catchUpMillis() + extraMillis, r.catchUpTicks().readingMillis(), r.catchUpTicks().computingMillis(),
         r.rowsLoaded(), kafka.getOrDefault("records", 0L), kafka.getOrDefault("bytes", 0L),
         kafka.getOrDefault("bytes_fetched", 0L), kafka.getOrDefault("fetch_requests", 0L), expectedKafka[0], expectedKafka[1],
         pgLoad.getOrDefault("records", 0L), rowsScanned, decoded,

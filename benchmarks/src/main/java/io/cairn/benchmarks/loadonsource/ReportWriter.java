@@ -55,7 +55,7 @@ public final class ReportWriter {
   // ------------------------------------------------------------------ tables
 
   static final List<String> COLUMNS = List.of("strategy", "snapshot hour", "hours since snapshot", "recovery ms", "Node.recover ms", "load ms",
-      "catch-up ms", "rows loaded", "Kafka records", "Kafka bytes", "Kafka bytes fetched", "Kafka fetch requests",
+      "catch-up ms", "catch-up reading ms", "catch-up computing ms", "rows loaded", "Kafka records", "Kafka bytes", "Kafka bytes fetched", "Kafka fetch requests",
       "Kafka bytes ratio", "PG rows delivered", "PG rows scanned", "PG WAL decoded", "PG WAL needed", "store GETs",
       "store PUT/LIST", "store bytes read", "store cost USD", "snapshot bytes", "snapshot files", "snapshot upload ms",
       "snapshot pause µs", "snapshot PUTs", "snapshot cost USD", "views = oracle");
@@ -64,7 +64,8 @@ public final class ReportWriter {
     return List.of(s.name(), s.snapshotHour() < 0 ? "-" : Integer.toString(s.snapshotHour()),
         s.hoursSinceSnapshot() < 0 ? "-" : fmt(s.hoursSinceSnapshot()), Long.toString(s.recoveryMillis()),
         Long.toString(s.nodeRecoverMillis()),
-        Long.toString(s.loadMillis()), Long.toString(s.catchUpMillis()), Long.toString(s.rowsLoaded()),
+        Long.toString(s.loadMillis()), Long.toString(s.catchUpMillis()), Long.toString(s.catchUpReadingMillis()),
+        Long.toString(s.catchUpComputingMillis()), Long.toString(s.rowsLoaded()),
         Long.toString(s.kafkaRecords()), Long.toString(s.kafkaBytes()), Long.toString(s.kafkaBytesFetched()),
         Long.toString(s.kafkaFetchRequests()), String.format(Locale.ROOT, "%.2f", s.kafkaByteRatio()),
         Long.toString(s.pgRecords()), Long.toString(s.pgRowsScanned()), Long.toString(s.pgWalBytesStreamed()),
@@ -162,7 +163,8 @@ public final class ReportWriter {
         + (c.repeats() > 1 ? "; each strategy was recovered " + c.repeats() + " times and the run with the median wall time is shown" : "")
         + ".\n\n");
     sb.append("## Results per strategy\n\n");
-    List<String> brief = List.of("strategy", "hours since snapshot", "recovery ms", "Node.recover ms", "load ms", "catch-up ms", "Kafka records",
+    List<String> brief = List.of("strategy", "hours since snapshot", "recovery ms", "Node.recover ms", "load ms", "catch-up ms",
+        "catch-up reading ms", "catch-up computing ms", "Kafka records",
         "Kafka bytes", "Kafka fetch requests", "PG rows delivered", "PG rows scanned", "PG WAL decoded", "PG WAL needed",
         "store GETs", "store bytes read", "store cost USD", "snapshot bytes", "snapshot upload ms", "views = oracle");
     sb.append('|').append(String.join("|", brief)).append("|\n|");

@@ -16,6 +16,8 @@ import java.util.Objects;
  * @param nodeRecoverMillis Node.recover's own wall time (its report's total)
  * @param loadMillis reading and loading the snapshot
  * @param catchUpMillis ticking until every source caught up and the views equal the oracle
+ * @param catchUpReadingMillis of Node.recover's catch-up, the ticks' time reading the sources (its report's split)
+ * @param catchUpComputingMillis of Node.recover's catch-up, the ticks' time computing after reading
  * @param rowsLoaded updates loaded from the snapshot
  * @param kafkaRecords Kafka records read during recovery (the source's load meter, opened by the recovery)
  * @param kafkaBytes key+value bytes of those records
@@ -51,6 +53,8 @@ public record StrategyResult(
     long nodeRecoverMillis,
     long loadMillis,
     long catchUpMillis,
+    long catchUpReadingMillis,
+    long catchUpComputingMillis,
     long rowsLoaded,
     long kafkaRecords,
     long kafkaBytes,

@@ -77,5 +77,9 @@ class LoadOnSourceBenchmarkTest {
     assertThat(csv).hasSize(1 + r.strategies().size());
     assertThat(csv.get(0).split(",")).hasSize(ReportWriter.COLUMNS.size());
     assertThat(csv.get(1)).startsWith("full-replay,");
+    // the full replay read and computed: its catch-up split says so, within the catch-up's time
+    StrategyResult replay = r.strategies().stream().filter(s -> s.name().equals("full-replay")).findFirst().orElseThrow();
+    assertThat(replay.catchUpReadingMillis() + replay.catchUpComputingMillis()).isPositive().isLessThanOrEqualTo(replay.catchUpMillis() + 2);
+    assertThat(md).contains("catch-up reading ms|catch-up computing ms");
   }
 }
