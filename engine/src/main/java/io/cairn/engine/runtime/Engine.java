@@ -500,7 +500,8 @@ public final class Engine implements AutoCloseable {
       lastTickNanos = end - start;
       readingNanos += read - start;
       computingNanos += end - read;
-      publishMetrics();
+      // the counters only: summing the arrangements' sizes reads every TEXT value, not a per-tick cost
+      publishMetrics(publishedMetrics.arrangementBytes());
       return tick;
     } finally {
       lock.unlock();
@@ -805,14 +806,21 @@ public final class Engine implements AutoCloseable {
 
   /**
    * The engine's figures; any thread, never waits. When no tick (or statement) holds the engine
-   * lock they are computed now; while one does, they are those published when the last tick
-   * closed, so that a {@code /metrics} scrape during a long tick (a view hydrating over a large
-   * source) answers at once instead of waiting for it.
+   * lock they are computed now; while one does, the counters are those published when the last
+   * tick closed and {@code arrangementBytes} that of the last call that found the lock free, so
+   * that a {@code /metrics} scrape during a long tick (a view hydrating over a large source, a
+   * source call blocked) answers at once instead of waiting for it.
    */
   public Metrics metrics() {
     if (lock.tryLock()) {
       try {
-        publishMetrics();
+        long bytes = 0;
+        for (Dataflow d : dataflows.values()) {
+          for (Arrangement a : d.arrangements()) {
+            bytes += a.heapBytes();
+          }
+        }
+        publishMetrics(bytes);
       } finally {
         lock.unlock();
       }
@@ -820,14 +828,8 @@ public final class Engine implements AutoCloseable {
     return publishedMetrics;
   }
 
-  /** Under the engine lock: computes the figures and publishes them for {@link #metrics()}. */
-  private void publishMetrics() {
-    long bytes = 0;
-    for (Dataflow d : dataflows.values()) {
-      for (Arrangement a : d.arrangements()) {
-        bytes += a.heapBytes();
-      }
-    }
+  /** Under the engine lock: publishes the figures, with {@code bytes} as the arrangements' size, for {@link #metrics()}. */
+  private void publishMetrics(long bytes) {
     publishedMetrics = new Metrics(ticks, lastClosedTick, recordsIngested, lastTickNanos, bytes, ingest.prefetched(),
         runner.updatesExchanged(), runner.exchangesSkipped(), readingNanos, computingNanos);
   }
