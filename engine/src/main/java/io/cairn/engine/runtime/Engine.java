@@ -98,8 +98,12 @@ public final class Engine implements AutoCloseable {
   private final StateRestore state;
   private final TickDriver driver;
   private final Map<String, Dataflow> dataflows = new LinkedHashMap<>(); // in catalog order
+  /** {@link #dataflows} as of its last change, for readers that must not wait for a tick (status). */
+  private volatile List<Dataflow> publishedDataflows = List.of();
+  /** Notified (its monitor) each time a tick closes: readers waiting for a view to hydrate. */
+  private final Object tickClosed = new Object();
   private final Map<String, RunningSource> sources = new LinkedHashMap<>();
-  private long lastClosedTick;
+  private volatile long lastClosedTick;
   private Map<String, SourceOffsets> lastOffsets = Map.of();
   private long recordsIngested;
   private long ticks;
@@ -243,6 +247,7 @@ public final class Engine implements AutoCloseable {
       }
       Dataflow d = Dataflow.source(id, def.name(), schema, pk, shards);
       dataflows.put(def.name(), d);
+      publishedDataflows = List.copyOf(dataflows.values());
       RunningSource running = new RunningSource(def.name(), c, valid, s, d);
       sources.put(def.name(), running);
       wakeable.add(running);
@@ -265,6 +270,8 @@ public final class Engine implements AutoCloseable {
       requireFreeName(name);
       Dataflow d = Dataflow.view(id, name, plan, keyCols, this::collection, shards);
       dataflows.put(name, d);
+      publishedDataflows = List.copyOf(dataflows.values());
+      driver.wake(); // an idle driver computes the new view now, rather than after its idle pause
       LOG.info("Created view {} (dataflow {})", name, id);
     } finally {
       lock.unlock();
@@ -301,6 +308,7 @@ public final class Engine implements AutoCloseable {
         throw new IllegalArgumentException("Cannot drop '" + name + "': " + readers + " read it");
       }
       dataflows.remove(name);
+      publishedDataflows = List.copyOf(dataflows.values());
       RunningSource s = sources.remove(name);
       if (s != null) {
         wakeable.remove(s);
@@ -352,23 +360,23 @@ public final class Engine implements AutoCloseable {
     }
   }
 
+  /**
+   * The dataflow named {@code name}, or empty. Takes no lock (a tick in progress does not hold it
+   * up): the answer is the set of dataflows after the last create or drop, which under the engine
+   * lock is exactly the engine's.
+   */
   public Optional<Dataflow> dataflow(String name) {
-    lock.lock();
-    try {
-      return Optional.ofNullable(dataflows.get(name));
-    } finally {
-      lock.unlock();
+    for (Dataflow d : publishedDataflows) {
+      if (d.name().equals(name)) {
+        return Optional.of(d);
+      }
     }
+    return Optional.empty();
   }
 
-  /** All dataflows in catalog order. */
+  /** All dataflows in catalog order; takes no lock (see {@link #dataflow}). */
   public List<Dataflow> dataflows() {
-    lock.lock();
-    try {
-      return List.copyOf(dataflows.values());
-    } finally {
-      lock.unlock();
-    }
+    return publishedDataflows;
   }
 
   /** Number of live arrangements (all dataflows). */
@@ -505,6 +513,9 @@ public final class Engine implements AutoCloseable {
       return tick;
     } finally {
       lock.unlock();
+      synchronized (tickClosed) {
+        tickClosed.notifyAll();
+      }
     }
   }
 
@@ -576,6 +587,11 @@ public final class Engine implements AutoCloseable {
     driver.start();
   }
 
+  /** Whether the driver thread ticks in the background ({@link #start()} called, {@link #stop()} not). */
+  public boolean ticking() {
+    return driver.running();
+  }
+
   /** Stops the driver thread after its current tick. */
   public void stop() {
     driver.stopping();
@@ -603,12 +619,26 @@ public final class Engine implements AutoCloseable {
     }
   }
 
+  /** The last closed tick; takes no lock. */
   public long lastClosedTick() {
-    lock.lock();
-    try {
-      return lastClosedTick;
-    } finally {
-      lock.unlock();
+    return lastClosedTick;
+  }
+
+  /**
+   * Waits until a tick after {@code tick} has closed, at most {@code maxNanos}; returns whether
+   * one has. Takes no engine lock. For readers that wait for a view to hydrate.
+   */
+  public boolean awaitTickAfter(long tick, long maxNanos) throws InterruptedException {
+    long deadline = System.nanoTime() + maxNanos;
+    synchronized (tickClosed) {
+      while (lastClosedTick <= tick) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(tickClosed, left);
+      }
+      return true;
     }
   }
 
@@ -626,24 +656,42 @@ public final class Engine implements AutoCloseable {
 
   /** The rows of a source or view as of the last closed tick, repeated by multiplicity, sorted. */
   public List<Row> peek(String name) {
+    return peek(name, () -> {});
+  }
+
+  /**
+   * Like {@link #peek(String)}, calling {@code check} every {@value #CHECK_EVERY} rows (also while
+   * the rows are sorted, outside the lock): a check that throws stops the read at once and lets the
+   * next tick run. A statement's budget is such a check.
+   */
+  public List<Row> peek(String name, Runnable check) {
     List<Row> out = new ArrayList<>();
+    check.run();
     lock.lock();
     try {
       Dataflow d = requireDataflow(name);
+      int sinceCheck = 0;
       for (int s = 0; s < shards; s++) {
         Rows r = d.contents(s);
         for (int i = 0; i < r.size(); i++) {
           for (long c = 0; c < r.diff(i); c++) {
             out.add(r.row(i));
           }
+          if (++sinceCheck == CHECK_EVERY) {
+            sinceCheck = 0;
+            check.run();
+          }
         }
       }
     } finally {
       lock.unlock();
     }
-    out.sort(null); // rows are immutable: sorted without holding up the next tick
+    io.cairn.engine.row.CheckedSort.sort(out, null, check); // rows are immutable: sorted without holding up the next tick
     return out;
   }
+
+  /** How many rows a read handles between two calls of its check. */
+  public static final int CHECK_EVERY = 4096;
 
   /** The rows of {@code name} whose arrangement key equals {@code key}, as of the last closed tick. */
   public List<Row> lookup(String name, Row key) {

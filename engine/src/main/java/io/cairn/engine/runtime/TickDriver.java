@@ -65,6 +65,11 @@ final class TickDriver {
     }
   }
 
+  /** Whether the driver thread ticks (started and not stopped). */
+  boolean running() {
+    return running;
+  }
+
   /** Ends an idle pause now (e.g. a source was created). */
   void wake() {
     Thread t = thread;

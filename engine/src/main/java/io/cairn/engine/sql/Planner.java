@@ -40,9 +40,8 @@ import net.sf.jsqlparser.expression.operators.relational.MinorThanEquals;
 import net.sf.jsqlparser.expression.operators.relational.NotEqualsTo;
 import net.sf.jsqlparser.expression.operators.relational.ParenthesedExpressionList;
 import net.sf.jsqlparser.parser.ASTNodeAccess;
-import net.sf.jsqlparser.parser.CCJSqlParserUtil;
 import net.sf.jsqlparser.parser.ParseException;
-import net.sf.jsqlparser.parser.SimpleNode;
+import net.sf.jsqlparser.parser.Node;
 import net.sf.jsqlparser.parser.Token;
 import net.sf.jsqlparser.parser.TokenMgrException;
 import net.sf.jsqlparser.schema.Table;
@@ -75,16 +74,55 @@ final class Planner {
   private final String what;
   private final String sql;
   private final Function<String, Schema> catalog;
+  private final StatementBudget budget;
 
   /**
    * @param what the subject for messages, e.g. "Cannot plan view 'v'"
    * @param sql the SELECT text (prefix blanked, so positions match the statement)
    * @param catalog schema of a source or view by name, or null when there is none
+   * @param budget checked while the text is read by the parser (every {@value #PARSE_CHUNK} characters)
    */
-  Planner(String what, String sql, Function<String, Schema> catalog) {
+  Planner(String what, String sql, Function<String, Schema> catalog, StatementBudget budget) {
     this.what = what;
     this.sql = sql;
     this.catalog = catalog;
+    this.budget = budget;
+  }
+
+  /** How many characters the parser reads between two checks of the budget. */
+  static final int PARSE_CHUNK = 256;
+
+  /**
+   * The statement text fed to JSqlParser in chunks, checking the budget before each: the parser
+   * reads its input as it goes, so a cancel or a timeout stops a parse within one chunk's work
+   * (JSqlParser 5.4 parses in time about linear in the input; {@link Nesting} has refused deep
+   * nesting before this runs). The check throws an unchecked exception, which the parser does not
+   * catch (an {@code IOException} would be read as the end of the input).
+   */
+  private static final class BudgetedText implements net.sf.jsqlparser.parser.Provider {
+    private final String text;
+    private final StatementBudget budget;
+    private int at;
+
+    BudgetedText(String text, StatementBudget budget) {
+      this.text = text;
+      this.budget = budget;
+    }
+
+    @Override
+    public int read(char[] buf, int off, int len) {
+      budget.check();
+      if (at >= text.length()) {
+        return -1;
+      }
+      int n = Math.min(Math.min(len, PARSE_CHUNK), text.length() - at);
+      text.getChars(at, at + n, buf, off);
+      at += n;
+      return n;
+    }
+
+    @Override
+    public void close() {}
   }
 
   // ------------------------------------------------------------------ errors and positions
@@ -96,7 +134,7 @@ final class Planner {
 
   private int[] position(Object node) {
     if (node instanceof ASTNodeAccess a) {
-      SimpleNode n = a.getASTNode();
+      Node n = a.getASTNode();
       if (n != null && n.jjtGetFirstToken() != null) {
         Token t = n.jjtGetFirstToken();
         return new int[] {t.beginLine, t.beginColumn};
@@ -130,8 +168,11 @@ final class Planner {
   private PlainSelect parse() {
     net.sf.jsqlparser.statement.Statement st;
     try {
-      st = CCJSqlParserUtil.newParser(sql).Statement();
+      st = new net.sf.jsqlparser.parser.CCJSqlParser(new BudgetedText(sql, budget)).Statement();
+    } catch (StatementCanceledException e) {
+      throw e;
     } catch (ParseException | TokenMgrException e) {
+      budget.check(); // the parser reads a stopped input as its end: a cancel, not a syntax error
       String msg = e.getMessage() == null ? e.toString() : e.getMessage();
       String first = msg.lines().findFirst().orElse(msg).trim();
       Matcher m = POSITION.matcher(msg);
@@ -145,7 +186,10 @@ final class Planner {
         throw new SqlException(what + ": " + first, Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)), e);
       }
       throw new SqlException(what + ": " + first, 0, 0, e);
+    } catch (StackOverflowError e) {
+      throw new SqlException(what + ": it is nested too deeply");
     } catch (RuntimeException e) {
+      budget.check();
       throw new SqlException(what + ": syntax error: " + e.getMessage(), 0, 0, e);
     }
     if (!(st instanceof PlainSelect ps)) {
@@ -157,6 +201,11 @@ final class Planner {
   // ------------------------------------------------------------------ planning
 
   private record Rel(String alias, String table, Schema schema, int offset, Object node) {}
+
+  /** Parses the SELECT (and nothing more): a syntax error or an ended budget throws. */
+  void parseOnly() {
+    parse();
+  }
 
   /** Plans a view or a query. {@code allowLimit}: LIMIT is allowed (one-shot queries), else refused. */
   Planned plan(boolean allowLimit) {

@@ -5,7 +5,7 @@ package io.cairn.engine.sql;
  * known, its position ("at line 1, column 23"); it never contains a secret's value. A statement
  * that throws this changed nothing: no catalog entry was appended and the engine is as before.
  */
-public final class SqlException extends RuntimeException {
+public class SqlException extends RuntimeException {
   private final int line;
   private final int column;
 

@@ -188,13 +188,18 @@ public final class SqlSession {
    *     applies it if so
    */
   public Result execute(String sql) {
+    return execute(sql, StatementBudget.unlimited());
+  }
+
+  /** {@link #execute(String)} within {@code budget} (see {@link StatementBudget}). */
+  public Result execute(String sql, StatementBudget budget) {
     Objects.requireNonNull(sql, "sql");
     String text = Parser.normalize(sql);
     Statement st = parse(text);
     if (!st.ddl()) {
-      return query(st);
+      return query(st, budget);
     }
-    return executeDdl(st, text);
+    return executeDdl(st, text, budget);
   }
 
   /** The statement text as the catalog stores it (normalized). */
@@ -202,26 +207,14 @@ public final class SqlSession {
     return Parser.normalize(sql);
   }
 
-  /** The deepest nesting of parentheses a statement may have (a deeper one is refused before parsing). */
-  public static final int MAX_NESTING = 64;
+  /**
+   * The deepest nesting a statement may have: parentheses plus open CASE expressions. A deeper one
+   * is refused before any parser runs ({@link Nesting}).
+   */
+  public static final int MAX_NESTING = Nesting.MAX_DEPTH;
 
   private static Statement parse(String text) {
-    int depth = 0;
-    int max = 0;
-    boolean quoted = false;
-    for (int i = 0; i < text.length(); i++) {
-      char c = text.charAt(i);
-      if (c == '\'') {
-        quoted = !quoted;
-      } else if (!quoted && c == '(') {
-        max = Math.max(max, ++depth);
-      } else if (!quoted && c == ')') {
-        depth--;
-      }
-    }
-    if (max > MAX_NESTING) {
-      throw new SqlException("Cannot parse statement: parentheses nested " + max + " deep; at most " + MAX_NESTING + " are allowed");
-    }
+    Nesting.check(text);
     try {
       return Parser.parse(text);
     } catch (StackOverflowError e) {
@@ -235,6 +228,16 @@ public final class SqlSession {
    * queries), so it is applied all or nothing. Errors name the statement (1-based).
    */
   public List<Result> executeRequest(List<String> statements) {
+    return executeRequest(statements, StatementBudget.unlimited());
+  }
+
+  /**
+   * {@link #executeRequest(List)} within {@code budget}: the budget covers the whole request, and
+   * a request that runs out of it (or is cancelled) stops with a {@link
+   * StatementCanceledException}; statements before the one stopped stay applied, as the message
+   * says.
+   */
+  public List<Result> executeRequest(List<String> statements, StatementBudget budget) {
     List<Statement> parsed = new ArrayList<>();
     List<String> texts = new ArrayList<>();
     int ddl = -1;
@@ -242,6 +245,7 @@ public final class SqlSession {
       String text = Parser.normalize(statements.get(i));
       Statement st;
       try {
+        budget.check();
         st = parse(text);
       } catch (SqlException e) {
         throw numbered(i, statements.size(), e, "nothing was applied");
@@ -263,7 +267,9 @@ public final class SqlSession {
     for (int i = 0; i < parsed.size(); i++) {
       try {
         Statement st = parsed.get(i);
-        out.add(st.ddl() ? executeDdl(st, texts.get(i)) : query(st));
+        out.add(st.ddl() ? executeDdl(st, texts.get(i), budget) : query(st, budget));
+      } catch (StatementCanceledException e) {
+        throw e;
       } catch (SqlException e) {
         throw numbered(i, parsed.size(), e, ddl >= 0 && ddl < i ? "statement " + (ddl + 1) + " was applied" : "nothing was applied");
       }
@@ -272,10 +278,21 @@ public final class SqlSession {
   }
 
   private static SqlException numbered(int i, int n, SqlException e, String outcome) {
-    if (n == 1) {
+    if (n == 1 || e instanceof StatementCanceledException) {
       return e;
     }
     return new SqlException("Statement " + (i + 1) + " of " + n + ": " + e.getMessage() + " (" + outcome + ")", e.line(), e.column(), e);
+  }
+
+  private Result executeDdl(Statement st, String text, StatementBudget budget) {
+    budget.check();
+    if (st instanceof Statement.CreateView cv) {
+      // the SELECT is parsed again under the engine lock: parse it here first, within the budget,
+      // so a text that parses slowly fails before it can hold up a tick
+      new Planner("Cannot plan view '" + cv.name() + "'", cv.select(), n -> null, budget).parseOnly();
+    }
+    budget.check();
+    return executeDdl(st, text);
   }
 
   private synchronized Result executeDdl(Statement st, String text) {
@@ -383,7 +400,7 @@ public final class SqlSession {
     if (skip.isPresent()) {
       return Prepared.noop(skip.get());
     }
-    Planner.Planned planned = new Planner("Cannot plan view '" + cv.name() + "'", cv.select(), this::schemaOf).plan(false);
+    Planner.Planned planned = new Planner("Cannot plan view '" + cv.name() + "'", cv.select(), this::schemaOf, StatementBudget.unlimited()).plan(false);
     Runnable create = () -> {
       try {
         engine.createView(id, cv.name(), planned.plan(), planned.keyCols());
@@ -450,7 +467,7 @@ public final class SqlSession {
 
   // ------------------------------------------------------------------ queries
 
-  private Result query(Statement st) {
+  private Result query(Statement st, StatementBudget budget) {
     if (st instanceof Statement.Show s) {
       return show(s);
     }
@@ -465,7 +482,7 @@ public final class SqlSession {
     }
     if (st instanceof Statement.ExplainSelect es) {
       String what = es.viewName() == null ? "Cannot plan query" : "Cannot plan view '" + es.viewName() + "'";
-      Planner.Planned p = new Planner(what, es.select(), this::schemaOf).plan(es.viewName() == null);
+      Planner.Planned p = new Planner(what, es.select(), this::schemaOf, budget).plan(es.viewName() == null);
       List<String> lines = new ArrayList<>();
       if (es.viewName() != null) {
         lines.add("View " + es.viewName() + " (not created), arranged by "
@@ -474,7 +491,7 @@ public final class SqlSession {
       lines.addAll(Plan.explain(p.plan()).lines().toList());
       return lines(lines);
     }
-    return select((Statement.Select) st);
+    return select((Statement.Select) st, budget);
   }
 
   private static Result lines(List<String> lines) {
@@ -524,8 +541,8 @@ public final class SqlSession {
    * A one-shot SELECT over one source or view, answered from its arrangement as of the last
    * closed tick: a key lookup when WHERE pins every key column with {@code =}, else a scan.
    */
-  private Result select(Statement.Select s) {
-    Planner.Planned planned = new Planner("Cannot plan query", s.select(), this::schemaOf).plan(true);
+  private Result select(Statement.Select s, StatementBudget budget) {
+    Planner.Planned planned = new Planner("Cannot plan query", s.select(), this::schemaOf, budget).plan(true);
     Plan plan = planned.plan();
     boolean distinct = false;
     if (plan instanceof Plan.Distinct dd) {
@@ -547,11 +564,17 @@ public final class SqlSession {
           + "(create a materialized view and select from it)");
     }
     Dataflow d = engine.dataflow(get.name()).orElseThrow(() -> new SqlException("Cannot plan query: unknown table '" + get.name() + "'"));
+    awaitComputed(d, budget);
     Row key = lookupKey(d, filters);
-    List<Row> in = key != null ? engine.lookup(get.name(), key) : engine.peek(get.name());
+    List<Row> in = key != null ? engine.lookup(get.name(), key) : engine.peek(get.name(), budget::check);
     List<Row> out = new ArrayList<>();
     Set<Row> seen = distinct ? new TreeSet<>() : null;
+    int sinceCheck = 0;
     for (Row r : in) {
+      if (++sinceCheck == Engine.CHECK_EVERY) {
+        sinceCheck = 0;
+        budget.check();
+      }
       boolean keep = true;
       for (Expr f : filters) {
         keep &= Boolean.TRUE.equals(evalRuntime(f, r));
@@ -571,7 +594,9 @@ public final class SqlSession {
         out.add(o);
       }
     }
-    out.sort(null);
+    if (project != null) {
+      io.cairn.engine.row.CheckedSort.sort(out, null, budget::check); // else still in the sorted order of the read
+    }
     if (planned.select().getLimit() != null) {
       if (!(planned.select().getLimit().getRowCount() instanceof LongValue lv) || lv.getValue() < 0) {
         throw new SqlException("Cannot plan query: LIMIT takes a non-negative integer");
@@ -585,6 +610,29 @@ public final class SqlSession {
       rows.add(Arrays.asList(r.toArray()));
     }
     return new Result(cols, rows, "SELECT " + rows.size() + (key != null ? " (key lookup)" : ""));
+  }
+
+  /**
+   * Waits until view {@code d} holds its whole contents as of the read position: a view created
+   * moments ago is computed from its inputs by the next tick (it hydrates), and a read before that
+   * would see it empty or partial. Waits within the budget; a budget that runs out says the view
+   * is still hydrating and how far the engine has come.
+   */
+  private void awaitComputed(Dataflow d, StatementBudget budget) {
+    long since = engine.lastClosedTick();
+    long start = System.nanoTime();
+    // without a driver nobody else ticks (a test or a recovery ticks by hand): nothing to wait for
+    while (engine.ticking() && d.state() == Dataflow.State.RUNNING && d.hydrating()) {
+      budget.check(() -> "view '" + d.name() + "' is still being computed from its inputs (hydrating): waited "
+          + (System.nanoTime() - start) / 1_000_000 + " ms since tick " + since + "; the last closed tick is "
+          + engine.lastClosedTick() + " and the view is complete once the next one closes");
+      try {
+        engine.awaitTickAfter(engine.lastClosedTick(), Math.min(budget.remainingNanos(), 20_000_000L));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        budget.cancel(StatementCanceledException.USER_REQUEST);
+      }
+    }
   }
 
   private static Object evalRuntime(Expr e, Row r) {
