@@ -36,6 +36,7 @@ import java.util.Objects;
  *     (127.0.0.1; any other than loopback requires the password in {@code CAIRN_PGWIRE_PASSWORD})
  * @param pgwirePort its port; key {@code pgwire.port} (6875, 0 = disabled)
  * @param pgwireMaxConnections most concurrent pgwire sessions; key {@code pgwire.max-connections} (64)
+ * @param limits the bounds on what clients can start (statement timeout, HTTP connections and timeouts)
  */
 public record CairnConfig(
     String storeUri,
@@ -56,7 +57,48 @@ public record CairnConfig(
     io.cairn.engine.runtime.RestartStrategy sourceRestart,
     String pgwireHost,
     int pgwirePort,
-    int pgwireMaxConnections) {
+    int pgwireMaxConnections,
+    Limits limits) {
+
+  /**
+   * What a client can make the node do, bounded.
+   *
+   * @param statementTimeout a statement's time budget unless the session sets {@code statement_timeout};
+   *     key {@code sql.statement-timeout} (30s; 0 = none)
+   * @param httpMaxConnections HTTP connections open at once; key {@code http.max-connections} (1024)
+   * @param httpRequestTimeout from a request's first byte to its last; key {@code http.request-timeout} (10s)
+   * @param httpIdleTimeout an HTTP connection with no request in flight closes; key {@code http.idle-timeout} (30s)
+   * @param httpSqlThreads HTTP requests running SQL or a snapshot at once; key {@code http.sql-threads} (8)
+   * @param httpSqlQueue such requests waiting (more get 503); key {@code http.sql-queue} (64)
+   */
+  public record Limits(Duration statementTimeout, int httpMaxConnections, Duration httpRequestTimeout, Duration httpIdleTimeout,
+      int httpSqlThreads, int httpSqlQueue) {
+    public static final Limits DEFAULTS =
+        new Limits(Duration.ofSeconds(30), 1024, Duration.ofSeconds(10), Duration.ofSeconds(30), 8, 64);
+
+    public Limits {
+      Objects.requireNonNull(statementTimeout, "statementTimeout");
+      Objects.requireNonNull(httpRequestTimeout, "httpRequestTimeout");
+      Objects.requireNonNull(httpIdleTimeout, "httpIdleTimeout");
+    }
+  }
+
+  /** This configuration with {@code l} as its limits. */
+  public CairnConfig withLimits(Limits l) {
+    return new CairnConfig(storeUri, storeProperties, workers, tickMaxRecords, tickMaxDuration, snapshotCron, snapshotZone, keepLast,
+        keepDailyDays, gcGrace, httpHost, httpPort, catchUpRateLimit, init, httpMaxBodyBytes, sourceRestart, pgwireHost, pgwirePort,
+        pgwireMaxConnections, l);
+  }
+
+  /** A configuration with the default {@link Limits}. */
+  public CairnConfig(String storeUri, Map<String, String> storeProperties, int workers, int tickMaxRecords,
+      Duration tickMaxDuration, String snapshotCron, ZoneId snapshotZone, int keepLast, int keepDailyDays, Duration gcGrace,
+      String httpHost, int httpPort, double catchUpRateLimit, List<String> init, int httpMaxBodyBytes,
+      io.cairn.engine.runtime.RestartStrategy sourceRestart, String pgwireHost, int pgwirePort, int pgwireMaxConnections) {
+    this(storeUri, storeProperties, workers, tickMaxRecords, tickMaxDuration, snapshotCron, snapshotZone, keepLast,
+        keepDailyDays, gcGrace, httpHost, httpPort, catchUpRateLimit, init, httpMaxBodyBytes, sourceRestart, pgwireHost, pgwirePort,
+        pgwireMaxConnections, Limits.DEFAULTS);
+  }
 
   /** The example the embedded default creates on an empty catalog. */
   public static final List<String> DEFAULT_INIT =
@@ -91,5 +133,6 @@ public record CairnConfig(
     storeProperties = Map.copyOf(storeProperties);
     init = List.copyOf(init);
     Objects.requireNonNull(pgwireHost, "pgwireHost");
+    Objects.requireNonNull(limits, "limits");
   }
 }

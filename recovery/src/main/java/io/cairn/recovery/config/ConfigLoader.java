@@ -37,6 +37,12 @@ public final class ConfigLoader {
     DEFAULTS.put("http.host", "127.0.0.1");
     DEFAULTS.put("http.port", "7077");
     DEFAULTS.put("http.max-body", "1048576");
+    DEFAULTS.put("http.max-connections", "1024");
+    DEFAULTS.put("http.request-timeout", "10s");
+    DEFAULTS.put("http.idle-timeout", "30s");
+    DEFAULTS.put("http.sql-threads", "8");
+    DEFAULTS.put("http.sql-queue", "64");
+    DEFAULTS.put("sql.statement-timeout", "30s");
     DEFAULTS.put("recovery.catch-up-rate-limit", "0");
     DEFAULTS.put("pgwire.host", "127.0.0.1");
     DEFAULTS.put("pgwire.port", String.valueOf(CairnConfig.DEFAULT_PGWIRE_PORT));
@@ -185,7 +191,18 @@ public final class ConfigLoader {
     return new CairnConfig(
         uri, storeProps, workers, maxRecords, maxDuration, cron, zone, keepLast, keepDaily, grace, host, port, rate,
         init == null ? CairnConfig.DEFAULT_INIT : init, integer(flat, "http.max-body", 1024, Integer.MAX_VALUE - 1), restart,
-        flat.get("pgwire.host").trim(), integer(flat, "pgwire.port", 0, 65535), integer(flat, "pgwire.max-connections", 1, 10_000));
+        flat.get("pgwire.host").trim(), integer(flat, "pgwire.port", 0, 65535), integer(flat, "pgwire.max-connections", 1, 10_000),
+        new CairnConfig.Limits(duration(flat, "sql.statement-timeout"), integer(flat, "http.max-connections", 1, 1_000_000),
+            positive(flat, "http.request-timeout"), positive(flat, "http.idle-timeout"), integer(flat, "http.sql-threads", 1, 1024),
+            integer(flat, "http.sql-queue", 0, 100_000)));
+  }
+
+  private static Duration positive(Map<String, String> flat, String key) {
+    Duration d = duration(flat, key);
+    if (d.isZero() || d.isNegative()) {
+      throw new ConfigException("Bad configuration key '" + key + "': must be more than 0");
+    }
+    return d;
   }
 
   private static double decimal(Map<String, String> flat, String key) {
@@ -236,6 +253,9 @@ public final class ConfigLoader {
   /** Parses "200ms", "5s", "10m", "1h", "2d" or an ISO-8601 duration. */
   public static Duration parseDuration(String key, String text) {
     String v = text.trim().toLowerCase(Locale.ROOT);
+    if (v.equals("0")) {
+      return Duration.ZERO;
+    }
     Matcher m = DURATION.matcher(v);
     if (m.matches()) {
       long n = Long.parseLong(m.group(1));

@@ -71,32 +71,33 @@ public final class Node implements AutoCloseable, NodeApi {
       Clock clock,
       java.util.function.UnaryOperator<ObjectStore> storeDecorator,
       io.cairn.engine.source.Secrets secrets,
-      boolean takeover) {
+      boolean takeover,
+      boolean httpWhileRecovering) {
     public static Options defaults() {
-      return new Options(false, null, Clock.systemUTC(), s -> s, io.cairn.engine.source.Secrets.environment(), true);
+      return new Options(false, null, Clock.systemUTC(), s -> s, io.cairn.engine.source.Secrets.environment(), true, false);
     }
 
     public Options withProgress(boolean p) {
-      return new Options(p, catchUpTimeout, clock, storeDecorator, secrets, takeover);
+      return new Options(p, catchUpTimeout, clock, storeDecorator, secrets, takeover, httpWhileRecovering);
     }
 
     /** Stop catching up after {@code d} (null: no limit); the report then says not caught up. */
     public Options withCatchUpTimeout(Duration d) {
-      return new Options(progress, d, clock, storeDecorator, secrets, takeover);
+      return new Options(progress, d, clock, storeDecorator, secrets, takeover, httpWhileRecovering);
     }
 
     public Options withClock(Clock c) {
-      return new Options(progress, catchUpTimeout, c, storeDecorator, secrets, takeover);
+      return new Options(progress, catchUpTimeout, c, storeDecorator, secrets, takeover, httpWhileRecovering);
     }
 
     /** Wraps the object store the node opens (e.g. in a {@code MeteredObjectStore} to count requests). */
     public Options withStoreDecorator(java.util.function.UnaryOperator<ObjectStore> d) {
-      return new Options(progress, catchUpTimeout, clock, d, secrets, takeover);
+      return new Options(progress, catchUpTimeout, clock, d, secrets, takeover, httpWhileRecovering);
     }
 
     /** Where sources resolve {@code SECRET 'NAME'} references (default: the process environment). */
     public Options withSecrets(io.cairn.engine.source.Secrets s) {
-      return new Options(progress, catchUpTimeout, clock, storeDecorator, s, takeover);
+      return new Options(progress, catchUpTimeout, clock, storeDecorator, s, takeover, httpWhileRecovering);
     }
 
     /**
@@ -104,7 +105,16 @@ public final class Node implements AutoCloseable, NodeApi {
      * old one); false refuses to start while the owner looks alive.
      */
     public Options withTakeover(boolean t) {
-      return new Options(progress, catchUpTimeout, clock, storeDecorator, secrets, t);
+      return new Options(progress, catchUpTimeout, clock, storeDecorator, secrets, t, httpWhileRecovering);
+    }
+
+    /**
+     * Whether the HTTP endpoint listens from the first second of {@link #recover}, before the store
+     * is read (default false; {@code cairn run} turns it on): {@code /status}, {@code /metrics} and
+     * the health probes then answer through recovery and catch-up, SQL answers 503 "not ready".
+     */
+    public Options withHttpWhileRecovering(boolean h) {
+      return new Options(progress, catchUpTimeout, clock, storeDecorator, secrets, takeover, h);
     }
   }
 
@@ -114,14 +124,17 @@ public final class Node implements AutoCloseable, NodeApi {
   private final SnapshotStore snapshots;
   // set in the constructor, and again (before the node is handed out) when recovery starts over on
   // a fresh engine after falling back past the catalog position it had replayed to
-  private Engine engine;
-  private SqlSession session;
-  private SnapshotService snapshotService;
+  private volatile Engine engine;
+  private volatile SqlSession session;
+  private volatile SnapshotService snapshotService;
+  /** Where the recovery is (the last phase that ended), for status while {@link State#RECOVERING}. */
+  private volatile String phase = "starting";
+  private final long startedNanos = System.nanoTime();
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final AtomicReference<State> state = new AtomicReference<>(State.RECOVERING);
   private final CountDownLatch terminated = new CountDownLatch(1);
   private volatile RecoveryReport report;
-  private HttpEndpoint http;
+  private volatile HttpEndpoint http;
   private io.cairn.recovery.pgwire.PgWireServer pgwire;
   private AutoCloseable schedule;
   private java.util.concurrent.ScheduledExecutorService background;
@@ -218,16 +231,35 @@ public final class Node implements AutoCloseable, NodeApi {
   /** Starts a node: recovery from the newest valid snapshot, then catch-up. */
   public static Node recover(CairnConfig config, Options options) {
     pgwirePassword(config); // a configuration error before any recovery work
-    Node node = new Node(config, options);
+    StartingApi starting = new StartingApi(config);
+    HttpEndpoint early = null;
+    if (options.httpWhileRecovering() && config.httpPort() > 0) {
+      // listening before the store is read: a start that takes minutes is seen from its first second
+      early = new HttpEndpoint(config.httpHost(), config.httpPort(), httpLimits(config), starting);
+    }
+    Node node;
+    try {
+      node = new Node(config, options);
+    } catch (RuntimeException e) {
+      if (early != null) {
+        early.close();
+      }
+      throw e;
+    }
+    node.http = early;
+    starting.node = node;
     try {
       try {
-        node.report = new Recovery(config, node.options, node.store, node.snapshots, node.engine, node.session).run();
+        node.report = new Recovery(config, node.options, node.store, node.snapshots, node.engine, node.session)
+            .onPhaseEnd(p -> node.phase = p).run();
       } catch (Recovery.FellBackPastReplay again) {
         LOG.warn(again.getMessage());
         node.engine.close();
         node.newEngine();
-        node.report = new Recovery(config, node.options, node.store, node.snapshots, node.engine, node.session, again).run();
+        node.report = new Recovery(config, node.options, node.store, node.snapshots, node.engine, node.session, again)
+            .onPhaseEnd(p -> node.phase = p).run();
       }
+      node.phase = "recovered";
       node.state.set(State.CAUGHT_UP);
       NodeMetrics.register(node.registry, node.engine, () -> node.report, node.snapshotService::lastSnapshot);
       return node;
@@ -266,8 +298,8 @@ public final class Node implements AutoCloseable, NodeApi {
   public void serve() {
     engine.start();
     schedule = snapshots.schedule(config, snapshotService::scheduledSnapshot);
-    if (config.httpPort() > 0) {
-      http = new HttpEndpoint(config.httpHost(), config.httpPort(), config.httpMaxBodyBytes(), this);
+    if (config.httpPort() > 0 && http == null) {
+      http = new HttpEndpoint(config.httpHost(), config.httpPort(), httpLimits(config), this);
     }
     if (config.pgwirePort() > 0) {
       pgwire = io.cairn.recovery.pgwire.PgWireServer.start(
@@ -276,10 +308,18 @@ public final class Node implements AutoCloseable, NodeApi {
           new io.cairn.recovery.pgwire.PgWireServer.Backend() {
             @Override
             public List<io.cairn.engine.sql.Result> execute(String statement) {
-              if (fence.fenced() != null) {
-                throw fence.fenced();
-              }
-              return session.executeRequest(List.of(statement));
+              return execute(statement, io.cairn.engine.sql.StatementBudget.of(config.limits().statementTimeout()));
+            }
+
+            @Override
+            public List<io.cairn.engine.sql.Result> execute(String statement, io.cairn.engine.sql.StatementBudget budget) {
+              requireServing("run statements");
+              return session.executeRequest(List.of(statement), budget);
+            }
+
+            @Override
+            public Duration statementTimeout() {
+              return config.limits().statementTimeout();
             }
 
             @Override
@@ -363,15 +403,54 @@ public final class Node implements AutoCloseable, NodeApi {
     return sql(statements, "table");
   }
 
-  @Override
+  /** Runs statements within the configured statement timeout. */
   public String sql(String statements, String format) {
+    return sql(statements, format, io.cairn.engine.sql.StatementBudget.of(config.limits().statementTimeout()));
+  }
+
+  @Override
+  public Duration statementTimeout() {
+    return config.limits().statementTimeout();
+  }
+
+  /** The HTTP endpoint's bounds from the configuration. */
+  static HttpEndpoint.Limits httpLimits(CairnConfig config) {
+    CairnConfig.Limits l = config.limits();
+    return new HttpEndpoint.Limits(config.httpMaxBodyBytes(), l.httpMaxConnections(), l.httpRequestTimeout(), l.httpIdleTimeout(),
+        l.httpSqlThreads(), l.httpSqlQueue());
+  }
+
+  /**
+   * Throws {@link io.cairn.recovery.http.NodeUnavailableException} when this node cannot serve
+   * {@code what}: another node took the store (the message names it and its epoch), or the node
+   * is still recovering (the message says where it is).
+   */
+  private void requireServing(String what) {
+    StoreFence.FencedException f = fence.fenced();
+    if (f != null) {
+      throw new io.cairn.recovery.http.NodeUnavailableException(io.cairn.recovery.http.NodeUnavailableException.Reason.FENCED,
+          "Cannot " + what + ": this node no longer owns the store (epoch " + fence.epoch() + "): " + f.getMessage());
+    }
+    State s = state.get();
+    if (s == State.RECOVERING || s == State.CLOSED) {
+      throw new io.cairn.recovery.http.NodeUnavailableException(io.cairn.recovery.http.NodeUnavailableException.Reason.NOT_READY,
+          "Cannot " + what + ": the node is not ready: " + (s == State.CLOSED ? "it is shutting down" : recoveringWhy())
+              + "; GET /health/ready answers 200 once it is");
+    }
+  }
+
+  private String recoveringWhy() {
+    return "recovering for " + (System.nanoTime() - startedNanos) / 1_000_000 + " ms, last phase done: " + phase
+        + ", last closed tick " + engine.lastClosedTick();
+  }
+
+  @Override
+  public String sql(String statements, String format, io.cairn.engine.sql.StatementBudget budget) {
     if (!List.of("table", "json", "csv").contains(format)) {
       throw new IllegalArgumentException("Unknown SQL result format '" + format + "': use table, json or csv");
     }
-    if (fence.fenced() != null) {
-      throw fence.fenced();
-    }
-    List<io.cairn.engine.sql.Result> results = session.executeRequest(io.cairn.engine.sql.Statements.split(statements));
+    requireServing("run statements");
+    List<io.cairn.engine.sql.Result> results = session.executeRequest(io.cairn.engine.sql.Statements.split(statements), budget);
     if (format.equals("json")) {
       List<Map<String, Object>> out = new ArrayList<>();
       for (io.cairn.engine.sql.Result r : results) {
@@ -400,12 +479,57 @@ public final class Node implements AutoCloseable, NodeApi {
 
   @Override
   public String statusJson() {
-    return json(NodeStatus.of(state.get().name(), engine, session.position(), snapshotService.lastSnapshot(),
-        snapshotService.lastError(), snapshotService.retentionWarnings()));
+    Map<String, Object> s = NodeStatus.of(state.get().name(), engine, session.position(), snapshotService.lastSnapshot(),
+        snapshotService.lastError(), snapshotService.retentionWarnings());
+    Health h = health();
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("state", s.remove("state"));
+    out.put("live", h.live());
+    out.put("ready", h.ready());
+    if (!h.why().isEmpty()) {
+      out.put("notReady", h.why());
+    }
+    out.put("phase", phase);
+    out.put("uptimeMillis", (System.nanoTime() - startedNanos) / 1_000_000);
+    out.put("epoch", fence.epoch());
+    out.put("fencedBy", fencedBy());
+    out.putAll(s);
+    return json(out);
+  }
+
+  @Override
+  public Health health() {
+    long[] deadlocked = java.lang.management.ManagementFactory.getThreadMXBean().findDeadlockedThreads();
+    boolean live = deadlocked == null || deadlocked.length == 0;
+    State s = state.get();
+    String why;
+    StoreFence.FencedException f = fence.fenced();
+    if (f != null) {
+      why = "fenced: " + f.getMessage();
+    } else if (s == State.RECOVERING) {
+      why = recoveringWhy();
+    } else if (s == State.CAUGHT_UP) {
+      why = "recovered, not serving yet";
+    } else if (s == State.CLOSED) {
+      why = "shutting down";
+    } else {
+      List<String> behind = new ArrayList<>();
+      engine.sourceStatuses().forEach((name, st) -> {
+        if (!st.caughtUp()) {
+          behind.add(name + " (" + st.state() + ")");
+        }
+      });
+      why = behind.isEmpty() ? "" : "sources not caught up: " + String.join(", ", behind);
+    }
+    if (!live) {
+      why = deadlocked.length + " deadlocked threads" + (why.isEmpty() ? "" : "; " + why);
+    }
+    return new Health(live, live && why.isEmpty(), s.name(), why);
   }
 
   @Override
   public String snapshotJson() {
+    requireServing("take a snapshot");
     return json(snapshotNow());
   }
 
@@ -416,7 +540,12 @@ public final class Node implements AutoCloseable, NodeApi {
 
   @Override
   public String recoveryReportJson() {
-    return report.toJson();
+    RecoveryReport r = report;
+    if (r == null) {
+      throw new io.cairn.recovery.http.NodeUnavailableException(io.cairn.recovery.http.NodeUnavailableException.Reason.NOT_READY,
+          "No recovery report yet: " + recoveringWhy());
+    }
+    return r.toJson();
   }
 
   static String json(Object o) {
@@ -457,6 +586,85 @@ public final class Node implements AutoCloseable, NodeApi {
       LOG.warn("Closing the store failed: {}", e.getMessage());
     }
     terminated.countDown();
+  }
+
+  /**
+   * What the HTTP endpoint answers while a start reads the store and takes it, before there is a
+   * node: status STARTING, live, not ready; then it hands every call to the node.
+   */
+  private static final class StartingApi implements NodeApi {
+    private final CairnConfig config;
+    private final long since = System.nanoTime();
+    volatile Node node;
+
+    StartingApi(CairnConfig config) {
+      this.config = config;
+    }
+
+    private io.cairn.recovery.http.NodeUnavailableException starting() {
+      return new io.cairn.recovery.http.NodeUnavailableException(io.cairn.recovery.http.NodeUnavailableException.Reason.NOT_READY,
+          "Cannot answer: the node is starting (reading the catalog and taking the store, for "
+              + (System.nanoTime() - since) / 1_000_000 + " ms)");
+    }
+
+    @Override
+    public String sql(String statements, String format, io.cairn.engine.sql.StatementBudget budget) {
+      Node n = node;
+      if (n == null) {
+        throw starting();
+      }
+      return n.sql(statements, format, budget);
+    }
+
+    @Override
+    public Duration statementTimeout() {
+      return config.limits().statementTimeout();
+    }
+
+    @Override
+    public String statusJson() {
+      Node n = node;
+      if (n != null) {
+        return n.statusJson();
+      }
+      Map<String, Object> s = new LinkedHashMap<>();
+      s.put("state", "STARTING");
+      s.put("live", true);
+      s.put("ready", false);
+      s.put("notReady", "reading the catalog and taking the store");
+      s.put("uptimeMillis", (System.nanoTime() - since) / 1_000_000);
+      return json(s);
+    }
+
+    @Override
+    public String snapshotJson() {
+      Node n = node;
+      if (n == null) {
+        throw starting();
+      }
+      return n.snapshotJson();
+    }
+
+    @Override
+    public String prometheus() {
+      Node n = node;
+      return n == null ? "" : n.prometheus();
+    }
+
+    @Override
+    public String recoveryReportJson() {
+      Node n = node;
+      if (n == null) {
+        throw starting();
+      }
+      return n.recoveryReportJson();
+    }
+
+    @Override
+    public Health health() {
+      Node n = node;
+      return n == null ? new Health(true, false, "STARTING", "reading the catalog and taking the store") : n.health();
+    }
   }
 
   // ------------------------------------------------------------------ offline commands

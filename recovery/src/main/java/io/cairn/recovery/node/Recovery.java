@@ -75,6 +75,14 @@ final class Recovery {
     this.previous = previous;
   }
 
+  /** Told the name of each phase as it ends (status shows where a recovery is); any thread may read what it publishes. */
+  private java.util.function.Consumer<String> phaseListener = p -> {};
+
+  Recovery onPhaseEnd(java.util.function.Consumer<String> listener) {
+    this.phaseListener = java.util.Objects.requireNonNull(listener, "listener");
+    return this;
+  }
+
   /**
    * Thrown by {@link #run()} when the snapshot that loaded is an older one (a newer one failed to
    * verify) taken at another catalog position than the newer one's, to which the catalog had
@@ -98,7 +106,7 @@ final class Recovery {
   /** Runs the recovery: load, replay the catalog, init, seek, catch up; returns its report. */
   RecoveryReport run() {
     long t0 = previous == null ? System.nanoTime() : previous.startNanos;
-    Phases phases = new Phases(t0);
+    Phases phases = new Phases(t0, phaseListener);
     SnapshotStore.Recovered rec;
     if (previous == null) {
       rec = loadWhileReplaying(phases, t0);
@@ -368,16 +376,19 @@ final class Recovery {
   /** Wall time per phase of a recovery, in the order they ran (each phase ends where the next begins). */
   private static final class Phases {
     private final Map<String, Long> nanos = new LinkedHashMap<>();
+    private final java.util.function.Consumer<String> listener;
     private long last;
 
-    Phases(long start) {
+    Phases(long start, java.util.function.Consumer<String> listener) {
       this.last = start;
+      this.listener = listener;
     }
 
-    void end(String phase) {
+    synchronized void end(String phase) {
       long now = System.nanoTime();
       nanos.merge(phase, now - last, Long::sum);
       last = now;
+      listener.accept(phase);
     }
 
     Map<String, Long> millis() {

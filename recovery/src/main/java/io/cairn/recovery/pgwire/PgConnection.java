@@ -601,21 +601,50 @@ final class PgConnection {
       return r;
     }
     List<Result> results;
+    io.cairn.engine.sql.StatementBudget budget = io.cairn.engine.sql.StatementBudget.of(statementTimeout());
     if (readOnly(sql)) {
       try {
-        results = server.executeCancellable(sql, () -> cancelRequested);
+        results = server.executeCancellable(sql, budget, () -> cancelRequested);
       } catch (java.util.concurrent.CancellationException e) {
         cancelRequested = false;
         throw new Canceled();
       }
     } else {
-      results = server.backend().execute(sql);
+      results = server.backend().execute(sql, budget);
     }
     if (results.size() != 1) {
       throw new SqlStates.PgError(SqlStates.INTERNAL_ERROR, "statement returned " + results.size() + " results");
     }
     return server.types().toWire(sql, cacheKey, results.get(0));
   }
+
+  /**
+   * The session's {@code statement_timeout} ({@code SET statement_timeout = 5000}, {@code '5s'},
+   * {@code '1min'}; 0 turns it off), else the server's default. A value that cannot be read is an
+   * error naming it, as in PostgreSQL.
+   */
+  private java.time.Duration statementTimeout() {
+    String v = session.parameters().get("statement_timeout");
+    if (v == null || v.equalsIgnoreCase("default")) {
+      return server.backend().statementTimeout();
+    }
+    java.util.regex.Matcher m = TIMEOUT.matcher(v.strip().toLowerCase(java.util.Locale.ROOT));
+    if (!m.matches()) {
+      session.parameters().remove("statement_timeout");
+      throw new SqlStates.PgError(SqlStates.INVALID_PARAMETER_VALUE, "invalid value for parameter \"statement_timeout\": \"" + v
+          + "\" (use milliseconds, or a number with ms, s, min or h; 0 for none)");
+    }
+    long n = Long.parseLong(m.group(1));
+    String unit = m.group(2) == null ? "ms" : m.group(2);
+    return switch (unit) {
+      case "s" -> java.time.Duration.ofSeconds(n);
+      case "min" -> java.time.Duration.ofMinutes(n);
+      case "h" -> java.time.Duration.ofHours(n);
+      default -> java.time.Duration.ofMillis(n);
+    };
+  }
+
+  private static final java.util.regex.Pattern TIMEOUT = java.util.regex.Pattern.compile("(\\d{1,12})\\s*(ms|s|min|h)?");
 
   /** Whether the statement only reads (SELECT, SHOW, EXPLAIN): it may be abandoned by a cancel. */
   private static boolean readOnly(String sql) {

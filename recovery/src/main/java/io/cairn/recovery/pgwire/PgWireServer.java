@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * Statements go to a {@link Backend} one at a time; the protocol state of a connection (prepared
  * statements, portals) is owned by its thread alone. A read-only statement (SELECT, SHOW,
  * EXPLAIN) runs on a thread of a second bounded pool while the connection's thread waits for it,
- * so that a cancel can abandon it: the client gets 57014 at once and the statement's result is
+ * so that a cancel can abandon it: the client gets 57014 at once, the statement's budget is
+ * cancelled (so its work stops within milliseconds and frees its thread) and its result, if any, is
  * dropped when it completes (when that pool is exhausted, the statement runs in the connection's
  * thread). A DDL statement always runs to its end in the connection's thread. The only
  * cross-thread call into a connection is {@link PgConnection#cancel}, which sets a flag.
@@ -67,6 +68,23 @@ public final class PgWireServer implements AutoCloseable {
      * @throws io.cairn.engine.sql.SqlException for a statement that cannot be parsed, planned or applied
      */
     List<Result> execute(String statement);
+
+    /**
+     * Executes one statement within {@code budget} (the session's statement timeout; a cancel
+     * request ends it): a read stops at its next check, a DDL statement is refused if the budget
+     * ended before it began. By default the budget is checked once, before {@link #execute(String)}.
+     *
+     * @throws io.cairn.engine.sql.StatementCanceledException when the budget ended
+     */
+    default List<Result> execute(String statement, io.cairn.engine.sql.StatementBudget budget) {
+      budget.check();
+      return execute(statement);
+    }
+
+    /** The statement timeout of a session that has not set {@code statement_timeout} (null: none). */
+    default Duration statementTimeout() {
+      return io.cairn.engine.sql.StatementBudget.DEFAULT_TIMEOUT;
+    }
 
     /** The catalog position: result types cached for a statement are valid while it is unchanged. */
     long catalogPosition();
@@ -260,13 +278,16 @@ public final class PgWireServer implements AutoCloseable {
    *
    * @throws java.util.concurrent.CancellationException when canceled
    */
-  List<Result> executeCancellable(String statement, java.util.function.BooleanSupplier canceled) {
-    java.util.concurrent.Future<List<Result>> f = queries.submit(() -> backend.execute(statement));
+  List<Result> executeCancellable(String statement, io.cairn.engine.sql.StatementBudget budget,
+      java.util.function.BooleanSupplier canceled) {
+    java.util.concurrent.Future<List<Result>> f = queries.submit(() -> backend.execute(statement, budget));
     while (true) {
       try {
         return f.get(20, TimeUnit.MILLISECONDS);
       } catch (java.util.concurrent.TimeoutException e) {
         if (canceled.getAsBoolean() || closed) {
+          // the statement stops at its next budget check and frees its thread; the client is answered now
+          budget.cancel(io.cairn.engine.sql.StatementCanceledException.USER_REQUEST);
           f.cancel(false);
           throw new java.util.concurrent.CancellationException("canceled");
         }

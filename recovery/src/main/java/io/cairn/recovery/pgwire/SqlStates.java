@@ -53,6 +53,10 @@ final class SqlStates {
   static final String INVALID_CURSOR_NAME = "34000";
   static final String DUPLICATE_PREPARED_STATEMENT = "42P05";
   static final String INTERNAL_ERROR = "XX000";
+  static final String INVALID_PARAMETER_VALUE = "22023";
+  static final String ADMIN_SHUTDOWN = "57P01";
+  static final String CANNOT_CONNECT_NOW = "57P03";
+  static final String STATEMENT_TOO_COMPLEX = "54001";
 
   private record Rule(String code, List<String> needles) {}
 
@@ -60,7 +64,7 @@ final class SqlStates {
       List.of(
           new Rule(SYNTAX_ERROR, List.of("unsupported statement")),
           new Rule(FEATURE_NOT_SUPPORTED, List.of("unsupported", "is not available", "both change the catalog")),
-          new Rule("54001", List.of("nested too deeply", "deep; at most")),
+          new Rule(STATEMENT_TOO_COMPLEX, List.of("nested too deeply", "deep; at most", "levels deep")),
           new Rule(SYNTAX_ERROR, List.of("syntax error", "cannot parse statement")),
           new Rule("42P01", List.of("unknown table", "unknown view", "unknown source")),
           new Rule("42703", List.of("unknown column")),
@@ -83,6 +87,12 @@ final class SqlStates {
   static String of(Throwable e) {
     if (e instanceof PgError pe) {
       return pe.code();
+    }
+    if (e instanceof io.cairn.engine.sql.StatementCanceledException) {
+      return QUERY_CANCELED;
+    }
+    if (e instanceof io.cairn.recovery.http.NodeUnavailableException u) {
+      return u.reason() == io.cairn.recovery.http.NodeUnavailableException.Reason.FENCED ? ADMIN_SHUTDOWN : CANNOT_CONNECT_NOW;
     }
     String m = String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT);
     for (Rule r : RULES) {
