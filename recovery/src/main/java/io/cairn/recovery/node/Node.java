@@ -314,7 +314,7 @@ public final class Node implements AutoCloseable, NodeApi {
             @Override
             public List<io.cairn.engine.sql.Result> execute(String statement, io.cairn.engine.sql.StatementBudget budget) {
               requireServing("run statements");
-              return session.executeRequest(List.of(statement), budget);
+              return running(() -> session.executeRequest(List.of(statement), budget));
             }
 
             @Override
@@ -413,6 +413,18 @@ public final class Node implements AutoCloseable, NodeApi {
     return config.limits().statementTimeout();
   }
 
+  /** Requests executing statements now (HTTP and pgwire): status shows it, so a cancel's effect can be seen. */
+  private final java.util.concurrent.atomic.AtomicInteger statementsRunning = new java.util.concurrent.atomic.AtomicInteger();
+
+  private <T> T running(java.util.function.Supplier<T> work) {
+    statementsRunning.incrementAndGet();
+    try {
+      return work.get();
+    } finally {
+      statementsRunning.decrementAndGet();
+    }
+  }
+
   /** The HTTP endpoint's bounds from the configuration. */
   static HttpEndpoint.Limits httpLimits(CairnConfig config) {
     CairnConfig.Limits l = config.limits();
@@ -450,7 +462,8 @@ public final class Node implements AutoCloseable, NodeApi {
       throw new IllegalArgumentException("Unknown SQL result format '" + format + "': use table, json or csv");
     }
     requireServing("run statements");
-    List<io.cairn.engine.sql.Result> results = session.executeRequest(io.cairn.engine.sql.Statements.split(statements), budget);
+    List<io.cairn.engine.sql.Result> results =
+        running(() -> session.executeRequest(io.cairn.engine.sql.Statements.split(statements), budget));
     if (format.equals("json")) {
       List<Map<String, Object>> out = new ArrayList<>();
       for (io.cairn.engine.sql.Result r : results) {
@@ -493,6 +506,7 @@ public final class Node implements AutoCloseable, NodeApi {
     out.put("uptimeMillis", (System.nanoTime() - startedNanos) / 1_000_000);
     out.put("epoch", fence.epoch());
     out.put("fencedBy", fencedBy());
+    out.put("statementsRunning", statementsRunning.get());
     out.putAll(s);
     return json(out);
   }
