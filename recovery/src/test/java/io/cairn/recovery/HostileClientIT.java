@@ -147,6 +147,21 @@ class HostileClientIT {
     }
   }
 
+  /** Rows of source {@code wide} once the generator has emitted all its records (the naive oracle). */
+  private static int wideRows() {
+    var s = new io.cairn.engine.loadgen.LoadGeneratorConnector.Settings(WIDE_ROWS, 10, 5, 10, WIDE_ROWS, 0);
+    java.util.Set<Long> ids = new java.util.HashSet<>();
+    for (long i = 0; i < WIDE_ROWS; i++) {
+      var r = io.cairn.engine.loadgen.LoadGeneratorConnector.recordAt(s, i);
+      if (r.row() == null) {
+        ids.remove(r.id());
+      } else {
+        ids.add(r.id());
+      }
+    }
+    return ids.size();
+  }
+
   /** Sum of v over the good records {@code from .. from + n - 1} (v = id * 3). */
   private static long sumV(long from, int n) {
     long s = 0;
@@ -262,6 +277,7 @@ class HostileClientIT {
     List<Throwable> errors = new CopyOnWriteArrayList<>();
     ExecutorService pool = Executors.newCachedThreadPool();
     List<Socket> slow = new CopyOnWriteArrayList<>();
+    int wideRows = wideRows();
     try {
       produceBadRecords(kafka, badTopics);
       // ingestion: Kafka upserts and Postgres changes keep coming
@@ -311,7 +327,8 @@ class HostileClientIT {
             Http.Response r = Http.post(httpPort, "/sql", sql);
             long micros = (System.nanoTime() - t0) / 1000;
             if (depth <= 64) {
-              assertThat(r.code()).as("depth %d: %s", depth, r.body()).isEqualTo(200);
+              // a real query: it waits its turn behind the heavy ones, and may run out of time doing so
+              assertThat(r.code()).as("depth %d: %s", depth, r.body()).isIn(200, 503, 504);
             } else {
               assertThat(r.code()).as("depth %d", depth).isEqualTo(400);
               assertThat(r.body()).contains("nested more than 64 levels deep");
@@ -365,7 +382,9 @@ class HostileClientIT {
           while (!stop.get()) {
             Http.Response r = Http.post(httpPort, "/sql", "SELECT id, amount * 2 AS twice, category FROM wide WHERE amount >= 0");
             f.count("heavy HTTP -> " + r.code());
-            assertThat(r.code()).as(r.body()).isIn(200, 503);
+            // 64 heavy queries on two cores: each is answered, refused while the SQL threads and their
+            // queue are full (503), or stopped by its statement timeout after waiting its turn (504)
+            assertThat(r.code()).as(r.body()).isIn(200, 503, 504);
           }
           return null;
         }));
@@ -377,8 +396,11 @@ class HostileClientIT {
                 while (rs.next()) {
                   n++;
                 }
-                assertThat(n).isEqualTo(WIDE_ROWS);
+                assertThat(n).isEqualTo(wideRows);
                 f.count("heavy pgwire -> ok");
+              } catch (SQLException e) {
+                assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("57014"); // its statement timeout
+                f.count("heavy pgwire -> 57014");
               }
             }
           }
@@ -394,16 +416,23 @@ class HostileClientIT {
           while (!stop.get()) {
             String sql = i++ % 2 == 0 ? longParse : scan;
             var st = c.createStatement();
+            String what = sql == scan ? "scan" : "parse";
             pool.submit(() -> {
-              Thread.sleep(30);
+              Thread.sleep(sql == scan ? 30 : 150);
               st.cancel();
               return null;
             });
             try (var rs = st.executeQuery(sql)) {
-              f.count("cancel came too late (" + (sql == scan ? "scan" : "parse") + ")");
+              f.count("cancel came too late (" + what + ")");
             } catch (SQLException e) {
-              assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("57014");
-              f.count("canceled (" + (sql == scan ? "scan" : "parse") + ")");
+              if (e.getSQLState().equals("57014")) {
+                f.count("canceled (" + what + ")");
+              } else {
+                // the cancel came before the statement started (a cancel then does nothing, as in
+                // PostgreSQL) and the statement ran: 100,000 terms are refused by the planner
+                assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("54001");
+                f.count("cancel came too early, refused as too deep (" + what + ")");
+              }
             }
             st.close();
           }
@@ -414,6 +443,7 @@ class HostileClientIT {
       stop.set(true);
       pool.shutdown();
       assertThat(pool.awaitTermination(90, TimeUnit.SECONDS)).as("attackers stopped").isTrue();
+      LOG.info("Attack over; figures so far:\n{}", f.text());
       assertThat(errors).as("attack threads' failures").isEmpty();
       for (Socket s : slow) {
         s.close();
@@ -426,6 +456,10 @@ class HostileClientIT {
         assertThat(positions.get(i)).as("orders position at sample %d of %s", i, positions).isGreaterThan(positions.get(i - 1));
       }
       assertThat(f.refuseDeepMicros).isNotEmpty();
+      assertThat(f.outcomes.get("heavy HTTP -> 200")).as("heavy queries answered over HTTP").isNotNull();
+      assertThat(f.outcomes.get("canceled (parse)")).as("parses cancelled: %s", f.outcomes).isNotNull();
+      assertThat(f.outcomes.get("canceled (scan)")).as("scans cancelled: %s", f.outcomes).isNotNull();
+      assertThat(f.outcomes.get("heavy pgwire -> ok")).as("heavy queries answered over pgwire").isNotNull();
       measureCancel(f, httpPort, pgPort);
       measureIdleCpu(f, httpPort, pid);
       return f;

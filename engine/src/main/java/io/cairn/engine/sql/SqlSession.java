@@ -213,6 +213,17 @@ public final class SqlSession {
    */
   public static final int MAX_NESTING = Nesting.MAX_DEPTH;
 
+  /**
+   * Refuses {@code text} (one or more statements) when it nests deeper than {@link #MAX_NESTING}:
+   * one pass over its characters, no parsing, so a server may call it on its I/O thread before
+   * the request waits for a worker.
+   *
+   * @throws SqlException naming the depth limit and where it was passed
+   */
+  public static void checkNesting(String text) {
+    Nesting.check(text);
+  }
+
   private static Statement parse(String text) {
     Nesting.check(text);
     try {

@@ -70,11 +70,19 @@ public record CairnConfig(
    * @param httpIdleTimeout an HTTP connection with no request in flight closes; key {@code http.idle-timeout} (30s)
    * @param httpSqlThreads HTTP requests running SQL or a snapshot at once; key {@code http.sql-threads} (8)
    * @param httpSqlQueue such requests waiting (more get 503); key {@code http.sql-queue} (64)
+   * @param maxConcurrentStatements statements executing at once over HTTP and pgwire together; more
+   *     wait their turn within their statement timeout; key {@code sql.max-concurrent-statements}
+   *     (0, the default: as many as the machine has cores, at least 2)
    */
   public record Limits(Duration statementTimeout, int httpMaxConnections, Duration httpRequestTimeout, Duration httpIdleTimeout,
-      int httpSqlThreads, int httpSqlQueue) {
+      int httpSqlThreads, int httpSqlQueue, int maxConcurrentStatements) {
     public static final Limits DEFAULTS =
-        new Limits(Duration.ofSeconds(30), 1024, Duration.ofSeconds(10), Duration.ofSeconds(30), 8, 64);
+        new Limits(Duration.ofSeconds(30), 1024, Duration.ofSeconds(10), Duration.ofSeconds(30), 8, 64, 0);
+
+    /** {@link #maxConcurrentStatements}, with 0 resolved to the machine's cores (at least 2). */
+    public int statementSlots() {
+      return maxConcurrentStatements > 0 ? maxConcurrentStatements : Math.max(2, Runtime.getRuntime().availableProcessors());
+    }
 
     public Limits {
       Objects.requireNonNull(statementTimeout, "statementTimeout");

@@ -43,6 +43,7 @@ public final class ConfigLoader {
     DEFAULTS.put("http.sql-threads", "8");
     DEFAULTS.put("http.sql-queue", "64");
     DEFAULTS.put("sql.statement-timeout", "30s");
+    DEFAULTS.put("sql.max-concurrent-statements", "0");
     DEFAULTS.put("recovery.catch-up-rate-limit", "0");
     DEFAULTS.put("pgwire.host", "127.0.0.1");
     DEFAULTS.put("pgwire.port", String.valueOf(CairnConfig.DEFAULT_PGWIRE_PORT));
@@ -194,7 +195,7 @@ public final class ConfigLoader {
         flat.get("pgwire.host").trim(), integer(flat, "pgwire.port", 0, 65535), integer(flat, "pgwire.max-connections", 1, 10_000),
         new CairnConfig.Limits(duration(flat, "sql.statement-timeout"), integer(flat, "http.max-connections", 1, 1_000_000),
             positive(flat, "http.request-timeout"), positive(flat, "http.idle-timeout"), integer(flat, "http.sql-threads", 1, 1024),
-            integer(flat, "http.sql-queue", 0, 100_000)));
+            integer(flat, "http.sql-queue", 0, 100_000), integer(flat, "sql.max-concurrent-statements", 0, 10_000)));
   }
 
   private static Duration positive(Map<String, String> flat, String key) {

@@ -401,6 +401,15 @@ public final class HttpEndpoint implements AutoCloseable {
         done(ctx, r, new Response(HttpResponseStatus.METHOD_NOT_ALLOWED, "Use " + route.method() + " for " + path + "\n", "text/plain", false));
         return;
       }
+      if (path.equals("/sql")) {
+        try {
+          // cheap refusals do not wait for a SQL thread: one pass over at most http.max-body characters
+          io.cairn.engine.sql.SqlSession.checkNesting(r.body());
+        } catch (SqlException e) {
+          done(ctx, r, new Response(HttpResponseStatus.BAD_REQUEST, clip(e.getMessage()) + "\n", "text/plain", false));
+          return;
+        }
+      }
       StatementBudget budget = StatementBudget.of(api.statementTimeout());
       running = budget;
       Supplier<Response> action = route.action(r, budget);

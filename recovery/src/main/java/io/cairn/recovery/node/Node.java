@@ -142,6 +142,7 @@ public final class Node implements AutoCloseable, NodeApi {
   private Node(CairnConfig config, Options options) {
     this.config = config;
     this.options = options;
+    this.statementSlots = new java.util.concurrent.Semaphore(config.limits().statementSlots(), true);
     ObjectStore raw = ObjectStores.open(config.storeUri(), config.storeProperties());
     ObjectStore decorated = options.storeDecorator().apply(CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw);
     io.cairn.snapshotter.catalog.ObjectStoreCatalogLog catalog;
@@ -314,7 +315,7 @@ public final class Node implements AutoCloseable, NodeApi {
             @Override
             public List<io.cairn.engine.sql.Result> execute(String statement, io.cairn.engine.sql.StatementBudget budget) {
               requireServing("run statements");
-              return running(() -> session.executeRequest(List.of(statement), budget));
+              return running(budget, () -> session.executeRequest(List.of(statement), budget));
             }
 
             @Override
@@ -416,12 +417,30 @@ public final class Node implements AutoCloseable, NodeApi {
   /** Requests executing statements now (HTTP and pgwire): status shows it, so a cancel's effect can be seen. */
   private final java.util.concurrent.atomic.AtomicInteger statementsRunning = new java.util.concurrent.atomic.AtomicInteger();
 
-  private <T> T running(java.util.function.Supplier<T> work) {
+  /**
+   * Admission control: at most {@code sql.max-concurrent-statements} requests execute statements at
+   * once (HTTP and pgwire together); the others wait for a slot within their budget. More threads
+   * than cores scanning at once would only share the CPU with the ticks and the status answers.
+   */
+  private final java.util.concurrent.Semaphore statementSlots;
+
+  private <T> T running(io.cairn.engine.sql.StatementBudget budget, java.util.function.Supplier<T> work) {
+    try {
+      while (!statementSlots.tryAcquire(20, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+        budget.check(() -> "waiting for one of " + config.limits().statementSlots()
+            + " statement slots, all busy (sql.max-concurrent-statements)");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      budget.cancel(io.cairn.engine.sql.StatementCanceledException.USER_REQUEST);
+      budget.check();
+    }
     statementsRunning.incrementAndGet();
     try {
       return work.get();
     } finally {
       statementsRunning.decrementAndGet();
+      statementSlots.release();
     }
   }
 
@@ -463,7 +482,7 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     requireServing("run statements");
     List<io.cairn.engine.sql.Result> results =
-        running(() -> session.executeRequest(io.cairn.engine.sql.Statements.split(statements), budget));
+        running(budget, () -> session.executeRequest(io.cairn.engine.sql.Statements.split(statements), budget));
     if (format.equals("json")) {
       List<Map<String, Object>> out = new ArrayList<>();
       for (io.cairn.engine.sql.Result r : results) {
