@@ -202,6 +202,17 @@ public final class SqlSession {
     return Parser.normalize(sql);
   }
 
+  /**
+   * Parses {@code sql} as {@link #execute} would, without running it (no engine, no catalog): a
+   * statement that cannot parse is refused before anything is written, e.g. a node's init
+   * statements when the configuration is read.
+   *
+   * @throws SqlException naming what did not parse
+   */
+  public static void checkSyntax(String sql) {
+    parse(sql);
+  }
+
   /** The deepest nesting of parentheses a statement may have (a deeper one is refused before parsing). */
   public static final int MAX_NESTING = 64;
 
