@@ -135,9 +135,14 @@ public final class Node implements AutoCloseable, NodeApi {
     try {
       // a start that would fail on a broken catalog must not first fence the node that owns the store
       catalog = new io.cairn.snapshotter.catalog.ObjectStoreCatalogLog(decorated);
-      io.cairn.engine.catalog.CatalogIntegrityException.verifyChain(
-          catalog.read(CatalogLog.FIRST_POSITION), "", catalog.describe());
+      List<io.cairn.engine.catalog.CatalogEntry> entries = catalog.read(CatalogLog.FIRST_POSITION);
+      io.cairn.engine.catalog.CatalogIntegrityException.verifyChain(entries, "", catalog.describe());
+      // nor on a catalog shorter than a manifest or a head witness says it was (reads only)
+      boolean headWitnessed = CatalogTail.check(decorated, entries, catalog.describe());
       this.fence = StoreFence.acquire(decorated, options.clock(), options.takeover());
+      if (!headWitnessed) {
+        CatalogTail.witness(decorated, entries.get(entries.size() - 1));
+      }
     } catch (RuntimeException e) {
       decorated.close();
       throw e;
