@@ -9,10 +9,6 @@ import io.cairn.engine.catalog.CatalogLog;
 import io.cairn.objectstore.ObjectInfo;
 import io.cairn.objectstore.ObjectStore;
 import io.cairn.objectstore.exceptions.ObjectAlreadyExistsException;
-import io.cairn.snapshotter.Manifest;
-import io.cairn.snapshotter.ManifestInfo;
-import io.cairn.snapshotter.SnapshotReader;
-import io.cairn.snapshotter.exceptions.CorruptSnapshotException;
 import java.io.IOException;
 import java.util.List;
 import java.util.Locale;
@@ -37,16 +33,23 @@ import org.slf4j.LoggerFactory;
  *       create-if-absent, one small object per DDL statement; nothing deletes them.
  *   <li>{@link #check} runs on every start, after the chain check and <em>before</em> the epoch is
  *       taken, and only reads: a start that refuses a catalog writes nothing and fences no one.
- *       It refuses (with {@link CatalogIntegrityException} naming the missing entries and what
- *       vouched for them) a catalog that ends before the newest readable manifest's position or
- *       the highest witness, or whose entry there has another hash.
- *   <li>What it cannot detect, and what the operator sees then: a removed tail whose witnesses
- *       were removed too (and that no manifest includes); the newest entry when the node died
- *       between writing it and its witness, or the witness write failed (logged at WARN, the
- *       statement still succeeds: the entry is committed). In those cases the start succeeds
- *       with the shorter catalog, and the recovery report lists the views that exist, without
- *       the removed ones. Entries removed before the first start of a build that writes
- *       witnesses are not detected either.
+ *       It refuses (with {@link CatalogIntegrityException} naming the missing entries and the
+ *       witness) a catalog that ends before the highest witness, or whose entry there has another
+ *       hash. The witnesses are listed before the catalog is read: each was written after its
+ *       entry, so an owner that keeps appending while a node starts cannot make that start refuse.
+ *   <li>Why witnesses and not the manifests, which also record the catalog's position and hash:
+ *       the snapshots are listed only after the store is taken (see {@link Recovery}: a snapshot
+ *       chosen before the fence may be superseded), and every entry a manifest of this build
+ *       includes was witnessed when it was appended. Recovery still checks the catalog against
+ *       the snapshot it loads, after the fence.
+ *   <li>What it cannot detect before the fence, and what the operator sees then: a removed tail
+ *       whose witnesses were removed too; the newest entry when the node died between writing it
+ *       and its witness, or the witness write failed (logged at WARN; the statement still
+ *       succeeds: the entry is committed); entries removed before the first start of a build that
+ *       writes witnesses. If a manifest includes the removed entries, recovery refuses after the
+ *       fence (the start has then written its epoch object, and fenced a running owner). If none
+ *       does, the start succeeds with the shorter catalog, and the recovery report lists the views
+ *       that exist, without the removed ones.
  *   <li>To accept losing a removed tail on purpose, delete the witnesses at and above the first
  *       missing position (the error names them); manifests that include the lost entries must go
  *       too, as before.
@@ -87,49 +90,18 @@ final class CatalogTail {
   }
 
   /**
-   * Refuses a catalog ({@code entries}, contiguous from position 0, chain already checked) that is
-   * shorter than, or different at its end from, what the newest readable manifest or the highest
-   * witness says existed. Reads only.
+   * Refuses a catalog ({@code entries}, contiguous from position 0, chain already checked, read
+   * after {@code witness}) that is shorter than, or different at its end from, what the highest
+   * witness says was written. Writes nothing.
    *
    * @return whether the catalog's head is witnessed (false: the caller, once it owns the store,
    *     writes the witness)
    * @throws CatalogIntegrityException naming the missing or changed entry
    */
-  static boolean check(ObjectStore store, List<CatalogEntry> entries, String where) {
+  static boolean check(Optional<Witness> witness, List<CatalogEntry> entries, String where) {
     long end = entries.size();
-    checkManifest(store, entries, where);
-    Optional<Witness> w = highest(store);
-    checkWitness(w, entries, where);
-    return end == 0 || w.map(x -> x.position() >= end - 1).orElse(false);
-  }
-
-  /** The newest manifest that reads: its catalog position and hash against the catalog's. */
-  static void checkManifest(ObjectStore store, List<CatalogEntry> entries, String where) {
-    long end = entries.size();
-    try (SnapshotReader reader = new SnapshotReader(store, "", Runnable::run, 1)) {
-      for (ManifestInfo info : reader.list()) {
-        Manifest m;
-        try {
-          m = reader.read(info);
-        } catch (CorruptSnapshotException e) {
-          continue; // recovery reports it and falls back; an older manifest vouches for less
-        }
-        long want = m.catalogPosition();
-        if (want > end) {
-          throw new CatalogIntegrityException(end, "Cannot recover: snapshot " + info.key() + " includes catalog entries up to "
-              + (want - 1) + ", but the catalog in " + where + " ends at entry " + (end - 1) + ": entries " + end + ".." + (want - 1)
-              + " are missing. Restore them (from a backup or object versions); cairn will not replay a shorter history. "
-              + "Nothing was written");
-        }
-        String hash = m.catalogHash();
-        if (hash != null && want > 0 && !hash.equals(entries.get((int) want - 1).hash())) {
-          throw new CatalogIntegrityException(want - 1, "Cannot recover: catalog entry " + (want - 1) + " in " + where
-              + " is not the entry snapshot " + info.key() + " was taken with (it was changed or replaced). Restore the "
-              + "original entry; cairn will not replay a different history. Nothing was written");
-        }
-        return;
-      }
-    }
+    checkWitness(witness, entries, where);
+    return end == 0 || witness.map(x -> x.position() >= end - 1).orElse(false);
   }
 
   /** The highest witness against the catalog's end. */
@@ -150,9 +122,8 @@ final class CatalogTail {
     String have = entries.get((int) w.position()).hash();
     if (!w.hash().isEmpty() && !w.hash().equals(have)) {
       throw new CatalogIntegrityException(w.position(), "Cannot recover: catalog entry " + w.position() + " in " + where
-          + " is not the entry that was written there: " + by + " records another hash (the tail was removed and "
-          + "written again, or the entry was replaced). Restore the original entries; cairn will not replay a different "
-          + "history. Nothing was written");
+          + " is not the entry that was written there (it was changed or replaced): " + by + " records another hash. "
+          + "Restore the original entries; cairn will not replay a different history. Nothing was written");
     }
   }
 

@@ -165,9 +165,10 @@ final class SnapshotStore implements AutoCloseable {
     List<io.cairn.engine.catalog.CatalogEntry> entries = List.of();
     String catalogProblem = null;
     try {
+      java.util.Optional<CatalogTail.Witness> witness = CatalogTail.highest(store); // before the catalog: see CatalogTail
       entries = catalog().read(io.cairn.engine.catalog.CatalogLog.FIRST_POSITION);
       io.cairn.engine.catalog.CatalogIntegrityException.verifyChain(entries, "", catalog().describe());
-      CatalogTail.checkWitness(CatalogTail.highest(store), entries, catalog().describe());
+      CatalogTail.checkWitness(witness, entries, catalog().describe());
     } catch (RuntimeException e) {
       catalogProblem = e.getMessage();
     }
