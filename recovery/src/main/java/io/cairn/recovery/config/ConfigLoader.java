@@ -187,6 +187,8 @@ public final class ConfigLoader {
     } catch (IllegalArgumentException e) {
       throw new ConfigException("Bad configuration keys 'sources.restart.*': " + e.getMessage());
     }
+    host(flat, "http.host", "http.port");
+    host(flat, "pgwire.host", "pgwire.port");
     if (init != null) {
       for (int i = 0; i < init.size(); i++) {
         try {
@@ -201,6 +203,22 @@ public final class ConfigLoader {
         uri, storeProps, workers, maxRecords, maxDuration, cron, zone, keepLast, keepDaily, grace, host, port, rate,
         init == null ? CairnConfig.DEFAULT_INIT : init, integer(flat, "http.max-body", 1024, Integer.MAX_VALUE - 1), restart,
         flat.get("pgwire.host").trim(), integer(flat, "pgwire.port", 0, 65535), integer(flat, "pgwire.max-connections", 1, 10_000));
+  }
+
+  /** A listener's address must resolve (when its port is on): a node must not find out only when it starts to serve. */
+  private static void host(Map<String, String> flat, String key, String portKey) {
+    String h = flat.get(key).trim();
+    if (h.isEmpty()) {
+      throw new ConfigException("Bad configuration key '" + key + "': it is empty");
+    }
+    if (integer(flat, portKey, 0, 65535) == 0) {
+      return;
+    }
+    try {
+      java.net.InetAddress.getByName(h);
+    } catch (java.net.UnknownHostException e) {
+      throw new ConfigException("Bad configuration key '" + key + "': unknown host '" + h + "'");
+    }
   }
 
   private static double decimal(Map<String, String> flat, String key) {

@@ -87,6 +87,8 @@ class ConfigLoaderTest {
     assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("CAIRN_SNAPSHOTS_CRON", "0 0 0 1 1 ? 2001")))
         .isInstanceOf(ConfigException.class).hasMessageContaining("snapshots.cron").hasMessageContaining("never fires");
     assertThat(ConfigLoader.load(null, Map.of("CAIRN_SNAPSHOTS_CRON", "0 0 0 1 1 ? 2001-2999")).snapshotCron()).isNotBlank();
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("CAIRN_HTTP_HOST", "no-such-host.invalid")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("http.host");
   }
 
   @Test
