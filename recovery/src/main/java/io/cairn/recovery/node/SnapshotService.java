@@ -30,7 +30,10 @@ import org.slf4j.LoggerFactory;
  *       the commit (the ownership check, confirming offsets to the sources, retention and GC) is
  *       reported beside it, in the figures' {@code ownership}, {@code sourcesConfirmed} and {@code
  *       retention}, and never turns the commit into a failure. A write that throws is a failed
- *       snapshot; the previous one stays the latest.
+ *       snapshot; the previous one stays the latest. A write whose outcome is unknown (it failed
+ *       and the look-up after it failed too) is reported as such in {@code lastError}: the
+ *       manifest may be in the store and a later recovery may use it, which is safe because its
+ *       offsets were never confirmed, so the sources still hold what it needs.
  *   <li>When offsets may be confirmed (Postgres then frees WAL before the LSN, for good): only when
  *       the committed manifest is one the store's true owner will recover from (or from a newer
  *       one). A node that took the store lists the manifests after taking it, so a manifest that
@@ -156,7 +159,9 @@ final class SnapshotService {
       try {
         figures = snapshots.write(st, cut.catalogPosition(), cut.catalogHash(), fence.epoch(), cut.pauseNanos());
       } catch (RuntimeException e) {
-        lastSnapshotError = java.time.Instant.now(options.clock()) + ": " + e.getMessage();
+        boolean unknown = e instanceof io.cairn.snapshotter.exceptions.SnapshotFailedException f && f.outcomeUnknown();
+        lastSnapshotError = java.time.Instant.now(options.clock()) + ": " + e.getMessage()
+            + (unknown ? " (outcome unknown: the manifest may be in the store; its offsets are not confirmed)" : "");
         throw e;
       }
       // committed: from here on nothing turns this snapshot into a failure
