@@ -139,6 +139,28 @@ class RefusedStartIT {
 
   @Test
   @Timeout(120)
+  void aStoreWithoutWitnessesGetsOneForItsHeadAtTheNextStart(@TempDir Path dir) throws Exception {
+    CairnConfig cfg = StoreIntegrityIT.prepared(dir); // entries 0-4
+    Path heads = dir.resolve("store").resolve("catalog-heads");
+    try (Stream<Path> s = Files.list(heads)) {
+      for (Path p : s.toList()) {
+        Files.delete(p); // as an older build left the store
+      }
+    }
+    try (Node node = Node.recover(cfg, Node.Options.defaults())) {
+      assertThat(node.session().position()).isEqualTo(5);
+    }
+    try (Stream<Path> s = Files.list(heads)) {
+      assertThat(s.map(p -> p.getFileName().toString()).toList()).containsExactly("00000000000000000004.json");
+    }
+    Files.delete(StoreIntegrityIT.catalogEntry(dir, 4));
+    Files.delete(StoreIntegrityIT.catalogEntry(dir, 3));
+    assertThatThrownBy(() -> Node.recover(cfg, Node.Options.defaults()))
+        .isInstanceOf(CatalogIntegrityException.class).hasMessageContaining("entries 3..4 are missing");
+  }
+
+  @Test
+  @Timeout(120)
   void verifyCountsTheEntriesOfACatalogWithAGap(@TempDir Path dir) throws Exception {
     StoreIntegrityIT.prepared(dir);
     Files.delete(StoreIntegrityIT.catalogEntry(dir, 2));
