@@ -210,7 +210,7 @@ public final class SqlSession {
    * @throws SqlException naming what did not parse
    */
   public static void checkSyntax(String sql) {
-    parse(sql);
+    parse(Parser.normalize(Objects.requireNonNull(sql, "sql")));
   }
 
   /** The deepest nesting of parentheses a statement may have (a deeper one is refused before parsing). */
