@@ -863,9 +863,9 @@ public final class S3ObjectStore implements ObjectStore {
         }
       }
     } catch (SdkException e) {
-      throw translate("list prefix '" + prefix + "' of", null, e);
+      throw translate("list prefix '" + prefix + "' of bucket " + config.bucket(), null, e);
     } catch (RuntimeException e) {
-      throw unexpected("list prefix '" + prefix + "' of", null, e);
+      throw unexpected("list prefix '" + prefix + "' of bucket " + config.bucket(), null, e);
     }
     result.sort((a, b) -> ObjectKeys.ORDER.compare(a.key(), b.key()));
     return result;
@@ -890,7 +890,7 @@ public final class S3ObjectStore implements ObjectStore {
           firstError = firstError == null ? err.code() + ": " + err.message() : firstError;
         }
       } catch (SdkException e) {
-        throw translate("delete " + batch.size() + " keys (first " + keys.iterator().next() + ") in", null, e);
+        throw translate("delete " + batch.size() + " keys (first " + keys.iterator().next() + ")", null, e);
       }
     }
     if (!failed.isEmpty()) {

@@ -107,6 +107,40 @@ class S3ObjectStoreErrorTest {
     }
   }
 
+  /** Issue 30: a list error read "Cannot list prefix 'p' of in s3://..." and a delete error "... in in ...". */
+  @Test
+  @org.junit.jupiter.api.Timeout(60)
+  void listAndDeleteErrorsNameTheBucketInReadableMessages() throws Exception {
+    HttpServer http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    http.createContext("/", exchange -> {
+      byte[] body = "<?xml version=\"1.0\"?><Error><Code>InternalError</Code><Message>down</Message></Error>"
+          .getBytes(StandardCharsets.UTF_8);
+      exchange.getResponseHeaders().add("Content-Type", "application/xml");
+      exchange.sendResponseHeaders(500, body.length);
+      exchange.getResponseBody().write(body);
+      exchange.close();
+    });
+    http.start();
+    try {
+      URI endpoint = URI.create("http://127.0.0.1:" + http.getAddress().getPort());
+      S3ObjectStoreConfig config = S3ObjectStoreConfig.builder("named-bucket").prefix("pre").endpoint(endpoint)
+          .pathStyleAccess(true).credentials("id", "secret").maxAttempts(1).build();
+      try (S3ObjectStore store = new S3ObjectStore(config)) {
+        Throwable list = org.assertj.core.api.Assertions.catchThrowable(() -> store.list("catalog/"));
+        assertThat(list).isInstanceOf(StoreUnavailableException.class)
+            .hasMessageStartingWith("Cannot list prefix 'catalog/' of bucket named-bucket in s3://named-bucket/pre at " + endpoint);
+        Throwable delete = org.assertj.core.api.Assertions.catchThrowable(() -> store.delete(List.of("a", "b")));
+        assertThat(delete).isInstanceOf(StoreUnavailableException.class)
+            .hasMessageStartingWith("Cannot delete 2 keys (first a) in s3://named-bucket/pre at " + endpoint);
+        for (Throwable t : List.of(list, delete)) {
+          assertThat(t.getMessage()).doesNotContain(" of in ").doesNotContain(" in in ");
+        }
+      }
+    } finally {
+      http.stop(0);
+    }
+  }
+
   @Test
   void serverErrorsAreRetriedWithBackoffThenReported() throws Exception {
     HttpServer http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);

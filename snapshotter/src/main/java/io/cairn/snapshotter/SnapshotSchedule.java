@@ -66,6 +66,26 @@ public final class SnapshotSchedule implements AutoCloseable {
     }
   }
 
+  /**
+   * Checks that {@code cron} (valid, see {@link #validate}) fires again after now in {@code zone}:
+   * one whose slots are all in the past (a year gone by) would never take a snapshot, and Quartz
+   * refuses to schedule it. Throws {@link IllegalArgumentException} naming {@value #CRON_KEY}.
+   */
+  public static void validateFires(String cron, ZoneId zone, Clock clock) {
+    validate(cron);
+    CronExpression c;
+    try {
+      c = new CronExpression(cron);
+    } catch (ParseException e) {
+      throw new IllegalArgumentException(CRON_KEY + " '" + cron + "': " + e.getMessage(), e);
+    }
+    c.setTimeZone(TimeZone.getTimeZone(zone));
+    if (c.getNextValidTimeAfter(Date.from(clock.instant())) == null) {
+      throw new IllegalArgumentException(CRON_KEY + " '" + cron + "' never fires after " + clock.instant() + " in " + zone
+          + " (its slots are all in the past): no snapshot would ever be taken; e.g. '0 0 0 * * ?' for daily at midnight");
+    }
+  }
+
   private static final Logger LOG = LoggerFactory.getLogger(SnapshotSchedule.class);
   private static final ConcurrentHashMap<String, SnapshotSchedule> INSTANCES = new ConcurrentHashMap<>();
 

@@ -208,6 +208,17 @@ public final class SqlSession {
   }
 
   /**
+   * Parses {@code sql} as {@link #execute} would, without running it (no engine, no catalog): a
+   * statement that cannot parse is refused before anything is written, e.g. a node's init
+   * statements when the configuration is read.
+   *
+   * @throws SqlException naming what did not parse
+   */
+  public static void checkSyntax(String sql) {
+    parse(Parser.normalize(Objects.requireNonNull(sql, "sql")));
+  }
+
+  /**
    * The deepest nesting a statement may have: parentheses plus open CASE expressions. A deeper one
    * is refused before any parser runs ({@link Nesting}).
    */

@@ -164,6 +164,11 @@ public final class ConfigLoader {
     } catch (RuntimeException e) {
       throw new ConfigException("Bad configuration key 'snapshots.zone': unknown time zone '" + flat.get("snapshots.zone") + "'");
     }
+    try {
+      io.cairn.snapshotter.SnapshotSchedule.validateFires(cron, zone, java.time.Clock.systemUTC()); // a schedule that never fires
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException("Bad configuration key " + e.getMessage());
+    }
     int keepLast = integer(flat, "snapshots.retention.keep-last", 1, 100_000);
     int keepDaily = integer(flat, "snapshots.retention.keep-daily-days", 0, 100_000);
     Duration grace = duration(flat, "snapshots.retention.gc-grace");
@@ -189,6 +194,18 @@ public final class ConfigLoader {
     } catch (IllegalArgumentException e) {
       throw new ConfigException("Bad configuration keys 'sources.restart.*': " + e.getMessage());
     }
+    host(flat, "http.host", "http.port");
+    host(flat, "pgwire.host", "pgwire.port");
+    if (init != null) {
+      for (int i = 0; i < init.size(); i++) {
+        try {
+          io.cairn.engine.sql.SqlSession.checkSyntax(init.get(i));
+        } catch (RuntimeException e) {
+          throw new ConfigException("Bad configuration key 'init': statement " + (i + 1) + " of " + init.size() + " does not parse: "
+              + e.getMessage());
+        }
+      }
+    }
     return new CairnConfig(
         uri, storeProps, workers, maxRecords, maxDuration, cron, zone, keepLast, keepDaily, grace, host, port, rate,
         init == null ? CairnConfig.DEFAULT_INIT : init, integer(flat, "http.max-body", 1024, Integer.MAX_VALUE - 1), restart,
@@ -206,6 +223,22 @@ public final class ConfigLoader {
     return d;
   }
 
+  /** A listener's address must resolve (when its port is on): a node must not find out only when it starts to serve. */
+  private static void host(Map<String, String> flat, String key, String portKey) {
+    String h = flat.get(key).trim();
+    if (h.isEmpty()) {
+      throw new ConfigException("Bad configuration key '" + key + "': it is empty");
+    }
+    if (integer(flat, portKey, 0, 65535) == 0) {
+      return;
+    }
+    try {
+      java.net.InetAddress.getByName(h);
+    } catch (java.net.UnknownHostException e) {
+      throw new ConfigException("Bad configuration key '" + key + "': unknown host '" + h + "'");
+    }
+  }
+
   private static double decimal(Map<String, String> flat, String key) {
     try {
       return Double.parseDouble(flat.get(key).trim());
@@ -215,24 +248,61 @@ public final class ConfigLoader {
   }
 
   /**
-   * A relative local path ({@code file:./cairn-data}, {@code file:data} or a bare path) becomes
-   * {@code file:///absolute/path?create=true}, resolved against the working directory.
+   * Checks the store URI and makes a local one absolute: {@code file:///abs/path}, {@code
+   * file:/abs/path}, {@code file:relative/path} (resolved against the working directory) become
+   * {@code file:///absolute/path?create=true}; {@code s3://bucket[/prefix][?...]} and {@code
+   * memory:...} are kept. Anything else — a value without one of these schemes, which earlier
+   * builds took as a relative directory ("not a uri at all" became a folder of that name) — is
+   * an error naming the key, before anything touches a store.
    */
   static String normalizeStoreUri(String uri) {
     if (uri.isEmpty()) {
       throw new ConfigException("Bad configuration key 'store.uri': it is empty");
     }
-    if (uri.startsWith("file://")) {
-      return uri.contains("?") ? uri : uri + "?create=true"; // the node creates its local store directory
+    String forms = "use file:///absolute/path, file:relative/path, s3://bucket/prefix or memory:name";
+    if (uri.chars().anyMatch(c -> Character.isWhitespace(c) || Character.isISOControl(c))) {
+      throw new ConfigException("Bad configuration key 'store.uri': '" + uri + "' is not a URI (it contains white space; "
+          + "percent-encode it as %20): " + forms);
     }
-    if (uri.startsWith("s3://") || uri.startsWith("memory:")) {
+    if (uri.startsWith("s3://")) {
+      java.net.URI u;
+      try {
+        u = new java.net.URI(uri);
+      } catch (java.net.URISyntaxException e) {
+        throw new ConfigException("Bad configuration key 'store.uri': '" + uri + "' is not a URI: " + e.getMessage());
+      }
+      if (u.getHost() == null && (u.getAuthority() == null || u.getAuthority().isEmpty())) {
+        throw new ConfigException("Bad configuration key 'store.uri': '" + uri + "' names no bucket: " + forms);
+      }
       return uri;
     }
-    String path = uri.startsWith("file:") ? uri.substring(5) : uri;
-    if (path.contains("://")) {
-      throw new ConfigException("Bad configuration key 'store.uri': '" + uri + "' is not file://, s3:// or memory:");
+    if (uri.startsWith("memory:")) {
+      return uri;
     }
-    return Path.of(path).toAbsolutePath().normalize().toUri().toString().replaceFirst("^file:/+", "file:///") + "?create=true";
+    if (!uri.startsWith("file:")) {
+      throw new ConfigException("Bad configuration key 'store.uri': '" + uri + "' is not a store URI (file:, s3:// or memory:): "
+          + forms);
+    }
+    if (uri.startsWith("file://")) {
+      try {
+        java.net.URI u = new java.net.URI(uri);
+        if (u.getPath() == null || u.getPath().isEmpty()) {
+          throw new ConfigException("Bad configuration key 'store.uri': '" + uri + "' names no directory: " + forms);
+        }
+      } catch (java.net.URISyntaxException e) {
+        throw new ConfigException("Bad configuration key 'store.uri': '" + uri + "' is not a URI: " + e.getMessage());
+      }
+      return uri.contains("?") ? uri : uri + "?create=true"; // the node creates its local store directory
+    }
+    String path = uri.substring(5);
+    if (path.isEmpty() || path.contains("://") || path.contains("?")) {
+      throw new ConfigException("Bad configuration key 'store.uri': '" + uri + "' is not a local store URI: " + forms);
+    }
+    try {
+      return Path.of(path).toAbsolutePath().normalize().toUri().toString().replaceFirst("^file:/+", "file:///") + "?create=true";
+    } catch (java.nio.file.InvalidPathException e) {
+      throw new ConfigException("Bad configuration key 'store.uri': '" + uri + "' is not a valid path: " + e.getMessage());
+    }
   }
 
   private static int integer(Map<String, String> flat, String key, int min, int max) {

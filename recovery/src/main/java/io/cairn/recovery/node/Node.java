@@ -148,10 +148,16 @@ public final class Node implements AutoCloseable, NodeApi {
     io.cairn.snapshotter.catalog.ObjectStoreCatalogLog catalog;
     try {
       // a start that would fail on a broken catalog must not first fence the node that owns the store
+      // nor on a catalog shorter than its head witness says it was (reads only; listed before the catalog is read)
+      java.util.Optional<CatalogTail.Witness> tail = CatalogTail.highest(decorated);
       catalog = new io.cairn.snapshotter.catalog.ObjectStoreCatalogLog(decorated);
-      io.cairn.engine.catalog.CatalogIntegrityException.verifyChain(
-          catalog.read(CatalogLog.FIRST_POSITION), "", catalog.describe());
+      List<io.cairn.engine.catalog.CatalogEntry> entries = catalog.read(CatalogLog.FIRST_POSITION);
+      io.cairn.engine.catalog.CatalogIntegrityException.verifyChain(entries, "", catalog.describe());
+      boolean headWitnessed = CatalogTail.check(tail, entries, catalog.describe());
       this.fence = StoreFence.acquire(decorated, options.clock(), options.takeover());
+      if (!headWitnessed) {
+        CatalogTail.witness(decorated, entries.get(entries.size() - 1));
+      }
     } catch (RuntimeException e) {
       decorated.close();
       throw e;

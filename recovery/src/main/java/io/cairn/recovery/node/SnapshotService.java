@@ -23,9 +23,33 @@ import org.slf4j.LoggerFactory;
  *   <li>Capture: between two ticks, under the engine lock, a typed {@link Cut} — the engine's
  *       state as of the last closed tick, the catalog position and hash it goes with, and the pause.
  *       The upload runs on the calling thread while the engine keeps ticking and reads are served.
- *   <li>After the commit, and only if this node still owns the store (a newer owner may have
- *       recovered from an older snapshot), the sources are told the snapshot committed (Postgres
- *       then confirms the LSN to its slot); then retention and garbage collection run.
+ *   <li>A commit is reported as it is. The conditional write of the manifest decides whether a
+ *       snapshot committed: if it returns, the snapshot is committed — the next recovery of the
+ *       store's owner uses it — and it is reported so (log, {@code POST /snapshot}, status
+ *       {@code lastSnapshot}; {@code lastError} is cleared) whatever happens next. What runs after
+ *       the commit (the ownership check, confirming offsets to the sources, retention and GC) is
+ *       reported beside it, in the figures' {@code ownership}, {@code sourcesConfirmed} and {@code
+ *       retention}, and never turns the commit into a failure. A write that throws is a failed
+ *       snapshot; the previous one stays the latest. A write whose outcome is unknown (it failed
+ *       and the look-up after it failed too) is reported as such in {@code lastError}: the
+ *       manifest may be in the store and a later recovery may use it, which is safe because its
+ *       offsets were never confirmed, so the sources still hold what it needs.
+ *   <li>When offsets may be confirmed (Postgres then frees WAL before the LSN, for good): only when
+ *       the committed manifest is one the store's true owner will recover from (or from a newer
+ *       one). A node that took the store lists the manifests after taking it, so a manifest that
+ *       committed before the newest epoch was created is seen by its owner; one that committed
+ *       after a newer epoch was created may not be (that owner may be replaying from an older
+ *       manifest, and needs the WAL from that older LSN). So the rule: confirm the offsets of a
+ *       manifest only after an ownership check that <em>started after the commit returned</em>
+ *       finds no newer epoch than this node's. Then every newer epoch is created after the commit,
+ *       and its owner sees the manifest. If the check finds a newer epoch, the offsets are never
+ *       confirmed (the node is fenced and stops). If it cannot tell (the store unreachable), the
+ *       node keeps running, confirms nothing, and checks again every {@value #RECHECK_SECONDS} s
+ *       (when serving) or at the next snapshot; the first check that succeeds confirms the newest
+ *       committed snapshot's offsets, unless a newer epoch was found. Until then the sources keep
+ *       the WAL (more WAL retained, never less).
+ *   <li>Confirmation only moves forward: a pending confirmation is replaced by a newer commit's
+ *       ({@code confirmLock}: after {@code snapshotLock}, before the engine lock).
  *   <li>Publishes for status and metrics: the last snapshot's figures, the last error, the
  *       retention guard's warnings.
  * </ul>
@@ -134,29 +158,139 @@ final class SnapshotService {
       Map<String, Object> figures;
       try {
         figures = snapshots.write(st, cut.catalogPosition(), cut.catalogHash(), fence.epoch(), cut.pauseNanos());
-        lastSnapshotError = null;
       } catch (RuntimeException e) {
-        lastSnapshotError = java.time.Instant.now(options.clock()) + ": " + e.getMessage();
+        boolean unknown = e instanceof io.cairn.snapshotter.exceptions.SnapshotFailedException f && f.outcomeUnknown();
+        lastSnapshotError = java.time.Instant.now(options.clock()) + ": " + e.getMessage()
+            + (unknown ? " (outcome unknown: the manifest may be in the store; its offsets are not confirmed)" : "");
         throw e;
       }
-      try {
-        fence.check(); // a newer owner may have recovered from an older snapshot: never confirm offsets past it
-      } catch (StoreFence.FencedException e) {
-        onFenced.accept(e);
-        throw e;
-      }
-      engine.onSnapshotCommitted(st);
-      lastSnapshot = figures;
+      // committed: from here on nothing turns this snapshot into a failure
+      lastSnapshotError = null;
+      Object id = figures.get("snapshotId");
+      figures.put("committed", true);
+      figures.put("ownership", "checking");
+      figures.put("sourcesConfirmed", false);
+      publish(figures);
+      String ownership = confirmAfterCommit(st, id);
       ScheduledExecutorService bg = background;
       if (bg != null) {
         bg.execute(this::checkRetention); // off the snapshot's path: it samples the WAL rate for a second
       }
-      try {
-        snapshots.applyRetention();
-      } catch (RuntimeException e) {
-        LOG.warn("Retention after snapshot failed (will retry next time): {}", e.getMessage());
+      if (ownership.equals("fenced")) {
+        amend(id, Map.of("retention", "skipped: this node no longer owns the store"));
+      } else {
+        try {
+          snapshots.applyRetention();
+          amend(id, Map.of("retention", "ok"));
+        } catch (RuntimeException e) {
+          LOG.warn("Retention after snapshot {} failed (the snapshot is committed; will retry next time): {}", id, e.getMessage());
+          amend(id, Map.of("retention", "failed (the snapshot is committed; retried after the next one): " + e.getMessage()));
+        }
       }
-      return figures;
+      return lastSnapshot;
+    }
+  }
+
+  /** How often a node that could not tell whether it still owns the store checks again. */
+  static final long RECHECK_SECONDS = 5;
+
+  private final Object confirmLock = new Object();
+  /** The newest committed snapshot whose offsets are not confirmed yet, or null (guarded by confirmLock). */
+  private Pending unconfirmed;
+
+  private record Pending(EngineState state, Object snapshotId) {}
+
+  /**
+   * After a commit: the ownership check, then (only if it finds this node the owner) the offsets
+   * confirmed to the sources. Returns "confirmed", "fenced" or "unknown".
+   */
+  private String confirmAfterCommit(EngineState st, Object id) {
+    Pending p = new Pending(st, id);
+    synchronized (confirmLock) {
+      unconfirmed = p; // a newer commit's confirmation covers an older one still pending
+    }
+    return checkAndConfirm(p, true);
+  }
+
+  /** The ownership check for {@code p}, started now (after its commit); confirms when it finds this node the owner. */
+  private String checkAndConfirm(Pending p, boolean first) {
+    try {
+      fence.check(); // started after the commit returned: see the design block
+    } catch (StoreFence.FencedException e) {
+      synchronized (confirmLock) {
+        if (unconfirmed == p) {
+          unconfirmed = null;
+        }
+      }
+      LOG.error("Snapshot {} committed, but this node no longer owns the store: its offsets are not confirmed to the sources. {}",
+          p.snapshotId(), e.getMessage());
+      amend(p.snapshotId(), Map.of("ownership", "fenced: " + e.getMessage()));
+      onFenced.accept(e);
+      return "fenced";
+    } catch (RuntimeException e) {
+      if (first) {
+        LOG.warn("Snapshot {} committed, but whether this node still owns the store cannot be told ({}): its offsets are "
+            + "confirmed to the sources once a check finds this node the owner", p.snapshotId(), e.getMessage());
+        amend(p.snapshotId(), Map.of("ownership",
+            "unknown (" + e.getMessage() + "): offsets are confirmed once a check finds this node the owner"));
+      } else {
+        LOG.debug("Ownership still cannot be told (will check again): {}", e.getMessage());
+      }
+      scheduleRecheck();
+      return "unknown";
+    }
+    synchronized (confirmLock) {
+      if (unconfirmed != p) {
+        return "confirmed"; // a newer commit took over the confirmation
+      }
+      unconfirmed = null;
+      engine.onSnapshotCommitted(p.state());
+    }
+    if (!first) {
+      LOG.info("This node still owns the store (epoch {}): the offsets of snapshot {} are confirmed to the sources",
+          fence.epoch(), p.snapshotId());
+    }
+    amend(p.snapshotId(), Map.of("ownership", "confirmed (epoch " + fence.epoch() + ")", "sourcesConfirmed", true));
+    return "confirmed";
+  }
+
+  private void scheduleRecheck() {
+    ScheduledExecutorService bg = background;
+    if (bg != null && !bg.isShutdown()) {
+      try {
+        bg.schedule(this::recheckOwnership, RECHECK_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        LOG.debug("Not checking ownership again: the node is stopping");
+      }
+    }
+  }
+
+  /** The check again, for the pending confirmation (see the design block). */
+  void recheckOwnership() {
+    Pending p;
+    synchronized (confirmLock) {
+      p = unconfirmed;
+    }
+    if (p != null) {
+      checkAndConfirm(p, false);
+    }
+  }
+
+  /** Sets {@code changes} in the published figures, if they are still those of snapshot {@code id}. */
+  private void amend(Object id, Map<String, Object> changes) {
+    synchronized (confirmLock) {
+      if (!java.util.Objects.equals(lastSnapshot.get("snapshotId"), id)) {
+        return;
+      }
+      Map<String, Object> f = new java.util.LinkedHashMap<>(lastSnapshot);
+      f.putAll(changes);
+      lastSnapshot = java.util.Collections.unmodifiableMap(f);
+    }
+  }
+
+  private void publish(Map<String, Object> figures) {
+    synchronized (confirmLock) {
+      lastSnapshot = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(figures));
     }
   }
 }

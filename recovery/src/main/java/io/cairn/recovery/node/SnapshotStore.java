@@ -34,11 +34,11 @@ final class SnapshotStore implements AutoCloseable {
   private final Clock clock;
   private final Snapshotter snapshotter;
   private final SnapshotReader reader;
-  private final ObjectStoreCatalogLog sessionCatalog;
+  private final CatalogLog sessionCatalog;
 
   private SnapshotStore(ObjectStore store, CairnConfig config, Clock clock, ObjectStoreCatalogLog read) {
     this.store = store;
-    this.sessionCatalog = read == null ? new ObjectStoreCatalogLog(store) : read.on(store);
+    this.sessionCatalog = CatalogTail.witnessing(read == null ? new ObjectStoreCatalogLog(store) : read.on(store), store);
     this.config = config;
     this.clock = clock;
     this.snapshotter = Snapshotter.builder(store).clock(clock).build();
@@ -62,7 +62,10 @@ final class SnapshotStore implements AutoCloseable {
     return new ObjectStoreCatalogLog(store);
   }
 
-  /** The catalog log of the node's SQL session: one instance, each entry fetched once. */
+  /**
+   * The catalog log of the node's SQL session: one instance, each entry fetched once; each append
+   * is followed by its head witness ({@link CatalogTail}).
+   */
   CatalogLog sessionCatalog() {
     return sessionCatalog;
   }
@@ -162,12 +165,17 @@ final class SnapshotStore implements AutoCloseable {
     List<io.cairn.engine.catalog.CatalogEntry> entries = List.of();
     String catalogProblem = null;
     try {
+      java.util.Optional<CatalogTail.Witness> witness = CatalogTail.highest(store); // before the catalog: see CatalogTail
       entries = catalog().read(io.cairn.engine.catalog.CatalogLog.FIRST_POSITION);
       io.cairn.engine.catalog.CatalogIntegrityException.verifyChain(entries, "", catalog().describe());
+      CatalogTail.checkWitness(witness, entries, catalog().describe());
     } catch (RuntimeException e) {
       catalogProblem = e.getMessage();
     }
-    lines.add(new VerifyReport.Line("catalog (" + entries.size() + " entries)",
+    // a catalog that does not read (a gap) is counted by listing: "0 entries" would hide what is there
+    long present = catalogProblem == null ? entries.size() : store.list(ObjectStoreCatalogLog.PREFIX).stream()
+        .filter(o -> o.key().substring(o.key().lastIndexOf('/') + 1).matches("\\d{20}\\.json")).count();
+    lines.add(new VerifyReport.Line("catalog (" + present + " entries)",
         catalogProblem == null ? VerifyReport.Status.OK : VerifyReport.Status.INVALID, catalogProblem == null ? "" : catalogProblem));
     for (ManifestInfo i : reader.list()) {
       List<String> problems;

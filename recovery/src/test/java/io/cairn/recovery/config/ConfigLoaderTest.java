@@ -71,4 +71,32 @@ class ConfigLoaderTest {
     assertThat(CairnCommand.execute("recover", "--config", f.toString())).as("exit code").isEqualTo(2);
     assertThat(Files.exists(dir.resolve("s"))).as("nothing written before the configuration was checked").isFalse();
   }
+
+  /** Issue 30: such values were taken (a folder named "not a uri at all"), or refused only after the store was written. */
+  @Test
+  @org.junit.jupiter.api.Timeout(30)
+  void storeUrisCronsThatNeverFireAndInitThatDoesNotParseAreRefusedWhenRead() {
+    for (String bad : new String[] {"not a uri at all", "cairn-data", "./cairn-data", "http://host/x", "s3://", "file://"}) {
+      assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("CAIRN_STORE_URI", bad)))
+          .as(bad).isInstanceOf(ConfigException.class).hasMessageContaining("store.uri");
+    }
+    for (String good : new String[] {"file:./cairn-data", "file:data", "file:///var/lib/cairn", "s3://bucket/prefix?endpoint=http://127.0.0.1:9000",
+        "memory:x"}) {
+      assertThat(ConfigLoader.load(null, Map.of("CAIRN_STORE_URI", good)).storeUri()).as(good).isNotBlank();
+    }
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("CAIRN_SNAPSHOTS_CRON", "0 0 0 1 1 ? 2001")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("snapshots.cron").hasMessageContaining("never fires");
+    assertThat(ConfigLoader.load(null, Map.of("CAIRN_SNAPSHOTS_CRON", "0 0 0 1 1 ? 2001-2999")).snapshotCron()).isNotBlank();
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("CAIRN_HTTP_HOST", "no-such-host.invalid")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("http.host");
+  }
+
+  @Test
+  @org.junit.jupiter.api.Timeout(30)
+  void anInitStatementThatDoesNotParseIsAConfigurationError(@TempDir Path dir) throws Exception {
+    Path f = dir.resolve("cairn.yaml");
+    Files.writeString(f, "init:\n  - \"CREATE MATERIALIZED VIEW v AS SELEC 1\"\n");
+    assertThatThrownBy(() -> ConfigLoader.load(f, Map.of()))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("'init'").hasMessageContaining("statement 1 of 1");
+  }
 }
