@@ -538,8 +538,8 @@ public final class Node implements AutoCloseable, NodeApi {
 
   @Override
   public Health health() {
-    long[] deadlocked = java.lang.management.ManagementFactory.getThreadMXBean().findDeadlockedThreads();
-    boolean live = deadlocked == null || deadlocked.length == 0;
+    int deadlocked = Deadlocks.count();
+    boolean live = deadlocked == 0;
     State s = state.get();
     String why;
     StoreFence.FencedException f = fence.fenced();
@@ -561,7 +561,7 @@ public final class Node implements AutoCloseable, NodeApi {
       why = behind.isEmpty() ? "" : "sources not caught up: " + String.join(", ", behind);
     }
     if (!live) {
-      why = deadlocked.length + " deadlocked threads" + (why.isEmpty() ? "" : "; " + why);
+      why = deadlocked + " deadlocked threads" + (why.isEmpty() ? "" : "; " + why);
     }
     return new Health(live, live && why.isEmpty(), s.name(), why);
   }

@@ -62,8 +62,7 @@ final class NodeStatus {
     s.put("snapshots", snap);
     s.put("lastSnapshot", lastSnapshot);
     s.put("retentionWarnings", retentionWarnings);
-    long[] deadlocked = java.lang.management.ManagementFactory.getThreadMXBean().findDeadlockedThreads();
-    s.put("deadlockedThreads", deadlocked == null ? 0 : deadlocked.length);
+    s.put("deadlockedThreads", Deadlocks.count());
     return s;
   }
 
