@@ -123,6 +123,11 @@ final class PostgresSource implements Source {
   private final int[] keyIndices;
   private final PostgresCatalog catalog;
   private final BlockingQueue<Item> queue;
+  /**
+   * Changes and TRUNCATEs in {@link #queue} (heartbeats and watermarks not counted): raised before
+   * one is queued, lowered when {@link #poll} takes it. Only these make the source behind.
+   */
+  private final java.util.concurrent.atomic.AtomicInteger queuedChanges = new java.util.concurrent.atomic.AtomicInteger();
   private final String storeId = UUID.randomUUID().toString();
   private final EngineOffsetStore.Channel channel;
   private final String heartbeatTopicPrefix;
@@ -555,8 +560,15 @@ final class PostgresSource implements Source {
   }
 
   private void put(Item item) throws InterruptedException {
+    boolean change = item instanceof Change || item instanceof Truncate;
+    if (change) {
+      queuedChanges.incrementAndGet();
+    }
     while (!queue.offer(item, 100, TimeUnit.MILLISECONDS)) {
       if (closed) {
+        if (change) {
+          queuedChanges.decrementAndGet();
+        }
         throw new InterruptedException("source closed");
       }
     }
@@ -735,6 +747,9 @@ final class PostgresSource implements Source {
     try {
       Item item = queue.poll(Math.max(0, timeout.toNanos()), TimeUnit.NANOSECONDS);
       while (item != null) {
+        if (item instanceof Change || item instanceof Truncate) {
+          queuedChanges.decrementAndGet();
+        }
         if (item instanceof Change c) {
           if (c.row() == null) {
             out.upsert(c.key(), null);
@@ -818,11 +833,15 @@ final class PostgresSource implements Source {
    * decides from the LSNs the connector itself received, needs no statistics grant, and stays true
    * on an idle table (where the offsets of the last change never move). While the question keeps
    * being asked a new watermark is written every {@code watermark-interval-ms}; the answer stays
-   * true while the newest one is less than 2 s in flight.
+   * true while the newest one is less than 2 s in flight. Heartbeats and watermarks waiting for
+   * the next poll do not count as undelivered: the answer changes only when the source's position
+   * changes relative to the server (a change arrives or is delivered, a watermark is overdue).
    */
   @Override
   public boolean caughtUp() {
-    if (!seeked || closed || !loadDone || failure != null || !queue.isEmpty()) {
+    // heartbeats and watermarks waiting in the queue carry no change: only a queued change makes
+    // the source behind (else the answer flapped to false whenever one waited for the next poll)
+    if (!seeked || closed || !loadDone || failure != null || queuedChanges.get() > 0) {
       return false;
     }
     caughtUpAskedNanos = System.nanoTime();
