@@ -92,7 +92,13 @@ import org.slf4j.LoggerFactory;
  *       transaction before the position; upserts by key make that harmless.
  *   <li><b>Errors.</b> Debezium's retries are off ({@code errors.max.retries=0}): an error stops
  *       the engine and the next {@link #poll} throws it with the source, slot and server named.
- *       The password (a secret) never appears in a message or a log line.
+ *       The password (a secret) never appears in a message or a log line. A server restart is
+ *       handled without a person: the engine's one WARN line says the source restarts; this class
+ *       adds one WARN when the monitor's probes start failing (DEBUG while they keep failing), and
+ *       Debezium's own ERROR lines for the same failure are silenced in the shipped logging
+ *       configuration ({@code dist conf/logback.xml}).
+ *   <li><b>Caught up</b> changes only when the position changes relative to the server: heartbeats
+ *       and watermarks waiting in the queue are not undelivered changes ({@link #caughtUp()}).
  * </ul>
  */
 final class PostgresSource implements Source {
@@ -134,6 +140,8 @@ final class PostgresSource implements Source {
 
   private volatile boolean closed;
   private volatile boolean warnedNoSentLsn;
+  /** The monitor's probes are failing (logged once at WARN when they start failing, at DEBUG after). */
+  private boolean probesFailing;
   private volatile RuntimeException failure;
   private boolean seeked;
   private SourceOffsets position = SourceOffsets.EMPTY;
@@ -510,7 +518,8 @@ final class PostgresSource implements Source {
     RuntimeException e = translate(message, error);
     failure = e;
     queue.offer(new Failure(e));
-    LOG.warn("Source '{}': Debezium engine stopped: {}", config.sourceName(), e.getMessage());
+    // the next poll throws it and the engine logs the one WARN (restart) or ERROR (failed) line
+    LOG.debug("Source '{}': Debezium engine stopped: {}", config.sourceName(), e.getMessage());
   }
 
   private RuntimeException translate(String message, Throwable error) {
@@ -962,9 +971,22 @@ final class PostgresSource implements Source {
           DebeziumOffsets.formatLsn(p.headLsn()), DebeziumOffsets.formatLsn(p.flushHeadLsn()),
           DebeziumOffsets.formatLsn(p.sentLsn()), p.slot() == null ? "none" : DebeziumOffsets.formatLsn(p.slot().confirmedFlushLsn()));
       maybeEmitWatermark();
+      if (probesFailing) {
+        probesFailing = false;
+        LOG.info("Source '{}': reading statistics from {} again", config.sourceName(), where());
+      }
     } catch (SQLException | RuntimeException e) {
-      if (!closed) {
-        LOG.warn("Source '{}': cannot read statistics from {}: {}", config.sourceName(), where(), scrub(e.getMessage()));
+      if (closed) {
+        return;
+      }
+      if (!probesFailing) {
+        // one line per outage (a server restart fails every probe until the source is restarted)
+        probesFailing = true;
+        LOG.warn("Source '{}': cannot read statistics from {}: {}; the load meter and caught-up watermarks pause, the "
+            + "source keeps streaming, and a lost server connection restarts it", config.sourceName(), where(),
+            scrub(e.getMessage()));
+      } else {
+        LOG.debug("Source '{}': cannot read statistics from {}: {}", config.sourceName(), where(), scrub(e.getMessage()));
       }
     }
   }
