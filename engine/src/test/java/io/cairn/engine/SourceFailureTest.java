@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Sources that fail: what is kept, what a snapshot holds, how a source comes back, and that
@@ -100,6 +101,67 @@ class SourceFailureTest {
       assertThat(r.recomputedViews()).isEmpty();
       tickUntilCaughtUp(e, 10_000);
       assertThat(e.peek("by_cat")).containsExactlyElementsOf(EngineSmokeTest.oracle(20000));
+    }
+  }
+
+  /** Regression (issue 30): a record that fails the same way each time restarted its source forever. */
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void aRecordThatFailsAgainAtTheSamePositionFailsTheSourceInsteadOfRestartingItForever() {
+    FlakyConnector flaky = new FlakyConnector().failAtRecord(2500, true);
+    try (Engine e = engine(flaky)) {
+      List<SourceStatus.State> seen = new ArrayList<>();
+      for (int i = 0; i < 200 && e.sourceStatus("gen").map(st -> st.state() != SourceStatus.State.FAILED).orElse(true); i++) {
+        e.tick();
+        seen.add(e.sourceStatus("gen").orElseThrow().state());
+        sleepMs(2);
+      }
+      SourceStatus st = e.sourceStatus("gen").orElseThrow();
+      assertThat(seen).as("one restart first").contains(SourceStatus.State.RESTARTING);
+      assertThat(st.state()).isEqualTo(SourceStatus.State.FAILED);
+      assertThat(st.error()).contains("injected bad record at offset 2500").contains("the same error at the same position twice");
+      assertThat(flaky.opened()).as("opened, then re-opened once").isEqualTo(2);
+      assertThat(offset(e)).as("offsets exactly before the record").isEqualTo(2500);
+      assertThat(e.peek("by_cat")).as("every record before it applied, once").containsExactlyElementsOf(EngineSmokeTest.oracle(2500));
+    }
+  }
+
+  /**
+   * Regression (issue 30): a fatal error at a record dropped the records read before it in the same
+   * tick. They stand now, the offsets are exactly before the record, and a snapshot of that state
+   * resumes without losing or repeating a record.
+   */
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void aFatalErrorAtARecordKeepsEveryRecordBeforeItAndTheSnapshotResumesExactly() {
+    FlakyConnector flaky = new FlakyConnector().failAtRecord(2500, false);
+    EngineState snapshot;
+    try (Engine e = engine(flaky)) {
+      for (int i = 0; i < 10; i++) {
+        e.tick();
+      }
+      SourceStatus st = e.sourceStatus("gen").orElseThrow();
+      assertThat(st.state()).isEqualTo(SourceStatus.State.FAILED);
+      assertThat(st.error()).contains("injected bad record at offset 2500");
+      assertThat(flaky.opened()).isEqualTo(1);
+      assertThat(offset(e)).isEqualTo(2500);
+      assertThat(e.peek("by_cat")).containsExactlyElementsOf(EngineSmokeTest.oracle(2500));
+      snapshot = e.capture();
+    }
+    assertThat(snapshot.offsets().get("gen").getLong("offset", -1)).isEqualTo(2500);
+    try (Engine e = engine(new FlakyConnector())) {
+      e.restore(snapshot);
+      tickUntilCaughtUp(e, 10_000);
+      assertThat(e.peek("by_cat")).containsExactlyElementsOf(EngineSmokeTest.oracle(20000));
+    }
+  }
+
+  static void sleepMs(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException ex) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(ex);
     }
   }
 

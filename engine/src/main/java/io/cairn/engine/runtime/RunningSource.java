@@ -42,6 +42,14 @@ final class RunningSource implements SourceOutput {
   final Prefetch prefetch = new Prefetch();
   /** The client's position when the open tick's reading ended: becomes {@link #recorded} at the seal. */
   SourceOffsets tickPosition;
+  /**
+   * An {@linkplain io.cairn.engine.source.SourceException#atRecord() at-record} error met while
+   * reading ahead: the records read before it wait in {@link #prefetch}; the next tick takes them
+   * and then handles the error ({@link SourceIngest#poll}). The client is not used meanwhile.
+   */
+  RuntimeException pendingError;
+  /** The last at-record error and the position it was met at: the same again fails the source. */
+  String lastRecordError;
 
   RunningSource(String name, SourceConnector connector, SourceDefinition definition, Source source, Dataflow dataflow) {
     this.name = name;
@@ -53,7 +61,7 @@ final class RunningSource implements SourceOutput {
   }
 
   boolean polling() {
-    return state == SourceStatus.State.RUNNING && seeked && dataflow.state() == Dataflow.State.RUNNING;
+    return state == SourceStatus.State.RUNNING && seeked && pendingError == null && dataflow.state() == Dataflow.State.RUNNING;
   }
 
   @Override

@@ -34,7 +34,14 @@ import org.slf4j.LoggerFactory;
  *       (outside it again: caught-up, load meters and status values for everyone else).
  *   <li>A client that throws loses what it offered in the open tick and keeps its recorded
  *       offsets; it restarts after a backoff ({@link RestartStrategy}) or fails for good when the
- *       error is not retriable.
+ *       error is not retriable. An {@linkplain SourceException#atRecord() at-record} error thrown
+ *       by a poll keeps what was offered before it: the tick takes those records and the client's
+ *       position (exactly before the failing record) as {@code offsets(T)}; met while reading
+ *       ahead, the records read wait in the {@link Prefetch} and the next tick takes them, then the
+ *       error. Retriable, it restarts the source once; the same error at the same position again
+ *       fails it for good, so no record restarts its source forever.
+ *   <li>Log levels: a restart the engine does by itself is one WARN line (what failed, what happens
+ *       next) without a stack trace (DEBUG has it); FAILED, which needs a person, is ERROR.
  * </ul>
  */
 final class SourceIngest {
@@ -139,7 +146,11 @@ final class SourceIngest {
           round += n;
           total += n;
         } catch (RuntimeException e) {
-          onSourceError(s, "poll (read ahead)", e, false);
+          if (SourceException.isAtRecord(e) && !stopping) {
+            s.pendingError = e; // what was read before the record stands: the next tick takes it, then the error
+          } else {
+            onSourceError(s, "poll (read ahead)", e, false);
+          }
         }
         if (total >= policy.maxRecords()) {
           break;
@@ -227,6 +238,38 @@ final class SourceIngest {
   }
 
   /**
+   * A poll into the open tick threw. An at-record error keeps what the source offered before the
+   * failing record and takes the client's position as this tick's {@code offsets(T)}: the
+   * position is exactly before that record, and both reach the views and the snapshot together at
+   * the seal. Any other error drops what was offered ({@link #onSourceError}).
+   */
+  private void onPollError(RunningSource s, String during, RuntimeException e) {
+    if (SourceException.isAtRecord(e) && !stopping) {
+      SourceOffsets at;
+      try {
+        at = s.source.position();
+      } catch (RuntimeException p) {
+        onSourceError(s, during, e);
+        return;
+      }
+      s.tickPosition = at;
+      s.prefetch.clear();
+      String key = String.valueOf(e.getMessage()) + " @ " + at.values();
+      boolean again = key.equals(s.lastRecordError);
+      s.lastRecordError = key;
+      if (again && SourceException.isRetriable(e)) {
+        fail(s, during, e, e.getMessage() + " (the same error at the same position twice: the source stops before this "
+            + "record; fix or remove the record, or change the source's bad-record policy, then DROP and re-create the "
+            + "source or restart the node)");
+        return;
+      }
+      handleError(s, during, e);
+      return;
+    }
+    onSourceError(s, during, e);
+  }
+
+  /**
    * A source's client threw: drop what it offered in the open tick (its state and recorded
    * offsets stay as of the last closed tick) and schedule a restart, or fail it for good.
    */
@@ -243,6 +286,11 @@ final class SourceIngest {
       s.op.clearOffered();
     }
     s.prefetch.clear();
+    handleError(s, during, e);
+  }
+
+  /** Restarts or fails a source whose client threw; what it offered was kept or dropped before. */
+  private void handleError(RunningSource s, String during, RuntimeException e) {
     s.seeked = false;
     s.caughtUp = false;
     long now = System.nanoTime();
@@ -264,16 +312,27 @@ final class SourceIngest {
       s.state = SourceStatus.State.RESTARTING;
       s.error = msg;
       s.nextAttemptNanos = now + wait.toNanos();
-      LOG.warn("Source {} failed during {}: {}; restarting from {} in {} ms (attempt {}); its views keep serving",
-          s.name, during, msg, s.recorded.values(), wait.toMillis(), next, e);
+      SourceOffsets from = s.tickPosition != null ? s.tickPosition : s.recorded;
+      // handled here, by a restart: one WARN line; the stack trace only at DEBUG
+      LOG.warn("Source {} failed during {}: {}; restarting it from {} in {} ms (attempt {}); its views keep serving",
+          s.name, during, msg, from.values(), wait.toMillis(), next);
+      LOG.debug("Source {} failure during {}", s.name, during, e);
     } else {
-      s.state = SourceStatus.State.FAILED;
-      s.error = SourceException.isRetriable(e)
+      fail(s, during, e, SourceException.isRetriable(e)
           ? msg + " (gave up after " + s.attempts + " restart attempts; DROP and re-create the source, or restart the node)"
-          : msg;
-      LOG.error("Source {} FAILED during {}: {}. Its views keep serving their state as of offsets {}; snapshots keep "
-          + "that state and those offsets", s.name, during, s.error, s.recorded.values(), e);
+          : msg);
     }
+  }
+
+  /** Fails a source for good: it needs a person. */
+  private void fail(RunningSource s, String during, RuntimeException e, String reason) {
+    s.seeked = false;
+    s.caughtUp = false;
+    s.state = SourceStatus.State.FAILED;
+    s.error = reason;
+    SourceOffsets at = s.tickPosition != null ? s.tickPosition : s.recorded;
+    LOG.error("Source {} FAILED during {}: {}. Its views keep serving their state as of offsets {}; snapshots keep "
+        + "that state and those offsets", s.name, during, reason, at.values(), e);
   }
 
   void publish(List<RunningSource> all) {
@@ -341,19 +400,30 @@ final class SourceIngest {
    */
   long poll(java.util.Collection<RunningSource> sources, boolean catchingUp) {
     List<RunningSource> active = new ArrayList<>();
+    long total = 0;
     for (RunningSource s : sources) {
-      if (s.polling()) {
+      if (s.pendingError != null) {
+        // read ahead up to a failing record: the records before it open this tick, then the error applies
+        RuntimeException e = s.pendingError;
+        s.pendingError = null;
+        if (s.state == SourceStatus.State.RUNNING && s.seeked && !s.dropped && s.dataflow.state() == Dataflow.State.RUNNING) {
+          total += s.prefetch.records();
+          s.prefetch.drainTo(s);
+          onPollError(s, "poll (read ahead)", e);
+        } else {
+          s.prefetch.clear();
+        }
+      } else if (s.polling()) {
         active.add(s);
       } else {
         s.prefetch.clear(); // restarted, failed or dropped since it read ahead: it reads again from its offsets
       }
     }
-    lastTickIdle = active.isEmpty();
+    lastTickIdle = active.isEmpty() && total == 0;
     backlog = false;
     if (active.isEmpty()) {
-      return 0;
+      return total;
     }
-    long total = 0;
     for (RunningSource s : active) {
       total += s.prefetch.records();
       s.prefetch.drainTo(s); // read ahead while the last tick computed: first in this one
@@ -389,7 +459,7 @@ final class SourceIngest {
           round += n;
           total += n;
         } catch (RuntimeException e) {
-          onSourceError(s, "poll", e);
+          onPollError(s, "poll", e);
         }
         if (total >= policy.maxRecords()) {
           break;

@@ -20,7 +20,11 @@ import java.util.List;
  *   <li>Errors: a record the source cannot decode is handled by the source's bad-record policy; an
  *       unrecoverable problem (offsets no longer available, missing replication slot, bad
  *       credentials) is thrown as an unchecked exception whose message names the source, what was
- *       wrong and where (topic/partition/offset, slot name, ...) and contains no secret.
+ *       wrong and where (topic/partition/offset, slot name, ...) and contains no secret. When a
+ *       {@code poll} throws, what it delivered is dropped and the source resumes from the offsets
+ *       of the last closed tick — unless the error is a {@link SourceException#atRecord()} one:
+ *       then what was delivered before the failing record stands, and {@link #position()} must be
+ *       exactly after it.
  * </ul>
  */
 public interface Source extends AutoCloseable {

@@ -41,6 +41,20 @@ public final class FlakyConnector implements SourceConnector {
     return this;
   }
 
+  private volatile long badRecord = -1;
+  private volatile boolean badRecordRetriable;
+
+  /**
+   * The record at generator offset {@code offset} fails every source that reaches it: the poll
+   * that reaches it delivers the records before it and then throws an at-record error there,
+   * with the same message every time (as a record that cannot be handled does).
+   */
+  public FlakyConnector failAtRecord(long offset, boolean retriable) {
+    badRecordRetriable = retriable;
+    badRecord = offset;
+    return this;
+  }
+
   /** The {@code n}-th seek (1-based) throws. */
   public FlakyConnector failSeek(int n, boolean retriable) {
     seekFaults.put(n, retriable);
@@ -126,7 +140,16 @@ public final class FlakyConnector implements SourceConnector {
     public int poll(SourceOutput out, int maxRecords, Duration timeout) {
       enter();
       try {
-        int n = delegate.poll(out, maxRecords, timeout);
+        long bad = badRecord;
+        int want = maxRecords;
+        if (bad >= 0) {
+          long pos = delegate.position().getLong("offset", 0);
+          want = (int) Math.max(0, Math.min(maxRecords, bad - pos));
+        }
+        int n = want == 0 ? 0 : delegate.poll(out, want, timeout);
+        if (bad >= 0 && delegate.position().getLong("offset", 0) == bad) {
+          throw new SourceException("injected bad record at offset " + bad, null, badRecordRetriable, true);
+        }
         Boolean fault = pollFaults.remove(polls.incrementAndGet());
         if (fault != null) {
           throw new SourceException("injected poll failure after delivering " + n + " records", fault);

@@ -36,6 +36,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RecordBatchTooLargeException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -64,9 +66,19 @@ import org.slf4j.LoggerFactory;
  *       taken); with {@link SourceOffsets#EMPTY} every partition starts at its log start offset.
  *   <li>Partitions added to the topic are found by re-describing the topic every discovery
  *       interval and read from offset 0.
- *   <li>A bad record under {@code fail} stays pending and fails this and every later poll; under
- *       {@code skip} it is counted, optionally copied raw to the dead-letter topic (flushed before
- *       the poll returns), and the position moves past it.
+ *   <li>A bad record under {@code fail} stays pending and fails this and every later poll with an
+ *       {@linkplain io.cairn.engine.source.SourceException#atRecord() at-record} error: the records
+ *       delivered before it stand and the position is exactly before it, so the engine keeps them.
+ *       Under {@code skip} it is counted and the position moves past it; under {@code dead-letter}
+ *       (or {@code skip} with a dead-letter topic) it is first written to the dead-letter topic and
+ *       the position moves past it only once the write is acknowledged (one write at a time).
+ *   <li>A bad record that cannot be dead-lettered never restarts the source forever: one the
+ *       topic or producer refuses as too large is written again with its coordinates (topic,
+ *       partition, offset, sizes, error) and as much of its key and value as fits, then with the
+ *       coordinates alone; if that too is refused the source fails at the record (FAILED, with the
+ *       reason). A write that fails for a transient reason (a broker away, a timeout) restarts the
+ *       source; any other refusal, and a decoder error that is not a bad record, are at-record
+ *       errors the engine tries once more and then fails the source on.
  * </ul>
  */
 final class KafkaSource implements Source {
@@ -268,7 +280,6 @@ final class KafkaSource implements Source {
         return 0;
       }
     }
-    List<Future<RecordMetadata>> deadLetters = new ArrayList<>();
     int delivered = 0;
     // records come in runs of one partition: the partition's next offset is stored once per run
     int runPartition = -1;
@@ -280,8 +291,13 @@ final class KafkaSource implements Source {
         try {
           change = decoder.decode(r.key(), r.value());
         } catch (BadRecordException | ArithmeticException e) {
-          handleBadRecord(r, e, deadLetters);
+          handleBadRecord(r, e);
           change = Change.NONE;
+        } catch (RuntimeException e) {
+          // not a bad record the decoder recognised: the same record gives it again after a restart
+          failure = new KafkaSourceException("Cannot read source '" + config.sourceName() + "': decoding the record at "
+              + where(r) + " failed: " + e, e, true, true);
+          throw failure;
         }
         if (change.append()) {
           out.append(change.row(), 1);
@@ -304,9 +320,6 @@ final class KafkaSource implements Source {
       }
       meter.delivered.addAndGet(delivered);
       rateLimiter.consumed(delivered);
-      if (!deadLetters.isEmpty()) {
-        awaitDeadLetters(deadLetters);
-      }
     }
     if (pending.isEmpty()) {
       advanceToFetchPositions();
@@ -342,46 +355,142 @@ final class KafkaSource implements Source {
     meter.bytes.addAndGet(bytes);
   }
 
-  private void handleBadRecord(ConsumerRecord<byte[], byte[]> r, RuntimeException e, List<Future<RecordMetadata>> deadLetters) {
-    String where = "topic '" + r.topic() + "' partition " + r.partition() + " offset " + r.offset();
-    if (config.badRecords() == BadRecordPolicy.FAIL) {
-      failure = new KafkaSourceException("Cannot read source '" + config.sourceName() + "': bad record at " + where + ": "
-          + e.getMessage() + " (set bad-records = skip to skip such records)", e, false);
-      throw failure;
-    }
-    meter.badRecords.incrementAndGet();
-    if (config.deadLetterTopic().isPresent()) {
-      ProducerRecord<byte[], byte[]> dl = new ProducerRecord<>(config.deadLetterTopic().get(), null, r.key(), r.value());
-      dl.headers()
-          .add(new RecordHeader("cairn.source", utf8(config.sourceName())))
-          .add(new RecordHeader("cairn.topic", utf8(r.topic())))
-          .add(new RecordHeader("cairn.partition", utf8(Integer.toString(r.partition()))))
-          .add(new RecordHeader("cairn.offset", utf8(Long.toString(r.offset()))))
-          .add(new RecordHeader("cairn.error", utf8(e.getMessage())));
-      r.headers().forEach(h -> dl.headers().add(h));
-      deadLetters.add(deadLetterProducer().send(dl));
-    }
-    LOG.warn("Source '{}' skipped a bad record at {}: {}", config.sourceName(), where, e.getMessage());
+  private static String where(ConsumerRecord<byte[], byte[]> r) {
+    return "topic '" + r.topic() + "' partition " + r.partition() + " offset " + r.offset();
   }
 
-  private void awaitDeadLetters(List<Future<RecordMetadata>> sent) {
-    deadLetterProducer.flush();
-    for (Future<RecordMetadata> f : sent) {
-      try {
-        f.get(config.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        meter.deadLetters.incrementAndGet();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        failure = new KafkaSourceException("Cannot write to dead-letter topic '" + config.deadLetterTopic().get()
-            + "' of source '" + config.sourceName() + "': interrupted", e);
-        throw failure;
-      } catch (ExecutionException | TimeoutException e) {
-        Throwable c = e instanceof ExecutionException ? e.getCause() : e;
-        failure = new KafkaSourceException("Cannot write to dead-letter topic '" + config.deadLetterTopic().get()
-            + "' of source '" + config.sourceName() + "': " + c, c);
-        throw failure;
-      }
+  private void handleBadRecord(ConsumerRecord<byte[], byte[]> r, RuntimeException e) {
+    String where = where(r);
+    if (config.badRecords() == BadRecordPolicy.FAIL) {
+      failure = new KafkaSourceException("Cannot read source '" + config.sourceName() + "': bad record at " + where + ": "
+          + e.getMessage() + " (set bad-records = skip or dead-letter to skip such records)", e, false, true);
+      throw failure;
     }
+    String note = config.deadLetterTopic().isPresent() ? writeDeadLetter(r, e) : "";
+    meter.badRecords.incrementAndGet();
+    LOG.warn("Source '{}' skipped a bad record at {}: {}{}", config.sourceName(), where, e.getMessage(), note);
+  }
+
+  /** Room left in a dead-letter record for the headers and the record's framing. */
+  static final int DEAD_LETTER_OVERHEAD = 16 * 1024;
+  /** A key longer than this is cut to it in a dead-letter record that does not fit whole. */
+  static final int DEAD_LETTER_MAX_KEY = 1024;
+
+  /**
+   * Writes {@code r} to the dead-letter topic and waits for the acknowledgement; returns only when
+   * it is written. Refused as too large: written again cut to what fits, then with its coordinates
+   * alone; refused again: the source fails at this record. Returns what to add to the log line
+   * (empty, or how the record was cut).
+   */
+  private String writeDeadLetter(ConsumerRecord<byte[], byte[]> r, RuntimeException bad) {
+    String where = where(r);
+    String dlt = config.deadLetterTopic().get();
+    Throwable full = send(deadLetter(r, bad, r.key(), r.value(), true));
+    if (full == null) {
+      meter.deadLetters.incrementAndGet();
+      return "";
+    }
+    if (transientFailure(full)) {
+      failure = new KafkaSourceException("Cannot write the bad record at " + where + " of source '" + config.sourceName()
+          + "' to dead-letter topic '" + dlt + "': " + full, full);
+      throw failure;
+    }
+    if (!(full instanceof RecordTooLargeException || full instanceof RecordBatchTooLargeException)) {
+      failure = new KafkaSourceException("Cannot write the bad record at " + where + " of source '" + config.sourceName()
+          + "' to dead-letter topic '" + dlt + "': " + full, full, true, true);
+      throw failure;
+    }
+    int budget = Math.max(0, maxRequestSize() - DEAD_LETTER_OVERHEAD);
+    byte[] key = cut(r.key(), Math.min(DEAD_LETTER_MAX_KEY, budget));
+    byte[] value = cut(r.value(), budget - (key == null ? 0 : key.length));
+    Throwable truncated = send(deadLetter(r, bad, key, value, false));
+    if (truncated instanceof RecordTooLargeException || truncated instanceof RecordBatchTooLargeException) {
+      truncated = send(deadLetter(r, bad, null, null, false)); // the topic's limit is below the producer's: coordinates only
+      value = null;
+    }
+    if (truncated == null) {
+      meter.deadLetters.incrementAndGet();
+      return " (its " + size(r.value()) + " bytes are too large for dead-letter topic '" + dlt + "': wrote its coordinates "
+          + "and the first " + size(value) + " bytes of its value there)";
+    }
+    if (transientFailure(truncated)) {
+      failure = new KafkaSourceException("Cannot write the bad record at " + where + " of source '" + config.sourceName()
+          + "' to dead-letter topic '" + dlt + "': " + truncated, truncated);
+      throw failure;
+    }
+    failure = new KafkaSourceException("Cannot read source '" + config.sourceName() + "': the bad record at " + where
+        + " (" + size(r.value()) + " bytes) cannot be written to dead-letter topic '" + dlt + "', not even cut to its "
+        + "coordinates (" + full + "; then " + truncated + "). The source stops before it: raise the topic's "
+        + "max.message.bytes, or remove the record (deleteRecords), then restart the source", truncated, false, true);
+    throw failure;
+  }
+
+  /**
+   * A dead-letter record for {@code r}: its coordinates and sizes as headers, the given key and
+   * value, and (when {@code whole}) the record's own headers.
+   */
+  private ProducerRecord<byte[], byte[]> deadLetter(ConsumerRecord<byte[], byte[]> r, RuntimeException bad, byte[] key,
+      byte[] value, boolean whole) {
+    ProducerRecord<byte[], byte[]> dl = new ProducerRecord<>(config.deadLetterTopic().get(), null, key, value);
+    String error = String.valueOf(bad.getMessage());
+    dl.headers()
+        .add(new RecordHeader("cairn.source", utf8(config.sourceName())))
+        .add(new RecordHeader("cairn.topic", utf8(r.topic())))
+        .add(new RecordHeader("cairn.partition", utf8(Integer.toString(r.partition()))))
+        .add(new RecordHeader("cairn.offset", utf8(Long.toString(r.offset()))))
+        .add(new RecordHeader("cairn.size", utf8(Integer.toString(size(r.value())))))
+        .add(new RecordHeader("cairn.key-size", utf8(Integer.toString(size(r.key())))))
+        .add(new RecordHeader("cairn.error", utf8(error.length() > 2000 ? error.substring(0, 2000) : error)));
+    if (whole) {
+      r.headers().forEach(h -> dl.headers().add(h));
+    } else {
+      dl.headers().add(new RecordHeader("cairn.truncated", utf8("key " + size(key) + " of " + size(r.key())
+          + " bytes, value " + size(value) + " of " + size(r.value()) + " bytes; the record's headers left out")));
+    }
+    return dl;
+  }
+
+  /** Sends one dead letter and waits for it; the failure, or null when it is written. */
+  private Throwable send(ProducerRecord<byte[], byte[]> dl) {
+    try {
+      Future<RecordMetadata> f = deadLetterProducer().send(dl);
+      deadLetterProducer.flush();
+      f.get(config.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+      return null;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return e;
+    } catch (ExecutionException e) {
+      return e.getCause();
+    } catch (TimeoutException | KafkaException e) {
+      return e;
+    }
+  }
+
+  private static boolean transientFailure(Throwable t) {
+    return t instanceof org.apache.kafka.common.errors.RetriableException || t instanceof TimeoutException
+        || t instanceof InterruptedException || t instanceof org.apache.kafka.common.errors.InterruptException;
+  }
+
+  /** The dead-letter producer's request size limit (its {@code max.request.size}). */
+  private int maxRequestSize() {
+    Object v = config.clientProperties().get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
+    try {
+      return v == null ? 1024 * 1024 : Integer.parseInt(v.toString().trim());
+    } catch (NumberFormatException e) {
+      return 1024 * 1024;
+    }
+  }
+
+  private static byte[] cut(byte[] b, int max) {
+    if (b == null) {
+      return null;
+    }
+    return b.length <= max ? b : java.util.Arrays.copyOf(b, Math.max(0, max));
+  }
+
+  private static int size(byte[] b) {
+    return b == null ? 0 : b.length;
   }
 
   /** With nothing pending, every fetched record was delivered: move to the consumer's positions. */
@@ -490,7 +599,7 @@ final class KafkaSource implements Source {
     RuntimeException first = null;
     // Short waits: the consumer has no group and commits nothing, an admin call in flight is no
     // longer wanted, and dead letters were acknowledged before their records' offsets moved
-    // (awaitDeadLetters). With the broker gone, a restart cycle or a node's stop must not wait
+    // (writeDeadLetter). With the broker gone, a restart cycle or a node's stop must not wait
     // out long timeouts here (they used to add up to ~10 s per close).
     for (AutoCloseable c : new AutoCloseable[] {
         () -> consumer.close(Duration.ofSeconds(1)),

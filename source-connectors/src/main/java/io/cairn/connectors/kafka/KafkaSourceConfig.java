@@ -23,8 +23,11 @@ import java.util.regex.Pattern;
  *   <tr><td>{@code brokers}</td><td>bootstrap servers, {@code host:port[,host:port]}</td><td>required</td></tr>
  *   <tr><td>{@code topic}</td><td>the topic read (all its partitions)</td><td>required</td></tr>
  *   <tr><td>{@code format}</td><td>value format; only {@code json}</td><td>{@code json}</td></tr>
- *   <tr><td>{@code bad-records}</td><td>{@code fail} or {@code skip}</td><td>{@code fail}</td></tr>
- *   <tr><td>{@code dead-letter-topic}</td><td>with {@code skip}: topic receiving the raw bad records</td><td>none</td></tr>
+ *   <tr><td>{@code bad-records}</td><td>{@code fail} (the source stops FAILED before the bad record,
+ *       every record before it applied), {@code skip}, or {@code dead-letter} (skip after writing
+ *       the record to {@code dead-letter-topic}, which it requires)</td><td>{@code fail}</td></tr>
+ *   <tr><td>{@code dead-letter-topic}</td><td>with {@code dead-letter} or {@code skip}: topic receiving the
+ *       raw bad records (one too large for it: its coordinates and as much of it as fits)</td><td>none</td></tr>
  *   <tr><td>{@code key-field}</td><td>a column filled from the record key (a JSON scalar, or the key's
  *       UTF-8 text when it is not JSON); with UPSERT and a single-column key it is that column</td><td>none</td></tr>
  *   <tr><td>{@code partition-discovery-interval-ms}</td><td>how often the topic's partition count is
@@ -93,7 +96,9 @@ record KafkaSourceConfig(
   /** What to do with a record that cannot be decoded. */
   enum BadRecordPolicy {
     FAIL,
-    SKIP
+    SKIP,
+    /** SKIP after writing the record to the dead-letter topic. */
+    DEAD_LETTER
   }
 
   KafkaSourceConfig {
@@ -147,12 +152,16 @@ record KafkaSourceConfig(
     switch (policyText) {
       case "fail" -> policy = BadRecordPolicy.FAIL;
       case "skip" -> policy = BadRecordPolicy.SKIP;
-      default -> throw bad(def, BAD_RECORDS, "'" + policyText + "' is not one of fail, skip");
+      case "dead-letter" -> policy = BadRecordPolicy.DEAD_LETTER;
+      default -> throw bad(def, BAD_RECORDS, "'" + policyText + "' is not one of fail, skip, dead-letter");
     }
     Optional<String> dlt = Optional.ofNullable(def.options().get(DEAD_LETTER_TOPIC)).map(String::trim);
+    if (policy == BadRecordPolicy.DEAD_LETTER && dlt.isEmpty()) {
+      throw bad(def, BAD_RECORDS, "'dead-letter' requires option 'dead-letter-topic'");
+    }
     if (dlt.isPresent()) {
-      if (policy != BadRecordPolicy.SKIP) {
-        throw bad(def, DEAD_LETTER_TOPIC, "requires bad-records = skip");
+      if (policy == BadRecordPolicy.FAIL) {
+        throw bad(def, DEAD_LETTER_TOPIC, "requires bad-records = dead-letter (or skip)");
       }
       if (!dlt.get().matches("[A-Za-z0-9._-]{1,249}")) {
         throw bad(def, DEAD_LETTER_TOPIC, "'" + dlt.get() + "' is not a valid Kafka topic name");

@@ -24,4 +24,8 @@ public class KafkaSourceException extends SourceException {
   public KafkaSourceException(String message, Throwable cause, boolean retriable) {
     super(message, cause, retriable);
   }
+
+  public KafkaSourceException(String message, Throwable cause, boolean retriable, boolean atRecord) {
+    super(message, cause, retriable, atRecord);
+  }
 }

@@ -92,7 +92,13 @@ import org.slf4j.LoggerFactory;
  *       transaction before the position; upserts by key make that harmless.
  *   <li><b>Errors.</b> Debezium's retries are off ({@code errors.max.retries=0}): an error stops
  *       the engine and the next {@link #poll} throws it with the source, slot and server named.
- *       The password (a secret) never appears in a message or a log line.
+ *       The password (a secret) never appears in a message or a log line. A server restart is
+ *       handled without a person: the engine's one WARN line says the source restarts; this class
+ *       adds one WARN when the monitor's probes start failing (DEBUG while they keep failing), and
+ *       Debezium's own ERROR lines for the same failure are silenced in the shipped logging
+ *       configuration ({@code dist conf/logback.xml}).
+ *   <li><b>Caught up</b> changes only when the position changes relative to the server: heartbeats
+ *       and watermarks waiting in the queue are not undelivered changes ({@link #caughtUp()}).
  * </ul>
  */
 final class PostgresSource implements Source {
@@ -123,12 +129,19 @@ final class PostgresSource implements Source {
   private final int[] keyIndices;
   private final PostgresCatalog catalog;
   private final BlockingQueue<Item> queue;
+  /**
+   * Changes and TRUNCATEs in {@link #queue} (heartbeats and watermarks not counted): raised before
+   * one is queued, lowered when {@link #poll} takes it. Only these make the source behind.
+   */
+  private final java.util.concurrent.atomic.AtomicInteger queuedChanges = new java.util.concurrent.atomic.AtomicInteger();
   private final String storeId = UUID.randomUUID().toString();
   private final EngineOffsetStore.Channel channel;
   private final String heartbeatTopicPrefix;
 
   private volatile boolean closed;
   private volatile boolean warnedNoSentLsn;
+  /** The monitor's probes are failing (logged once at WARN when they start failing, at DEBUG after). */
+  private boolean probesFailing;
   private volatile RuntimeException failure;
   private boolean seeked;
   private SourceOffsets position = SourceOffsets.EMPTY;
@@ -505,7 +518,8 @@ final class PostgresSource implements Source {
     RuntimeException e = translate(message, error);
     failure = e;
     queue.offer(new Failure(e));
-    LOG.warn("Source '{}': Debezium engine stopped: {}", config.sourceName(), e.getMessage());
+    // the next poll throws it and the engine logs the one WARN (restart) or ERROR (failed) line
+    LOG.debug("Source '{}': Debezium engine stopped: {}", config.sourceName(), e.getMessage());
   }
 
   private RuntimeException translate(String message, Throwable error) {
@@ -555,8 +569,15 @@ final class PostgresSource implements Source {
   }
 
   private void put(Item item) throws InterruptedException {
+    boolean change = item instanceof Change || item instanceof Truncate;
+    if (change) {
+      queuedChanges.incrementAndGet();
+    }
     while (!queue.offer(item, 100, TimeUnit.MILLISECONDS)) {
       if (closed) {
+        if (change) {
+          queuedChanges.decrementAndGet();
+        }
         throw new InterruptedException("source closed");
       }
     }
@@ -735,6 +756,9 @@ final class PostgresSource implements Source {
     try {
       Item item = queue.poll(Math.max(0, timeout.toNanos()), TimeUnit.NANOSECONDS);
       while (item != null) {
+        if (item instanceof Change || item instanceof Truncate) {
+          queuedChanges.decrementAndGet();
+        }
         if (item instanceof Change c) {
           if (c.row() == null) {
             out.upsert(c.key(), null);
@@ -818,11 +842,15 @@ final class PostgresSource implements Source {
    * decides from the LSNs the connector itself received, needs no statistics grant, and stays true
    * on an idle table (where the offsets of the last change never move). While the question keeps
    * being asked a new watermark is written every {@code watermark-interval-ms}; the answer stays
-   * true while the newest one is less than 2 s in flight.
+   * true while the newest one is less than 2 s in flight. Heartbeats and watermarks waiting for
+   * the next poll do not count as undelivered: the answer changes only when the source's position
+   * changes relative to the server (a change arrives or is delivered, a watermark is overdue).
    */
   @Override
   public boolean caughtUp() {
-    if (!seeked || closed || !loadDone || failure != null || !queue.isEmpty()) {
+    // heartbeats and watermarks waiting in the queue carry no change: only a queued change makes
+    // the source behind (else the answer flapped to false whenever one waited for the next poll)
+    if (!seeked || closed || !loadDone || failure != null || queuedChanges.get() > 0) {
       return false;
     }
     caughtUpAskedNanos = System.nanoTime();
@@ -943,9 +971,22 @@ final class PostgresSource implements Source {
           DebeziumOffsets.formatLsn(p.headLsn()), DebeziumOffsets.formatLsn(p.flushHeadLsn()),
           DebeziumOffsets.formatLsn(p.sentLsn()), p.slot() == null ? "none" : DebeziumOffsets.formatLsn(p.slot().confirmedFlushLsn()));
       maybeEmitWatermark();
+      if (probesFailing) {
+        probesFailing = false;
+        LOG.info("Source '{}': reading statistics from {} again", config.sourceName(), where());
+      }
     } catch (SQLException | RuntimeException e) {
-      if (!closed) {
-        LOG.warn("Source '{}': cannot read statistics from {}: {}", config.sourceName(), where(), scrub(e.getMessage()));
+      if (closed) {
+        return;
+      }
+      if (!probesFailing) {
+        // one line per outage (a server restart fails every probe until the source is restarted)
+        probesFailing = true;
+        LOG.warn("Source '{}': cannot read statistics from {}: {}; the load meter and caught-up watermarks pause, the "
+            + "source keeps streaming, and a lost server connection restarts it", config.sourceName(), where(),
+            scrub(e.getMessage()));
+      } else {
+        LOG.debug("Source '{}': cannot read statistics from {}: {}", config.sourceName(), where(), scrub(e.getMessage()));
       }
     }
   }

@@ -34,9 +34,13 @@ class KafkaSourceConfigTest {
     assertThatThrownBy(() -> c.validate(new SourceDefinition("s", "kafka", Map.of("topic", "t"), Schema.parse("a BIGINT"), List.of(), Envelope.NONE)))
         .hasMessageContaining("option 'brokers' is required");
     assertThatThrownBy(() -> c.validate(def(Map.of("bad-records", "ignore"), Envelope.NONE, List.of())))
-        .hasMessageContaining("option 'bad-records' 'ignore' is not one of fail, skip");
+        .hasMessageContaining("option 'bad-records' 'ignore' is not one of fail, skip, dead-letter");
     assertThatThrownBy(() -> c.validate(def(Map.of("dead-letter-topic", "dlq"), Envelope.NONE, List.of())))
-        .hasMessageContaining("option 'dead-letter-topic' requires bad-records = skip");
+        .hasMessageContaining("option 'dead-letter-topic' requires bad-records = dead-letter (or skip)");
+    assertThatThrownBy(() -> c.validate(def(Map.of("bad-records", "dead-letter"), Envelope.NONE, List.of())))
+        .hasMessageContaining("option 'bad-records' 'dead-letter' requires option 'dead-letter-topic'");
+    assertThat(KafkaSourceConfig.parse(c.validate(def(Map.of("bad-records", "dead-letter", "dead-letter-topic", "dlq"),
+        Envelope.NONE, List.of()))).badRecords()).isEqualTo(KafkaSourceConfig.BadRecordPolicy.DEAD_LETTER);
     assertThatThrownBy(() -> c.validate(def(Map.of("topci", "x"), Envelope.NONE, List.of())))
         .hasMessageContaining("option 'topci' unknown option");
     assertThatThrownBy(() -> c.validate(def(Map.of("properties.group.id", "g"), Envelope.NONE, List.of())))
