@@ -79,7 +79,7 @@ class HostileClientIT {
         String options = switch (e.getKey()) {
           case "fail" -> "\"bad-records\" = 'fail'";
           case "skip" -> "\"bad-records\" = 'skip'";
-          default -> "\"bad-records\" = 'skip', \"dead-letter-topic\" = '" + dlq + "'";
+          default -> "\"bad-records\" = 'dead-letter', \"dead-letter-topic\" = '" + dlq + "'";
         };
         init.add("CREATE SOURCE bad_" + e.getKey() + " FROM KAFKA (brokers = '" + kafka.bootstrapServers() + "', topic = '"
             + e.getValue() + "', " + options + ") FORMAT JSON ENVELOPE NONE (id BIGINT, v BIGINT)");
