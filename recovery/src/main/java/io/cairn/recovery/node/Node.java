@@ -444,6 +444,9 @@ public final class Node implements AutoCloseable, NodeApi {
     statementsRunning.incrementAndGet();
     try {
       return work.get();
+    } catch (StoreFence.FencedException e) {
+      // found out at this statement's catalog append: not the client's fault
+      throw fenced("run statements", e);
     } finally {
       statementsRunning.decrementAndGet();
       statementSlots.release();
@@ -465,8 +468,7 @@ public final class Node implements AutoCloseable, NodeApi {
   private void requireServing(String what) {
     StoreFence.FencedException f = fence.fenced();
     if (f != null) {
-      throw new io.cairn.recovery.http.NodeUnavailableException(io.cairn.recovery.http.NodeUnavailableException.Reason.FENCED,
-          "Cannot " + what + ": this node no longer owns the store (epoch " + fence.epoch() + "): " + f.getMessage());
+      throw fenced(what, f);
     }
     State s = state.get();
     if (s == State.RECOVERING || s == State.CLOSED) {
@@ -474,6 +476,11 @@ public final class Node implements AutoCloseable, NodeApi {
           "Cannot " + what + ": the node is not ready: " + (s == State.CLOSED ? "it is shutting down" : recoveringWhy())
               + "; GET /health/ready answers 200 once it is");
     }
+  }
+
+  private io.cairn.recovery.http.NodeUnavailableException fenced(String what, StoreFence.FencedException f) {
+    return new io.cairn.recovery.http.NodeUnavailableException(io.cairn.recovery.http.NodeUnavailableException.Reason.FENCED,
+        "Cannot " + what + ": this node (epoch " + fence.epoch() + ") no longer owns the store: " + f.getMessage());
   }
 
   private String recoveringWhy() {
