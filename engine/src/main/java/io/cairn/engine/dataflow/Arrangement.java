@@ -6,6 +6,7 @@ import io.cairn.engine.trace.Batch;
 import io.cairn.engine.trace.Description;
 import io.cairn.engine.trace.Spine;
 import io.cairn.engine.trace.UpdateBuffer;
+import java.util.List;
 
 /**
  * A named, key-sharded collection of updates: one {@link Spine} per worker shard. Operators
@@ -19,6 +20,12 @@ public final class Arrangement {
   private final Schema valSchema;
   private final Spine[] spines;
   private final UpdateBuffer[] staged;
+  /**
+   * Every shard's batches as of the last closed tick, set in one write once all shards have sealed
+   * (or a snapshot has loaded): readers take this array and read its immutable batches with no
+   * lock, while the next tick inserts and merges. It is never a mix of two ticks.
+   */
+  private volatile List<Batch>[] published;
 
   public Arrangement(String name, Schema keySchema, Schema valSchema, int shards) {
     this.name = name;
@@ -30,6 +37,25 @@ public final class Arrangement {
       spines[i] = new Spine(keySchema, valSchema);
       staged[i] = new UpdateBuffer(keySchema, valSchema);
     }
+    publish();
+  }
+
+  /**
+   * Makes the spines' current batches what {@link #published()} returns. Called by whoever holds
+   * the engine lock, after every shard has sealed a tick and after a restore.
+   */
+  @SuppressWarnings("unchecked")
+  public void publish() {
+    List<Batch>[] p = new List[spines.length];
+    for (int i = 0; i < spines.length; i++) {
+      p[i] = spines[i].batches();
+    }
+    published = p;
+  }
+
+  /** The batches of every shard as of the last {@link #publish()}: immutable, readable without a lock. */
+  public List<Batch>[] published() {
+    return published;
   }
 
   public String name() {

@@ -79,15 +79,21 @@ final class DataflowRunner {
     List<Arrangement> live = new ArrayList<>();
     for (Dataflow d : dataflows) {
       live.addAll(d.arrangements());
-      if (d.state() == Dataflow.State.RUNNING) {
-        d.setHydrating(false);
-      }
     }
     workers.runAll(shard -> {
       for (Arrangement a : live) {
         a.seal(shard, tick, SEAL_FUEL);
       }
     });
+    // readers see the tick whole, and a view is complete to them once it stops hydrating: publish first
+    for (Arrangement a : live) {
+      a.publish();
+    }
+    for (Dataflow d : dataflows) {
+      if (d.state() == Dataflow.State.RUNNING) {
+        d.setHydrating(false);
+      }
+    }
   }
 
   private void runDataflow(Collection<Dataflow> all, Dataflow d, long tick) {

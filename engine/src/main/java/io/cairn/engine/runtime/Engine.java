@@ -45,10 +45,15 @@ import org.slf4j.LoggerFactory;
  *       cairn-tick-compute} thread while the ticking thread reads the next tick's records ahead
  *       ({@link SourceIngest#prefetch}); {@code offsets(tick)} are the positions taken before
  *       that, so state and offsets agree exactly as without it.
- *   <li>Commands between ticks. Creating and dropping dataflows, reads ({@link #peek}), {@link
- *       #capture()} and {@link #restore} all take the engine lock, which a tick holds from start
- *       to end: none of them can observe or meet a half-run tick, a half-built or a half-dropped
- *       dataflow. Commands are applied in the order they are issued — the catalog's order —
+ *   <li>Commands between ticks. Creating and dropping dataflows, {@link #capture()} and {@link
+ *       #restore} take the engine lock, which a tick holds from start to end: none of them can
+ *       observe or meet a half-run tick, a half-built or a half-dropped dataflow.
+ *   <li>Reads take no lock. When a tick has sealed every shard it publishes, per arrangement, the
+ *       list of its immutable batches ({@link io.cairn.engine.dataflow.Arrangement#published}) in
+ *       one write, and only then do new views stop hydrating; {@link #peek} and {@link #lookup}
+ *       read that list, so a read is the last closed tick's whole state, never waits for the tick
+ *       in progress and never holds one up. The set of dataflows is published the same way at
+ *       each create and drop ({@link #dataflows()}). Commands are applied in the order they are issued — the catalog's order —
  *       which is what makes a dataflow's id (its catalog position) and its arrangement names the
  *       same on every start.
  *   <li>Drop. Dropping a dataflow stops its operators (they are no longer run) and releases its
@@ -67,7 +72,7 @@ import org.slf4j.LoggerFactory;
  *   <li>Threads and locks. Two locks, always taken in this order: the <em>tick lock</em>, held by
  *       the one thread that runs {@link #tick()} (the driver thread, or the recovering thread
  *       before it) for a whole tick, and the <em>engine lock</em>, held for the part of a tick
- *       that changes dataflows and by every command, read and capture. Each source's client is
+ *       that changes dataflows and by every command and capture (not by reads). Each source's client is
  *       used only by the thread holding the tick lock: seeks, restarts, polls, {@code
  *       caughtUp()}, rate limits and snapshot acknowledgements all run there; a source's slow
  *       calls (open, seek, restart, caught-up checks) run outside the engine lock so reads do not
@@ -667,26 +672,24 @@ public final class Engine implements AutoCloseable {
   public List<Row> peek(String name, Runnable check) {
     List<Row> out = new ArrayList<>();
     check.run();
-    lock.lock();
-    try {
-      Dataflow d = requireDataflow(name);
-      int sinceCheck = 0;
-      for (int s = 0; s < shards; s++) {
-        Rows r = d.contents(s);
-        for (int i = 0; i < r.size(); i++) {
-          for (long c = 0; c < r.diff(i); c++) {
-            out.add(r.row(i));
-          }
-          if (++sinceCheck == CHECK_EVERY) {
-            sinceCheck = 0;
-            check.run();
-          }
+    // no lock: the arrangement's batches as of the last closed tick are published, immutable
+    Dataflow d = publishedDataflow(name);
+    io.cairn.engine.dataflow.Layout layout = d.layout();
+    List<io.cairn.engine.trace.Batch>[] batches = d.arrangement().published();
+    int[] sinceCheck = {0};
+    for (int s = 0; s < batches.length; s++) {
+      io.cairn.engine.trace.Spine.forEachLive(batches[s], Long.MAX_VALUE, (b, i, count) -> {
+        Row row = layout.row(b, i);
+        for (long c = 0; c < count; c++) {
+          out.add(row);
         }
-      }
-    } finally {
-      lock.unlock();
+        if (++sinceCheck[0] == CHECK_EVERY) {
+          sinceCheck[0] = 0;
+          check.run();
+        }
+      });
     }
-    io.cairn.engine.row.CheckedSort.sort(out, null, check); // rows are immutable: sorted without holding up the next tick
+    io.cairn.engine.row.CheckedSort.sort(out, null, check);
     return out;
   }
 
@@ -695,24 +698,24 @@ public final class Engine implements AutoCloseable {
 
   /** The rows of {@code name} whose arrangement key equals {@code key}, as of the last closed tick. */
   public List<Row> lookup(String name, Row key) {
-    lock.lock();
-    try {
-      Dataflow d = requireDataflow(name);
-      var layout = d.layout();
-      int shard = key.shard(shards);
-      io.cairn.engine.trace.Values vals = new io.cairn.engine.trace.Values();
-      d.arrangement().spine(shard).reader().values(key, vals);
-      vals.consolidate();
-      List<Row> out = new ArrayList<>();
-      for (int i = 0; i < vals.size(); i++) {
-        for (long c = 0; c < vals.diff(i); c++) {
-          out.add(layout.join(key, vals.val(i)));
-        }
+    // no lock, as peek: the published batches of the key's shard
+    Dataflow d = publishedDataflow(name);
+    var layout = d.layout();
+    int shard = key.shard(shards);
+    io.cairn.engine.trace.Values vals = new io.cairn.engine.trace.Values();
+    io.cairn.engine.trace.Spine.reader(d.arrangement().published()[shard]).values(key, vals);
+    vals.consolidate();
+    List<Row> out = new ArrayList<>();
+    for (int i = 0; i < vals.size(); i++) {
+      for (long c = 0; c < vals.diff(i); c++) {
+        out.add(layout.join(key, vals.val(i)));
       }
-      return out;
-    } finally {
-      lock.unlock();
     }
+    return out;
+  }
+
+  private Dataflow publishedDataflow(String name) {
+    return dataflow(name).orElseThrow(() -> new IllegalArgumentException("Cannot read '" + name + "': no such source or view"));
   }
 
   private Dataflow requireDataflow(String name) {
@@ -764,6 +767,9 @@ public final class Engine implements AutoCloseable {
         throw new IllegalStateException("Cannot restore: the engine has already run " + lastClosedTick + " ticks");
       }
       StateRestore.Result r = state.restore(saved, dataflows.values(), sources.values());
+      for (Dataflow d : dataflows.values()) {
+        d.arrangements().forEach(io.cairn.engine.dataflow.Arrangement::publish);
+      }
       lastOffsets = r.offsets();
       lastClosedTick = saved.tick();
       return new Restored(r.recomputedViews(), r.rereadSources());

@@ -200,7 +200,16 @@ public final class Spine {
    * a batch it makes one comparison per entry, finding each half already in order).
    */
   public void forEachLive(long time, LiveSink sink) {
-    Batch[] bs = batches().toArray(new Batch[0]);
+    forEachLive(batches(), time, sink);
+  }
+
+  /**
+   * {@link #forEachLive(long, LiveSink)} over a fixed list of batches, such as a list {@link
+   * io.cairn.engine.dataflow.Arrangement#published} gave: batches are immutable, so this needs no
+   * lock while the spine goes on changing.
+   */
+  public static void forEachLive(List<Batch> batches, long time, LiveSink sink) {
+    Batch[] bs = batches.toArray(new Batch[0]);
     int total = 0;
     for (Batch b : bs) {
       total += b.size();
@@ -242,6 +251,11 @@ public final class Spine {
   /** A reader for point lookups, fastest when keys are asked in ascending order. */
   public Reader reader() {
     return new Reader(batches());
+  }
+
+  /** A reader for point lookups over a fixed list of (immutable) batches; needs no lock. */
+  public static Reader reader(List<Batch> batches) {
+    return new Reader(batches);
   }
 
   /** Receives the entries found by {@link Reader#forEachLong}. */
