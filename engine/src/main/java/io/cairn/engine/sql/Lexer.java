@@ -41,6 +41,11 @@ final class Lexer {
   private Lexer() {}
 
   static List<Token> tokenize(String sql) {
+    return tokenize(sql, StatementBudget.unlimited());
+  }
+
+  /** Tokenizes {@code sql}, checking {@code budget} every 4,096 tokens (a statement may be a megabyte). */
+  static List<Token> tokenize(String sql, StatementBudget budget) {
     List<Token> out = new ArrayList<>();
     int i = 0;
     int line = 1;
@@ -63,6 +68,9 @@ final class Lexer {
           i++;
         }
         continue;
+      }
+      if ((out.size() & 4095) == 4095) {
+        budget.check();
       }
       int start = i;
       int col = i - lineStart + 1;

@@ -38,9 +38,9 @@ final class Parser {
   private final List<Token> tokens;
   private int at;
 
-  private Parser(String sql) {
+  private Parser(String sql, StatementBudget budget) {
     this.sql = sql;
-    this.tokens = Lexer.tokenize(sql);
+    this.tokens = Lexer.tokenize(sql, budget);
   }
 
   /** Strips surrounding blanks and trailing semicolons: the text stored in the catalog. */
@@ -54,7 +54,12 @@ final class Parser {
 
   /** Parses one normalized statement. */
   static Statement parse(String sql) {
-    return new Parser(sql).statement();
+    return parse(sql, StatementBudget.unlimited());
+  }
+
+  /** Parses one normalized statement, checking {@code budget} while the text is tokenized. */
+  static Statement parse(String sql, StatementBudget budget) {
+    return new Parser(sql, budget).statement();
   }
 
   private Token peek() {

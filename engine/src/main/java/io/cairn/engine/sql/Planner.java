@@ -96,8 +96,9 @@ final class Planner {
    * The statement text fed to JSqlParser in chunks, checking the budget before each: the parser
    * reads its input as it goes, so a cancel or a timeout stops a parse within one chunk's work
    * (JSqlParser 5.4 parses in time about linear in the input; {@link Nesting} has refused deep
-   * nesting before this runs). The check throws an unchecked exception, which the parser does not
-   * catch (an {@code IOException} would be read as the end of the input).
+   * nesting before this runs). An ended budget throws {@link ParseStopped}, an {@link Error}: the
+   * parser's token manager takes any {@code Exception} from its input for the end of the input,
+   * and would go on to build a syntax error (which for a long statement takes as long again).
    */
   private static final class BudgetedText implements net.sf.jsqlparser.parser.Provider {
     private final String text;
@@ -111,7 +112,9 @@ final class Planner {
 
     @Override
     public int read(char[] buf, int off, int len) {
-      budget.check();
+      if (budget.ended()) {
+        throw ParseStopped.INSTANCE;
+      }
       if (at >= text.length()) {
         return -1;
       }
@@ -123,6 +126,15 @@ final class Planner {
 
     @Override
     public void close() {}
+  }
+
+  /** Unwinds the parser when the budget ends (see {@link BudgetedText}); never leaves {@link #parse}. */
+  private static final class ParseStopped extends Error {
+    static final ParseStopped INSTANCE = new ParseStopped();
+
+    private ParseStopped() {
+      super("statement budget ended", null, false, false);
+    }
   }
 
   // ------------------------------------------------------------------ errors and positions
@@ -168,9 +180,14 @@ final class Planner {
   private PlainSelect parse() {
     net.sf.jsqlparser.statement.Statement st;
     try {
-      st = new net.sf.jsqlparser.parser.CCJSqlParser(new BudgetedText(sql, budget)).Statement();
-    } catch (StatementCanceledException e) {
-      throw e;
+      net.sf.jsqlparser.parser.CCJSqlParser parser = new net.sf.jsqlparser.parser.CCJSqlParser(new BudgetedText(sql, budget));
+      // the parser checks its interrupted flag as it goes: the budget's end sets it, from any thread
+      try (StatementBudget.Hook stop = budget.onEnd(() -> parser.interrupted = true)) {
+        st = parser.Statement();
+      }
+    } catch (ParseStopped stopped) {
+      budget.check();
+      throw new IllegalStateException("the parse stopped but the statement's budget has not ended");
     } catch (ParseException | TokenMgrException e) {
       budget.check(); // the parser reads a stopped input as its end: a cancel, not a syntax error
       String msg = e.getMessage() == null ? e.toString() : e.getMessage();

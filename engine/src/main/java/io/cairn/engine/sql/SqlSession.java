@@ -195,7 +195,7 @@ public final class SqlSession {
   public Result execute(String sql, StatementBudget budget) {
     Objects.requireNonNull(sql, "sql");
     String text = Parser.normalize(sql);
-    Statement st = parse(text);
+    Statement st = parse(text, budget);
     if (!st.ddl()) {
       return query(st, budget);
     }
@@ -215,7 +215,7 @@ public final class SqlSession {
    * @throws SqlException naming what did not parse
    */
   public static void checkSyntax(String sql) {
-    parse(Parser.normalize(Objects.requireNonNull(sql, "sql")));
+    parse(Parser.normalize(Objects.requireNonNull(sql, "sql")), StatementBudget.unlimited());
   }
 
   /**
@@ -235,10 +235,10 @@ public final class SqlSession {
     Nesting.check(text);
   }
 
-  private static Statement parse(String text) {
+  private static Statement parse(String text, StatementBudget budget) {
     Nesting.check(text);
     try {
-      return Parser.parse(text);
+      return Parser.parse(text, budget);
     } catch (StackOverflowError e) {
       throw new SqlException("Cannot parse statement: it is nested too deeply");
     }
@@ -268,7 +268,7 @@ public final class SqlSession {
       Statement st;
       try {
         budget.check();
-        st = parse(text);
+        st = parse(text, budget);
       } catch (SqlException e) {
         throw numbered(i, statements.size(), e, "nothing was applied");
       }

@@ -27,6 +27,14 @@ public final class StatementBudget {
   private final Duration timeout;
   private final BooleanSupplier externallyCancelled;
   private volatile String cancelReason;
+  private final java.util.List<Runnable> onEnd = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** Runs the hooks of budgets whose deadline passes while a hook is registered. */
+  private static final java.util.concurrent.ScheduledExecutorService DEADLINES =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "cairn-statement-deadlines");
+        t.setDaemon(true);
+        return t;
+      });
 
   private StatementBudget(Duration timeout, BooleanSupplier externallyCancelled) {
     this.timeout = timeout;
@@ -60,6 +68,33 @@ public final class StatementBudget {
     if (cancelReason == null) {
       cancelReason = Objects.requireNonNull(reason, "reason");
     }
+    for (Runnable r : onEnd) {
+      r.run();
+    }
+  }
+
+  /**
+   * Runs {@code hook} as soon as the budget ends — at a {@link #cancel}, or at the deadline (on a
+   * timer thread) — until the returned handle is closed; at once if it has ended already. For work
+   * that cannot call {@link #check()} itself (a parser that has a flag to stop it). A cancel that
+   * arrives only through the {@code cancelled} supplier of {@link #of(Duration, BooleanSupplier)}
+   * runs no hook: whoever sees it calls {@link #cancel}.
+   */
+  public Hook onEnd(Runnable hook) {
+    Objects.requireNonNull(hook, "hook");
+    onEnd.add(hook);
+    java.util.concurrent.ScheduledFuture<?> timer = deadlineNanos == Long.MAX_VALUE ? null
+        : DEADLINES.schedule(() -> cancel(StatementCanceledException.TIMEOUT), Math.max(0, deadlineNanos - System.nanoTime()),
+            java.util.concurrent.TimeUnit.NANOSECONDS);
+    if (ended()) {
+      hook.run();
+    }
+    return () -> {
+      onEnd.remove(hook);
+      if (timer != null) {
+        timer.cancel(false);
+      }
+    };
   }
 
   /** Whether the budget has ended (cancelled or out of time). */
@@ -73,6 +108,12 @@ public final class StatementBudget {
       return Long.MAX_VALUE;
     }
     return Math.max(0, deadlineNanos - System.nanoTime());
+  }
+
+  /** A hook registered with {@link #onEnd}; closing it unregisters it. */
+  public interface Hook extends AutoCloseable {
+    @Override
+    void close();
   }
 
   /** The statement timeout this budget was given (null: none). */
