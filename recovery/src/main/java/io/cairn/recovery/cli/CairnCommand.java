@@ -102,7 +102,8 @@ public final class CairnCommand implements Runnable {
     public Integer call() throws Exception {
       CairnConfig cfg = config.load();
       Node.requireListenPortsFree(cfg); // before taking the store: a start that cannot listen must not fence its owner
-      Node node = Node.recover(cfg, Node.Options.defaults().withProgress(true).withTakeover(!noTakeover));
+      // HTTP listens from the first second: status and the probes answer through recovery and catch-up
+      Node node = Node.recover(cfg, Node.Options.defaults().withProgress(true).withTakeover(!noTakeover).withHttpWhileRecovering(true));
       System.out.print(node.report().toText());
       Runtime.getRuntime().addShutdownHook(new Thread(node::close, "cairn-shutdown"));
       node.serve();
@@ -154,7 +155,8 @@ public final class CairnCommand implements Runnable {
       if (!untilCaughtUp) {
         Node.requireListenPortsFree(cfg); // it serves afterwards: fail before taking the store
       }
-      Node node = Node.recover(cfg, Node.Options.defaults().withProgress(!json).withCatchUpTimeout(limit).withTakeover(!noTakeover));
+      Node node = Node.recover(cfg, Node.Options.defaults().withProgress(!json).withCatchUpTimeout(limit).withTakeover(!noTakeover)
+          .withHttpWhileRecovering(!untilCaughtUp));
       RecoveryReport r = node.report();
       System.out.println(json ? r.toJson() : r.toText());
       if (untilCaughtUp) {
