@@ -59,7 +59,8 @@ start_node() { # $1: log name
   (cd "$W" && exec "$CAIRN" run -c cairn.yaml > "$W/$1.log" 2>&1) &
   NPID=$!
   PIDS+=("$NPID")
-  for _ in $(seq 1 120); do curl -sf -o /dev/null "$HTTP/status" && return 0; sleep 0.5; done
+  # HTTP answers from the first second (status RECOVERING); the node serves once it is ready
+  for _ in $(seq 1 120); do curl -sf -o /dev/null "$HTTP/health/ready" && return 0; sleep 0.5; done
   log "FAIL: node ($1) did not serve within 60 s"; exit 1
 }
 

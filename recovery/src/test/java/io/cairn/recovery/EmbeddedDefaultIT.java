@@ -35,8 +35,14 @@ class EmbeddedDefaultIT {
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
       while (System.nanoTime() < deadline && status == null) {
         try {
-          status = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/status")).build(),
-              HttpResponse.BodyHandlers.ofString()).body();
+          // HTTP answers from the first second; the node serves once /health/ready says 200
+          if (http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health/ready")).build(),
+              HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
+            status = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/status")).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
+          } else {
+            Thread.sleep(200);
+          }
         } catch (java.io.IOException notYet) {
           Thread.sleep(200);
         }
