@@ -371,9 +371,9 @@ public final class Node implements AutoCloseable, NodeApi {
   }
 
   /**
-   * Takes a snapshot now (see {@link SnapshotService#snapshotNow}) and returns its figures.
+   * Takes a snapshot now (see {@link SnapshotService#snapshotNow}) and returns its outcome.
    */
-  public Map<String, Object> snapshotNow() {
+  public SnapshotOutcome snapshotNow() {
     return snapshotService.snapshotNow();
   }
 

@@ -101,22 +101,8 @@ final class SnapshotStore implements AutoCloseable {
   }
 
   /** Writes and commits a snapshot of {@code state}; returns its figures. */
-  Map<String, Object> write(EngineState state, long catalogPosition, String catalogHash, long epoch, long pauseNanos) {
-    SnapshotResult r = snapshotter.snapshot(state, catalogPosition, catalogHash, epoch, Duration.ofNanos(pauseNanos));
-    Map<String, Object> f = new LinkedHashMap<>();
-    f.put("snapshotId", r.snapshotId());
-    f.put("manifest", r.manifestKey());
-    f.put("tick", r.tick());
-    f.put("catalogPosition", r.catalogPosition());
-    f.put("rows", r.rows());
-    f.put("files", r.files());
-    f.put("filesNew", r.filesNew());
-    f.put("filesReused", r.filesReused());
-    f.put("bytesUploaded", r.bytesUploaded());
-    f.put("bytesTotal", r.bytesTotal());
-    f.put("capturePauseMicros", r.capturePause().toNanos() / 1000);
-    f.put("uploadMillis", r.uploadDuration().toMillis());
-    return f;
+  SnapshotResult write(EngineState state, long catalogPosition, String catalogHash, long epoch, long pauseNanos) {
+    return snapshotter.snapshot(state, catalogPosition, catalogHash, epoch, Duration.ofNanos(pauseNanos));
   }
 
   /** Applies retention and garbage collection; never touches what an in-progress snapshot pins. */
