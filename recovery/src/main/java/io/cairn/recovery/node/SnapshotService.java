@@ -2,6 +2,7 @@ package io.cairn.recovery.node;
 
 import io.cairn.engine.runtime.Engine;
 import io.cairn.engine.runtime.EngineState;
+import io.cairn.engine.source.SourceConnector;
 import io.cairn.engine.sql.SqlSession;
 import io.cairn.recovery.config.CairnConfig;
 import io.cairn.snapshotter.SnapshotResult;
@@ -106,26 +107,23 @@ final class SnapshotService {
 
   /**
    * Retention guard: warns when a source could lose, before the next snapshot, the data a restart
-   * from the latest snapshot would need (a Kafka topic's retention shorter than the snapshot
-   * interval). Runs at start and after each snapshot.
+   * from the latest snapshot would need (e.g. a Kafka topic's retention shorter than the snapshot
+   * interval): asks each source's connector for its {@link io.cairn.engine.source.RetentionGuard}.
+   * Runs at start and after each snapshot.
    */
   void checkRetention() {
     Duration interval = snapshots.interval(config);
     List<String> warnings = new ArrayList<>();
     for (String name : engine.sourceNames()) {
-      engine.sourceDefinition(name).ifPresent(def -> {
-        try {
-          if (def.connector().equals("kafka")) {
-            io.cairn.connectors.kafka.KafkaRetentionGuard.check(def, options.secrets(), interval)
-                .ifPresent(warnings::add);
-          } else if (def.connector().equals("postgres")) {
-            io.cairn.connectors.postgres.PostgresRetentionGuard.check(def, options.secrets(), interval, Duration.ofSeconds(1))
-                .ifPresent(warnings::add);
-          }
-        } catch (RuntimeException e) {
-          LOG.warn("Retention check of source {} failed: {}", name, e.getMessage());
-        }
-      });
+      engine.sourceDefinition(name).ifPresent(def -> engine.connector(def.connector())
+          .flatMap(SourceConnector::retentionGuard)
+          .ifPresent(guard -> {
+            try {
+              guard.check(def, options.secrets(), interval).ifPresent(warnings::add);
+            } catch (RuntimeException e) {
+              LOG.warn("Retention check of source {} failed: {}", name, e.getMessage());
+            }
+          }));
     }
     retentionWarnings = List.copyOf(warnings);
   }
