@@ -6,6 +6,7 @@ import io.cairn.objectstore.FaultInjectingObjectStore;
 import io.cairn.recovery.config.CairnConfig;
 import io.cairn.recovery.config.ConfigLoader;
 import io.cairn.recovery.node.Node;
+import io.cairn.recovery.node.SnapshotOutcome;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -44,11 +45,12 @@ class CommittedSnapshotIT {
     try (Node node = Node.recover(cfg, opts)) {
       node.serve();
       node.engine().tick();
-      Map<String, Object> figures = node.snapshotNow();
+      SnapshotOutcome figures = node.snapshotNow();
       assertThat(committed).isTrue();
-      id = (String) figures.get("snapshotId");
-      assertThat(figures).containsEntry("committed", true).containsEntry("sourcesConfirmed", false);
-      assertThat((String) figures.get("ownership")).startsWith("unknown");
+      id = figures.snapshotId();
+      assertThat(figures.committed()).isTrue();
+      assertThat(figures.sourcesConfirmed()).isFalse();
+      assertThat(figures.ownership()).startsWith("unknown");
       String status = node.statusJson();
       assertThat(status).contains(id).contains("\"lastError\" : null");
       // the store answers again: the next check confirms the offsets of the committed snapshot
@@ -84,9 +86,10 @@ class CommittedSnapshotIT {
     try {
       node.engine().tick();
       takeOver.set(true);
-      Map<String, Object> figures = node.snapshotNow();
-      assertThat(figures).containsEntry("committed", true).containsEntry("sourcesConfirmed", false);
-      assertThat((String) figures.get("ownership")).startsWith("fenced").contains("epoch 99");
+      SnapshotOutcome figures = node.snapshotNow();
+      assertThat(figures.committed()).isTrue();
+      assertThat(figures.sourcesConfirmed()).isFalse();
+      assertThat(figures.ownership()).startsWith("fenced").contains("epoch 99");
       NodeUnderTrafficIT.await("the fenced node to stop", Duration.ofSeconds(20), () -> node.state() == Node.State.CLOSED);
       assertThat(node.fencedBy()).contains("epoch 99");
     } finally {

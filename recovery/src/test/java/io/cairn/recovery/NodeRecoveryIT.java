@@ -8,6 +8,7 @@ import io.cairn.recovery.config.CairnConfig;
 import io.cairn.recovery.config.ConfigLoader;
 import io.cairn.recovery.node.Node;
 import io.cairn.recovery.node.RecoveryReport;
+import io.cairn.recovery.node.SnapshotOutcome;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -117,8 +118,8 @@ class NodeRecoveryIT {
   void recoversFromTheSnapshotAndReplaysNothingWhenCaughtUp(@TempDir Path dir) throws IOException {
     CairnConfig cfg = config(dir);
     try (Node node = Node.recover(cfg, Node.Options.defaults())) {
-      Map<String, Object> figures = node.snapshotNow();
-      assertThat((Long) figures.get("rows")).isPositive();
+      SnapshotOutcome figures = node.snapshotNow();
+      assertThat(figures.rows()).isPositive();
     }
     try (Node node = Node.recover(cfg, Node.Options.defaults())) {
       assertThat(node.report().fullReplay()).isFalse();

@@ -38,7 +38,7 @@ public final class Demo {
   /** What the demo measured: the two recoveries and the records produced after the snapshot. */
   public record Outcome(RecoveryReport fromSnapshot, RecoveryReport fullReplay, MeteredObjectStore.Metrics snapshotStore,
       MeteredObjectStore.Metrics fullReplayStore, long recordsInTopic, long recordsAfterSnapshot, long bytesAfterSnapshot,
-      Map<String, Object> snapshot, boolean viewsAgree) {}
+      io.cairn.recovery.node.SnapshotOutcome snapshot, boolean viewsAgree) {}
 
   private final Path dir;
   private final PrintStream out;
@@ -74,13 +74,13 @@ public final class Demo {
       CairnConfig defaults = ConfigLoader.load(null, Map.of());
       CairnConfig cfg = with(defaults, uri(store), init);
       step(t0, "cairn node on the embedded defaults (" + store + ") + Kafka topic '" + topic + "' with " + before + " records");
-      Map<String, Object> snap;
+      io.cairn.recovery.node.SnapshotOutcome snap;
       List<?> viewBefore;
       try (Node node = Node.recover(cfg, Node.Options.defaults())) {
         step(t0, String.format(Locale.ROOT, "ingested: %,d Kafka records in %,d ms", before, node.report().catchUpMillis()));
         snap = node.snapshotNow();
-        step(t0, "snapshot: " + snap.get("rows") + " rows, " + snap.get("bytesTotal") + " bytes, upload " + snap.get("uploadMillis")
-            + " ms, pause " + snap.get("capturePauseMicros") + " µs");
+        step(t0, "snapshot: " + snap.rows() + " rows, " + snap.bytesTotal() + " bytes, upload " + snap.uploadMillis()
+            + " ms, pause " + snap.capturePauseMicros() + " µs");
         long[] tail = produce(kafka, topic, random, after);
         while (!node.engine().caughtUp() || offsetSum(node) < before + after) {
           node.engine().tick();

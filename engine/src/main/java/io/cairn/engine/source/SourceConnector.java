@@ -21,4 +21,12 @@ public interface SourceConnector {
    * here through {@code secrets}.
    */
   Source open(SourceDefinition definition, Secrets secrets);
+
+  /**
+   * The connector's retention guard, if the system it reads can lose what a recovery needs before
+   * the next snapshot (default: none).
+   */
+  default java.util.Optional<RetentionGuard> retentionGuard() {
+    return java.util.Optional.empty();
+  }
 }

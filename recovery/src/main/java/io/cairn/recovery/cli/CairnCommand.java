@@ -221,7 +221,7 @@ public final class CairnCommand implements Runnable {
       @Override
       public Integer call() {
         try (OfflineStore offline = OfflineStore.open(config.load())) {
-          io.cairn.recovery.node.VerifyReport r = offline.verify();
+          io.cairn.snapshotter.VerifyReport r = offline.verify();
           System.out.print(r.toText());
           return r.valid() ? 0 : 1;
         }

@@ -91,6 +91,23 @@ public record CairnConfig(
     }
   }
 
+  /** The example the embedded default creates on an empty catalog. */
+  public static final List<String> DEFAULT_INIT =
+      List.of(
+          "CREATE SOURCE orders FROM LOAD GENERATOR (keys = 100000, categories = 20, rate = 1000)",
+          "CREATE MATERIALIZED VIEW revenue_by_category AS SELECT category, COUNT(*) AS orders, SUM(amount) AS revenue,"
+              + " MIN(amount) AS smallest, MAX(amount) AS largest FROM orders GROUP BY category");
+
+  /**
+   * Every key's default, the one place they are written: {@link ConfigLoader} starts from these
+   * (written back as text, durations in its one form), and the convenience constructors take what
+   * they leave out from here. {@code storeUri} is as written ({@code file:./cairn-data}, resolved
+   * against the working directory when loaded).
+   */
+  public static final CairnConfig DEFAULTS = new CairnConfig("file:./cairn-data", Map.of(), 2, 100_000, Duration.ofMillis(200),
+      "0 0 0 * * ?", ZoneId.of("UTC"), 7, 30, Duration.ofHours(1), "127.0.0.1", 7077, 0, DEFAULT_INIT, 1 << 20,
+      io.cairn.engine.runtime.RestartStrategy.DEFAULT, "127.0.0.1", 6875, 64, Limits.DEFAULTS);
+
   /** This configuration with {@code l} as its limits. */
   public CairnConfig withLimits(Limits l) {
     return new CairnConfig(storeUri, storeProperties, workers, tickMaxRecords, tickMaxDuration, snapshotCron, snapshotZone, keepLast,
@@ -108,31 +125,26 @@ public record CairnConfig(
         pgwireMaxConnections, Limits.DEFAULTS);
   }
 
-  /** The example the embedded default creates on an empty catalog. */
-  public static final List<String> DEFAULT_INIT =
-      List.of(
-          "CREATE SOURCE orders FROM LOAD GENERATOR (keys = 100000, categories = 20, rate = 1000)",
-          "CREATE MATERIALIZED VIEW revenue_by_category AS SELECT category, COUNT(*) AS orders, SUM(amount) AS revenue,"
-              + " MIN(amount) AS smallest, MAX(amount) AS largest FROM orders GROUP BY category");
-
-  /** The default pgwire port. */
-  public static final int DEFAULT_PGWIRE_PORT = 6875;
-
-  /** A configuration with the pgwire listener disabled. */
+  /**
+   * A configuration with the pgwire listener disabled (port 0, not the default {@code
+   * DEFAULTS.pgwirePort()}: programs that embed a node choose their ports), its other pgwire
+   * settings the defaults.
+   */
   public CairnConfig(String storeUri, Map<String, String> storeProperties, int workers, int tickMaxRecords,
       Duration tickMaxDuration, String snapshotCron, ZoneId snapshotZone, int keepLast, int keepDailyDays, Duration gcGrace,
       String httpHost, int httpPort, double catchUpRateLimit, List<String> init, int httpMaxBodyBytes,
       io.cairn.engine.runtime.RestartStrategy sourceRestart) {
     this(storeUri, storeProperties, workers, tickMaxRecords, tickMaxDuration, snapshotCron, snapshotZone, keepLast,
-        keepDailyDays, gcGrace, httpHost, httpPort, catchUpRateLimit, init, httpMaxBodyBytes, sourceRestart, "127.0.0.1", 0, 64);
+        keepDailyDays, gcGrace, httpHost, httpPort, catchUpRateLimit, init, httpMaxBodyBytes, sourceRestart, DEFAULTS.pgwireHost, 0,
+        DEFAULTS.pgwireMaxConnections);
   }
 
-  /** A configuration with the default source restart strategy. */
+  /** A configuration with the default HTTP body limit and source restart strategy, pgwire disabled. */
   public CairnConfig(String storeUri, Map<String, String> storeProperties, int workers, int tickMaxRecords,
       Duration tickMaxDuration, String snapshotCron, ZoneId snapshotZone, int keepLast, int keepDailyDays, Duration gcGrace,
       String httpHost, int httpPort, double catchUpRateLimit, List<String> init) {
     this(storeUri, storeProperties, workers, tickMaxRecords, tickMaxDuration, snapshotCron, snapshotZone, keepLast,
-        keepDailyDays, gcGrace, httpHost, httpPort, catchUpRateLimit, init, 1 << 20, io.cairn.engine.runtime.RestartStrategy.DEFAULT);
+        keepDailyDays, gcGrace, httpHost, httpPort, catchUpRateLimit, init, DEFAULTS.httpMaxBodyBytes, DEFAULTS.sourceRestart);
   }
 
   public CairnConfig {

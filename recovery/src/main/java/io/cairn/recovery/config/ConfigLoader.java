@@ -22,37 +22,44 @@ import java.util.regex.Pattern;
  * underscores), then validation. Unknown keys and bad values are errors naming the key.
  */
 public final class ConfigLoader {
-  private static final Map<String, String> DEFAULTS = new LinkedHashMap<>();
+  /** Every key and its default as text, from {@link CairnConfig#DEFAULTS} (the one place defaults are written). */
+  private static final Map<String, String> DEFAULTS = keys(CairnConfig.DEFAULTS);
 
-  static {
-    DEFAULTS.put("store.uri", "file:./cairn-data");
-    DEFAULTS.put("engine.workers", "2");
-    DEFAULTS.put("engine.tick.max-records", "100000");
-    DEFAULTS.put("engine.tick.max-duration", "200ms");
-    DEFAULTS.put("snapshots.cron", "0 0 0 * * ?");
-    DEFAULTS.put("snapshots.zone", "UTC");
-    DEFAULTS.put("snapshots.retention.keep-last", "7");
-    DEFAULTS.put("snapshots.retention.keep-daily-days", "30");
-    DEFAULTS.put("snapshots.retention.gc-grace", "1h");
-    DEFAULTS.put("http.host", "127.0.0.1");
-    DEFAULTS.put("http.port", "7077");
-    DEFAULTS.put("http.max-body", "1048576");
-    DEFAULTS.put("http.max-connections", "1024");
-    DEFAULTS.put("http.request-timeout", "10s");
-    DEFAULTS.put("http.idle-timeout", "30s");
-    DEFAULTS.put("http.sql-threads", "8");
-    DEFAULTS.put("http.sql-queue", "64");
-    DEFAULTS.put("sql.statement-timeout", "30s");
-    DEFAULTS.put("sql.max-concurrent-statements", "0");
-    DEFAULTS.put("recovery.catch-up-rate-limit", "0");
-    DEFAULTS.put("pgwire.host", "127.0.0.1");
-    DEFAULTS.put("pgwire.port", String.valueOf(CairnConfig.DEFAULT_PGWIRE_PORT));
-    DEFAULTS.put("pgwire.max-connections", "64");
-    DEFAULTS.put("sources.restart.initial-backoff", "1s");
-    DEFAULTS.put("sources.restart.max-backoff", "60s");
-    DEFAULTS.put("sources.restart.multiplier", "2");
-    DEFAULTS.put("sources.restart.jitter", "0.2");
-    DEFAULTS.put("sources.restart.max-attempts", "0");
+  private static Map<String, String> keys(CairnConfig d) {
+    Map<String, String> k = new LinkedHashMap<>();
+    k.put("store.uri", d.storeUri());
+    k.put("engine.workers", String.valueOf(d.workers()));
+    k.put("engine.tick.max-records", String.valueOf(d.tickMaxRecords()));
+    k.put("engine.tick.max-duration", formatDuration(d.tickMaxDuration()));
+    k.put("snapshots.cron", d.snapshotCron());
+    k.put("snapshots.zone", d.snapshotZone().getId());
+    k.put("snapshots.retention.keep-last", String.valueOf(d.keepLast()));
+    k.put("snapshots.retention.keep-daily-days", String.valueOf(d.keepDailyDays()));
+    k.put("snapshots.retention.gc-grace", formatDuration(d.gcGrace()));
+    k.put("http.host", d.httpHost());
+    k.put("http.port", String.valueOf(d.httpPort()));
+    k.put("http.max-body", String.valueOf(d.httpMaxBodyBytes()));
+    k.put("http.max-connections", String.valueOf(d.limits().httpMaxConnections()));
+    k.put("http.request-timeout", formatDuration(d.limits().httpRequestTimeout()));
+    k.put("http.idle-timeout", formatDuration(d.limits().httpIdleTimeout()));
+    k.put("http.sql-threads", String.valueOf(d.limits().httpSqlThreads()));
+    k.put("http.sql-queue", String.valueOf(d.limits().httpSqlQueue()));
+    k.put("sql.statement-timeout", formatDuration(d.limits().statementTimeout()));
+    k.put("sql.max-concurrent-statements", String.valueOf(d.limits().maxConcurrentStatements()));
+    k.put("recovery.catch-up-rate-limit", decimalText(d.catchUpRateLimit()));
+    k.put("pgwire.host", d.pgwireHost());
+    k.put("pgwire.port", String.valueOf(d.pgwirePort()));
+    k.put("pgwire.max-connections", String.valueOf(d.pgwireMaxConnections()));
+    k.put("sources.restart.initial-backoff", formatDuration(d.sourceRestart().initialBackoff()));
+    k.put("sources.restart.max-backoff", formatDuration(d.sourceRestart().maxBackoff()));
+    k.put("sources.restart.multiplier", decimalText(d.sourceRestart().multiplier()));
+    k.put("sources.restart.jitter", decimalText(d.sourceRestart().jitter()));
+    k.put("sources.restart.max-attempts", String.valueOf(d.sourceRestart().maxAttempts()));
+    return java.util.Collections.unmodifiableMap(k);
+  }
+
+  private static String decimalText(double v) {
+    return v == Math.rint(v) && Math.abs(v) < 1e15 ? String.valueOf((long) v) : String.valueOf(v);
   }
 
   private ConfigLoader() {}
@@ -319,30 +326,57 @@ public final class ConfigLoader {
     return (int) n;
   }
 
-  private static final Pattern DURATION = Pattern.compile("(\\d+)\\s*(ms|s|m|h|d)");
+  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
 
-  /** Parses "200ms", "5s", "10m", "1h", "2d" or an ISO-8601 duration. */
+  /**
+   * Parses a duration, written one way everywhere in the configuration (and {@code --timeout}): a
+   * whole number and a unit, {@code ms}, {@code s}, {@code m}, {@code h} or {@code d}, with
+   * nothing between them ({@code 200ms}, {@code 30s}, {@code 5m}, {@code 1h}, {@code 2d}), or
+   * {@code 0}. Anything else (ISO-8601 {@code PT1H}, {@code 5 s}, {@code 1.5h}) is an error naming
+   * the key.
+   */
   public static Duration parseDuration(String key, String text) {
     String v = text.trim().toLowerCase(Locale.ROOT);
     if (v.equals("0")) {
       return Duration.ZERO;
     }
     Matcher m = DURATION.matcher(v);
-    if (m.matches()) {
-      long n = Long.parseLong(m.group(1));
-      return switch (m.group(2)) {
-        case "ms" -> Duration.ofMillis(n);
-        case "s" -> Duration.ofSeconds(n);
-        case "m" -> Duration.ofMinutes(n);
-        case "h" -> Duration.ofHours(n);
-        default -> Duration.ofDays(n);
-      };
+    if (!m.matches()) {
+      throw new ConfigException("Bad configuration key '" + key + "': '" + text + "' is not a duration: write a whole number "
+          + "and a unit (ms, s, m, h or d), e.g. 200ms, 30s, 5m, 1h, 2d, or 0");
     }
+    long n;
     try {
-      return Duration.parse(text.trim().toUpperCase(Locale.ROOT));
-    } catch (RuntimeException e) {
-      throw new ConfigException("Bad configuration key '" + key + "': '" + text + "' is not a duration (e.g. 200ms, 5s, 1h)");
+      n = Long.parseLong(m.group(1));
+    } catch (NumberFormatException e) {
+      throw new ConfigException("Bad configuration key '" + key + "': '" + text + "' is too long a duration");
     }
+    return switch (m.group(2)) {
+      case "ms" -> Duration.ofMillis(n);
+      case "s" -> Duration.ofSeconds(n);
+      case "m" -> Duration.ofMinutes(n);
+      case "h" -> Duration.ofHours(n);
+      default -> Duration.ofDays(n);
+    };
+  }
+
+  /** {@code d} in the form {@link #parseDuration} reads, in the largest unit that holds it whole ({@code 1m}, not {@code 60s}). */
+  public static String formatDuration(Duration d) {
+    if (d.isNegative() || d.toNanosPart() % 1_000_000 != 0) {
+      throw new IllegalArgumentException("Cannot write duration " + d + ": not a whole, non-negative number of milliseconds");
+    }
+    long ms = d.toMillis();
+    if (ms == 0) {
+      return "0";
+    }
+    long[] sizes = {86_400_000L, 3_600_000L, 60_000L, 1000L, 1L};
+    String[] units = {"d", "h", "m", "s", "ms"};
+    for (int i = 0; i < sizes.length; i++) {
+      if (ms % sizes[i] == 0) {
+        return (ms / sizes[i]) + units[i];
+      }
+    }
+    throw new AssertionError(d);
   }
 
   private static Duration duration(Map<String, String> flat, String key) {

@@ -149,14 +149,14 @@ public final class Node implements AutoCloseable, NodeApi {
     try {
       // a start that would fail on a broken catalog must not first fence the node that owns the store
       // nor on a catalog shorter than its head witness says it was (reads only; listed before the catalog is read)
-      java.util.Optional<CatalogTail.Witness> tail = CatalogTail.highest(decorated);
+      java.util.Optional<io.cairn.snapshotter.catalog.CatalogTail.Witness> tail = io.cairn.snapshotter.catalog.CatalogTail.highest(decorated);
       catalog = new io.cairn.snapshotter.catalog.ObjectStoreCatalogLog(decorated);
       List<io.cairn.engine.catalog.CatalogEntry> entries = catalog.read(CatalogLog.FIRST_POSITION);
       io.cairn.engine.catalog.CatalogIntegrityException.verifyChain(entries, "", catalog.describe());
-      boolean headWitnessed = CatalogTail.check(tail, entries, catalog.describe());
+      boolean headWitnessed = io.cairn.snapshotter.catalog.CatalogTail.check(tail, entries, catalog.describe());
       this.fence = StoreFence.acquire(decorated, options.clock(), options.takeover());
       if (!headWitnessed) {
-        CatalogTail.witness(decorated, entries.get(entries.size() - 1));
+        io.cairn.snapshotter.catalog.CatalogTail.witness(decorated, entries.get(entries.size() - 1));
       }
     } catch (RuntimeException e) {
       decorated.close();
@@ -371,9 +371,9 @@ public final class Node implements AutoCloseable, NodeApi {
   }
 
   /**
-   * Takes a snapshot now (see {@link SnapshotService#snapshotNow}) and returns its figures.
+   * Takes a snapshot now (see {@link SnapshotService#snapshotNow}) and returns its outcome.
    */
-  public Map<String, Object> snapshotNow() {
+  public SnapshotOutcome snapshotNow() {
     return snapshotService.snapshotNow();
   }
 

@@ -5,12 +5,12 @@ import io.cairn.engine.runtime.SourceStatus;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.util.Map;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
  * The node's Prometheus gauges ({@code GET /metrics}). Every gauge reads a published value (the
- * engine's metrics, a source's {@link SourceStatus}, the last report and snapshot figures): a
+ * engine's metrics, a source's {@link SourceStatus}, the last report and {@link SnapshotOutcome}): a
  * scrape never touches a source's client or waits for the engine lock ({@link Engine#metrics()}
  * answers with the figures of the last closed tick while a tick runs).
  */
@@ -18,7 +18,7 @@ final class NodeMetrics {
   private NodeMetrics() {}
 
   static void register(MeterRegistry registry, Engine engine, Supplier<RecoveryReport> report,
-      Supplier<Map<String, Object>> lastSnapshot) {
+      Supplier<Optional<SnapshotOutcome>> lastSnapshot) {
     Gauge.builder("cairn_ticks", engine, e -> e.metrics().ticks()).register(registry);
     Gauge.builder("cairn_last_closed_tick", engine, e -> e.metrics().lastClosedTick()).register(registry);
     Gauge.builder("cairn_records_ingested", engine, e -> e.metrics().recordsIngested()).register(registry);
@@ -34,9 +34,9 @@ final class NodeMetrics {
     Gauge.builder("cairn_arrangement_bytes", engine, e -> e.metrics().arrangementBytes()).register(registry);
     Gauge.builder("cairn_recovery_seconds", report, r -> r.get().totalMillis() / 1000.0).register(registry);
     Gauge.builder("cairn_recovery_rows_loaded", report, r -> r.get().rowsLoaded()).register(registry);
-    Gauge.builder("cairn_snapshot_rows", lastSnapshot, l -> number(l.get().get("rows"))).register(registry);
-    Gauge.builder("cairn_snapshot_bytes_uploaded", lastSnapshot, l -> number(l.get().get("bytesUploaded"))).register(registry);
-    Gauge.builder("cairn_snapshot_tick", lastSnapshot, l -> number(l.get().get("tick"))).register(registry);
+    Gauge.builder("cairn_snapshot_rows", lastSnapshot, l -> l.get().map(o -> (double) o.rows()).orElse(0.0)).register(registry);
+    Gauge.builder("cairn_snapshot_bytes_uploaded", lastSnapshot, l -> l.get().map(o -> (double) o.bytesUploaded()).orElse(0.0)).register(registry);
+    Gauge.builder("cairn_snapshot_tick", lastSnapshot, l -> l.get().map(o -> (double) o.tick()).orElse(0.0)).register(registry);
     for (String s : engine.sourceNames()) {
       Gauge.builder("cairn_source_records", engine, e -> e.sourceStatus(s).map(st -> (double) st.load().getOrDefault("records", 0L)).orElse(0.0))
           .tag("source", s)
@@ -52,9 +52,5 @@ final class NodeMetrics {
           .tag("source", s)
           .register(registry);
     }
-  }
-
-  private static double number(Object o) {
-    return o instanceof Number n ? n.doubleValue() : 0;
   }
 }

@@ -7,16 +7,17 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * What {@code GET /status} and {@code cairn status --json} show, built from published values only
- * (source statuses, dataflow states, the last snapshot's figures): a status poll never touches a
+ * (source statuses, dataflow states, the last {@link SnapshotOutcome}): a status poll never touches a
  * source's client and never waits for a tick or a snapshot.
  */
 final class NodeStatus {
   private NodeStatus() {}
 
-  static Map<String, Object> of(String nodeState, Engine engine, long catalogPosition, Map<String, Object> lastSnapshot,
+  static Map<String, Object> of(String nodeState, Engine engine, long catalogPosition, Optional<SnapshotOutcome> lastSnapshot,
       String lastSnapshotError, List<String> retentionWarnings) {
     Map<String, Object> s = new LinkedHashMap<>();
     s.put("state", nodeState);
@@ -60,7 +61,7 @@ final class NodeStatus {
             + "sources are always snapshotted at the offsets their state is at, also while RESTARTING or FAILED");
     snap.put("lastError", lastSnapshotError);
     s.put("snapshots", snap);
-    s.put("lastSnapshot", lastSnapshot);
+    s.put("lastSnapshot", lastSnapshot.<Object>map(o -> o).orElse(Map.of())); // {} before the first
     s.put("retentionWarnings", retentionWarnings);
     s.put("deadlockedThreads", Deadlocks.count());
     return s;

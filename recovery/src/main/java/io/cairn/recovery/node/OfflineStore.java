@@ -3,12 +3,15 @@ package io.cairn.recovery.node;
 import io.cairn.objectstore.ObjectStore;
 import io.cairn.objectstore.ObjectStores;
 import io.cairn.recovery.config.CairnConfig;
+import io.cairn.snapshotter.VerifyReport;
 import java.nio.file.Path;
 import java.time.Clock;
 
 /**
- * The snapshot store without an engine: what {@code cairn snapshots list|verify|gc|export} do.
- * Reads and (for gc) deletes; takes no epoch, so it never fences a running node.
+ * The snapshot store without an engine: what {@code cairn snapshots list|verify|gc|export} do
+ * (verify and export are the snapshotter's {@link io.cairn.snapshotter.StoreVerifier} and {@link
+ * io.cairn.snapshotter.ViewExporter}). Reads and (for gc) deletes; takes no epoch, so it never
+ * fences a running node.
  */
 public final class OfflineStore implements AutoCloseable {
   private final ObjectStore store;

@@ -2,14 +2,17 @@ package io.cairn.recovery.node;
 
 import io.cairn.engine.runtime.Engine;
 import io.cairn.engine.runtime.EngineState;
+import io.cairn.engine.source.SourceConnector;
 import io.cairn.engine.sql.SqlSession;
 import io.cairn.recovery.config.CairnConfig;
+import io.cairn.snapshotter.SnapshotResult;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,7 +31,7 @@ import org.slf4j.LoggerFactory;
  *       store's owner uses it — and it is reported so (log, {@code POST /snapshot}, status
  *       {@code lastSnapshot}; {@code lastError} is cleared) whatever happens next. What runs after
  *       the commit (the ownership check, confirming offsets to the sources, retention and GC) is
- *       reported beside it, in the figures' {@code ownership}, {@code sourcesConfirmed} and {@code
+ *       reported beside it, in the {@link SnapshotOutcome}'s {@code ownership}, {@code sourcesConfirmed} and {@code
  *       retention}, and never turns the commit into a failure. A write that throws is a failed
  *       snapshot; the previous one stays the latest. A write whose outcome is unknown (it failed
  *       and the look-up after it failed too) is reported as such in {@code lastError}: the
@@ -50,7 +53,8 @@ import org.slf4j.LoggerFactory;
  *       the WAL (more WAL retained, never less).
  *   <li>Confirmation only moves forward: a pending confirmation is replaced by a newer commit's
  *       ({@code confirmLock}: after {@code snapshotLock}, before the engine lock).
- *   <li>Publishes for status and metrics: the last snapshot's figures, the last error, the
+ *   <li>Publishes for status and metrics: the last snapshot's {@link SnapshotOutcome} (replaced,
+ *       never changed in place), the last error, the
  *       retention guard's warnings.
  * </ul>
  */
@@ -65,7 +69,7 @@ final class SnapshotService {
   private final StoreFence fence;
   private final Consumer<StoreFence.FencedException> onFenced;
   private final Object snapshotLock = new Object();
-  private volatile Map<String, Object> lastSnapshot = Map.of();
+  private volatile SnapshotOutcome lastSnapshot;
   private volatile ScheduledExecutorService background;
 
   SnapshotService(CairnConfig config, Node.Options options, SnapshotStore snapshots, Engine engine, SqlSession session,
@@ -84,9 +88,9 @@ final class SnapshotService {
     this.background = bg;
   }
 
-  /** The figures of the last snapshot this node took (empty before the first). */
-  Map<String, Object> lastSnapshot() {
-    return lastSnapshot;
+  /** The last snapshot this node took (empty before the first). */
+  Optional<SnapshotOutcome> lastSnapshot() {
+    return Optional.ofNullable(lastSnapshot);
   }
 
   /** The last snapshot's error, or null after a good one. */
@@ -103,26 +107,23 @@ final class SnapshotService {
 
   /**
    * Retention guard: warns when a source could lose, before the next snapshot, the data a restart
-   * from the latest snapshot would need (a Kafka topic's retention shorter than the snapshot
-   * interval). Runs at start and after each snapshot.
+   * from the latest snapshot would need (e.g. a Kafka topic's retention shorter than the snapshot
+   * interval): asks each source's connector for its {@link io.cairn.engine.source.RetentionGuard}.
+   * Runs at start and after each snapshot.
    */
   void checkRetention() {
     Duration interval = snapshots.interval(config);
     List<String> warnings = new ArrayList<>();
     for (String name : engine.sourceNames()) {
-      engine.sourceDefinition(name).ifPresent(def -> {
-        try {
-          if (def.connector().equals("kafka")) {
-            io.cairn.connectors.kafka.KafkaRetentionGuard.check(def, options.secrets(), interval)
-                .ifPresent(warnings::add);
-          } else if (def.connector().equals("postgres")) {
-            io.cairn.connectors.postgres.PostgresRetentionGuard.check(def, options.secrets(), interval, Duration.ofSeconds(1))
-                .ifPresent(warnings::add);
-          }
-        } catch (RuntimeException e) {
-          LOG.warn("Retention check of source {} failed: {}", name, e.getMessage());
-        }
-      });
+      engine.sourceDefinition(name).ifPresent(def -> engine.connector(def.connector())
+          .flatMap(SourceConnector::retentionGuard)
+          .ifPresent(guard -> {
+            try {
+              guard.check(def, options.secrets(), interval).ifPresent(warnings::add);
+            } catch (RuntimeException e) {
+              LOG.warn("Retention check of source {} failed: {}", name, e.getMessage());
+            }
+          }));
     }
     retentionWarnings = List.copyOf(warnings);
   }
@@ -145,9 +146,9 @@ final class SnapshotService {
   /**
    * Takes a snapshot now: captures the engine between two ticks (the pause), uploads in the
    * calling thread while the engine keeps ticking, commits, then lets the sources release what
-   * the snapshot no longer needs, and applies retention. Returns the figures.
+   * the snapshot no longer needs, and applies retention. Returns the outcome.
    */
-  Map<String, Object> snapshotNow() {
+  SnapshotOutcome snapshotNow() {
     synchronized (snapshotLock) {
       Cut cut = engine.betweenTicks(() -> {
         long p0 = System.nanoTime(); // the pause: the engine is held between two ticks
@@ -155,9 +156,9 @@ final class SnapshotService {
         return new Cut(captured, session.position(), session.lastHash(), System.nanoTime() - p0);
       });
       EngineState st = cut.state();
-      Map<String, Object> figures;
+      SnapshotResult result;
       try {
-        figures = snapshots.write(st, cut.catalogPosition(), cut.catalogHash(), fence.epoch(), cut.pauseNanos());
+        result = snapshots.write(st, cut.catalogPosition(), cut.catalogHash(), fence.epoch(), cut.pauseNanos());
       } catch (RuntimeException e) {
         boolean unknown = e instanceof io.cairn.snapshotter.exceptions.SnapshotFailedException f && f.outcomeUnknown();
         lastSnapshotError = java.time.Instant.now(options.clock()) + ": " + e.getMessage()
@@ -166,25 +167,23 @@ final class SnapshotService {
       }
       // committed: from here on nothing turns this snapshot into a failure
       lastSnapshotError = null;
-      Object id = figures.get("snapshotId");
-      figures.put("committed", true);
-      figures.put("ownership", "checking");
-      figures.put("sourcesConfirmed", false);
-      publish(figures);
+      String id = result.snapshotId();
+      publish(SnapshotOutcome.committed(result));
       String ownership = confirmAfterCommit(st, id);
       ScheduledExecutorService bg = background;
       if (bg != null) {
         bg.execute(this::checkRetention); // off the snapshot's path: it samples the WAL rate for a second
       }
       if (ownership.equals("fenced")) {
-        amend(id, Map.of("retention", "skipped: this node no longer owns the store"));
+        amend(id, o -> o.withRetention("skipped: this node no longer owns the store"));
       } else {
         try {
           snapshots.applyRetention();
-          amend(id, Map.of("retention", "ok"));
+          amend(id, o -> o.withRetention("ok"));
         } catch (RuntimeException e) {
           LOG.warn("Retention after snapshot {} failed (the snapshot is committed; will retry next time): {}", id, e.getMessage());
-          amend(id, Map.of("retention", "failed (the snapshot is committed; retried after the next one): " + e.getMessage()));
+          String why = "failed (the snapshot is committed; retried after the next one): " + e.getMessage();
+          amend(id, o -> o.withRetention(why));
         }
       }
       return lastSnapshot;
@@ -198,13 +197,13 @@ final class SnapshotService {
   /** The newest committed snapshot whose offsets are not confirmed yet, or null (guarded by confirmLock). */
   private Pending unconfirmed;
 
-  private record Pending(EngineState state, Object snapshotId) {}
+  private record Pending(EngineState state, String snapshotId) {}
 
   /**
    * After a commit: the ownership check, then (only if it finds this node the owner) the offsets
    * confirmed to the sources. Returns "confirmed", "fenced" or "unknown".
    */
-  private String confirmAfterCommit(EngineState st, Object id) {
+  private String confirmAfterCommit(EngineState st, String id) {
     Pending p = new Pending(st, id);
     synchronized (confirmLock) {
       unconfirmed = p; // a newer commit's confirmation covers an older one still pending
@@ -224,15 +223,15 @@ final class SnapshotService {
       }
       LOG.error("Snapshot {} committed, but this node no longer owns the store: its offsets are not confirmed to the sources. {}",
           p.snapshotId(), e.getMessage());
-      amend(p.snapshotId(), Map.of("ownership", "fenced: " + e.getMessage()));
+      amend(p.snapshotId(), o -> o.withOwnership("fenced: " + e.getMessage()));
       onFenced.accept(e);
       return "fenced";
     } catch (RuntimeException e) {
       if (first) {
         LOG.warn("Snapshot {} committed, but whether this node still owns the store cannot be told ({}): its offsets are "
             + "confirmed to the sources once a check finds this node the owner", p.snapshotId(), e.getMessage());
-        amend(p.snapshotId(), Map.of("ownership",
-            "unknown (" + e.getMessage() + "): offsets are confirmed once a check finds this node the owner"));
+        String why = "unknown (" + e.getMessage() + "): offsets are confirmed once a check finds this node the owner";
+        amend(p.snapshotId(), o -> o.withOwnership(why));
       } else {
         LOG.debug("Ownership still cannot be told (will check again): {}", e.getMessage());
       }
@@ -250,7 +249,8 @@ final class SnapshotService {
       LOG.info("This node still owns the store (epoch {}): the offsets of snapshot {} are confirmed to the sources",
           fence.epoch(), p.snapshotId());
     }
-    amend(p.snapshotId(), Map.of("ownership", "confirmed (epoch " + fence.epoch() + ")", "sourcesConfirmed", true));
+    String confirmed = "confirmed (epoch " + fence.epoch() + ")";
+    amend(p.snapshotId(), o -> o.withSourcesConfirmed(confirmed));
     return "confirmed";
   }
 
@@ -276,21 +276,19 @@ final class SnapshotService {
     }
   }
 
-  /** Sets {@code changes} in the published figures, if they are still those of snapshot {@code id}. */
-  private void amend(Object id, Map<String, Object> changes) {
+  /** Applies {@code change} to the published outcome, if it is still that of snapshot {@code id}. */
+  private void amend(String id, UnaryOperator<SnapshotOutcome> change) {
     synchronized (confirmLock) {
-      if (!java.util.Objects.equals(lastSnapshot.get("snapshotId"), id)) {
-        return;
+      SnapshotOutcome o = lastSnapshot;
+      if (o != null && o.snapshotId().equals(id)) {
+        lastSnapshot = change.apply(o);
       }
-      Map<String, Object> f = new java.util.LinkedHashMap<>(lastSnapshot);
-      f.putAll(changes);
-      lastSnapshot = java.util.Collections.unmodifiableMap(f);
     }
   }
 
-  private void publish(Map<String, Object> figures) {
+  private void publish(SnapshotOutcome outcome) {
     synchronized (confirmLock) {
-      lastSnapshot = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(figures));
+      lastSnapshot = outcome;
     }
   }
 }

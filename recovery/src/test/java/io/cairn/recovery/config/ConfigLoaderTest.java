@@ -99,4 +99,39 @@ class ConfigLoaderTest {
     assertThatThrownBy(() -> ConfigLoader.load(f, Map.of()))
         .isInstanceOf(ConfigException.class).hasMessageContaining("'init'").hasMessageContaining("statement 1 of 1");
   }
+
+  @Test
+  void theDefaultsAreCairnConfigDefaultsLoadedAsWritten() {
+    CairnConfig loaded = ConfigLoader.load(null, Map.of());
+    CairnConfig d = CairnConfig.DEFAULTS;
+    // the store URI is resolved against the working directory when loaded; everything else is as written
+    assertThat(loaded.storeUri()).startsWith("file:///").endsWith("/cairn-data?create=true");
+    assertThat(new CairnConfig(d.storeUri(), loaded.storeProperties(), loaded.workers(), loaded.tickMaxRecords(),
+        loaded.tickMaxDuration(), loaded.snapshotCron(), loaded.snapshotZone(), loaded.keepLast(), loaded.keepDailyDays(),
+        loaded.gcGrace(), loaded.httpHost(), loaded.httpPort(), loaded.catchUpRateLimit(), loaded.init(), loaded.httpMaxBodyBytes(),
+        loaded.sourceRestart(), loaded.pgwireHost(), loaded.pgwirePort(), loaded.pgwireMaxConnections(), loaded.limits()))
+        .isEqualTo(d);
+    assertThat(d.pgwirePort()).isEqualTo(6875);
+  }
+
+  @Test
+  void aDurationIsWrittenOneWay() {
+    assertThat(ConfigLoader.parseDuration("k", "200ms")).isEqualTo(Duration.ofMillis(200));
+    assertThat(ConfigLoader.parseDuration("k", "30s")).isEqualTo(Duration.ofSeconds(30));
+    assertThat(ConfigLoader.parseDuration("k", "5m")).isEqualTo(Duration.ofMinutes(5));
+    assertThat(ConfigLoader.parseDuration("k", "1h")).isEqualTo(Duration.ofHours(1));
+    assertThat(ConfigLoader.parseDuration("k", "2d")).isEqualTo(Duration.ofDays(2));
+    assertThat(ConfigLoader.parseDuration("k", "0")).isZero();
+    for (String other : new String[] {"PT1H", "5 s", "1.5h", "10", "-1s", "1w"}) {
+      assertThatThrownBy(() -> ConfigLoader.parseDuration("engine.tick.max-duration", other)).as(other)
+          .isInstanceOf(ConfigException.class).hasMessageContaining("'engine.tick.max-duration'").hasMessageContaining("200ms");
+    }
+    for (Duration d : new Duration[] {Duration.ZERO, Duration.ofMillis(1500), Duration.ofSeconds(60), Duration.ofHours(48),
+        Duration.ofMinutes(90)}) {
+      assertThat(ConfigLoader.parseDuration("k", ConfigLoader.formatDuration(d))).isEqualTo(d);
+    }
+    assertThat(ConfigLoader.formatDuration(Duration.ofSeconds(60))).isEqualTo("1m");
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("CAIRN_SNAPSHOTS_RETENTION_GC_GRACE", "PT1H")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("snapshots.retention.gc-grace");
+  }
 }

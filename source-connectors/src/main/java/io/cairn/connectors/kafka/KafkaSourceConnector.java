@@ -34,4 +34,10 @@ public final class KafkaSourceConnector implements SourceConnector {
     KafkaSourceConfig config = KafkaSourceConfig.parse(definition, secrets);
     return new KafkaSource(definition, config, System::nanoTime, nanos -> java.util.concurrent.TimeUnit.NANOSECONDS.sleep(nanos));
   }
+
+  /** The topic's retention against the snapshot interval ({@link KafkaRetentionGuard}). */
+  @Override
+  public java.util.Optional<io.cairn.engine.source.RetentionGuard> retentionGuard() {
+    return java.util.Optional.of(KafkaRetentionGuard::check);
+  }
 }

@@ -55,4 +55,17 @@ public final class PostgresConnector implements SourceConnector {
     String password = secrets.resolve(config.passwordRef());
     return new PostgresSource(config, password, def.schema(), def.primaryKey());
   }
+
+  /** How long the WAL rate is sampled by the retention guard. */
+  static final java.time.Duration WAL_RATE_SAMPLE = java.time.Duration.ofSeconds(1);
+
+  /**
+   * The slot's WAL limit against one snapshot interval of WAL ({@link PostgresRetentionGuard}),
+   * the rate sampled over {@link #WAL_RATE_SAMPLE}.
+   */
+  @Override
+  public java.util.Optional<io.cairn.engine.source.RetentionGuard> retentionGuard() {
+    return java.util.Optional.of((definition, secrets, interval) ->
+        PostgresRetentionGuard.check(definition, secrets, interval, WAL_RATE_SAMPLE));
+  }
 }

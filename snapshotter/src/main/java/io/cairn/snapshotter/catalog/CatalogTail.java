@@ -1,4 +1,4 @@
-package io.cairn.recovery.node;
+package io.cairn.snapshotter.catalog;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  *       hash. The witnesses are listed before the catalog is read: each was written after its
  *       entry, so an owner that keeps appending while a node starts cannot make that start refuse.
  *   <li>Why witnesses and not the manifests, which also record the catalog's position and hash:
- *       the snapshots are listed only after the store is taken (see {@link Recovery}: a snapshot
- *       chosen before the fence may be superseded), and every entry a manifest of this build
+ *       the node lists the snapshots only after it has taken the store (a snapshot chosen before
+ *       the fence may be superseded), and every entry a manifest of this build
  *       includes was witnessed when it was appended. Recovery still checks the catalog against
  *       the snapshot it loads, after the fence.
  *   <li>What it cannot detect before the fence, and what the operator sees then: a removed tail
@@ -55,21 +55,21 @@ import org.slf4j.LoggerFactory;
  *       too, as before.
  * </ul>
  */
-final class CatalogTail {
+public final class CatalogTail {
   private static final Logger LOG = LoggerFactory.getLogger(CatalogTail.class);
-  static final String PREFIX = "catalog-heads/";
+  public static final String PREFIX = "catalog-heads/";
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private CatalogTail() {}
 
-  static String key(long position) {
+  public static String key(long position) {
     return String.format(Locale.ROOT, "%s%020d.json", PREFIX, position);
   }
 
   /** The highest witness in {@code store}, if any: its position and the hash it records ("" if unreadable). */
-  record Witness(long position, String hash, long epoch, String wallClock) {}
+  public record Witness(long position, String hash, long epoch, String wallClock) {}
 
-  static Optional<Witness> highest(ObjectStore store) {
+  public static Optional<Witness> highest(ObjectStore store) {
     long max = -1;
     for (ObjectInfo o : store.list(PREFIX)) {
       String name = o.key().substring(o.key().lastIndexOf('/') + 1);
@@ -98,14 +98,14 @@ final class CatalogTail {
    *     writes the witness)
    * @throws CatalogIntegrityException naming the missing or changed entry
    */
-  static boolean check(Optional<Witness> witness, List<CatalogEntry> entries, String where) {
+  public static boolean check(Optional<Witness> witness, List<CatalogEntry> entries, String where) {
     long end = entries.size();
     checkWitness(witness, entries, where);
     return end == 0 || witness.map(x -> x.position() >= end - 1).orElse(false);
   }
 
   /** The highest witness against the catalog's end. */
-  static void checkWitness(Optional<Witness> witness, List<CatalogEntry> entries, String where) {
+  public static void checkWitness(Optional<Witness> witness, List<CatalogEntry> entries, String where) {
     if (witness.isEmpty()) {
       return;
     }
@@ -128,7 +128,7 @@ final class CatalogTail {
   }
 
   /** Writes the witness of {@code head}; one that exists already is kept; a failure is logged, not thrown. */
-  static void witness(ObjectStore store, CatalogEntry head) {
+  public static void witness(ObjectStore store, CatalogEntry head) {
     ObjectNode n = JSON.createObjectNode();
     n.put("position", head.position());
     n.put("hash", head.hash());
@@ -145,7 +145,7 @@ final class CatalogTail {
   }
 
   /** {@code log}, writing a witness after each append it makes. */
-  static CatalogLog witnessing(CatalogLog log, ObjectStore store) {
+  public static CatalogLog witnessing(CatalogLog log, ObjectStore store) {
     return new CatalogLog() {
       @Override
       public void append(CatalogEntry entry) {

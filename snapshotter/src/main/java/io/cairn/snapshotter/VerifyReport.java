@@ -1,11 +1,11 @@
-package io.cairn.recovery.node;
+package io.cairn.snapshotter;
 
 import java.util.List;
 
 /**
- * What {@code cairn snapshots verify} found: one line for the catalog, then one per manifest. A
- * manifest that garbage collection deleted while verification ran is {@link Status#GONE}, not
- * invalid: it was a consistent snapshot that no longer exists, and recovery will not choose it.
+ * What {@link StoreVerifier} found: one line for the catalog, then one per manifest. A manifest
+ * that garbage collection deleted while verification ran is {@link Status#GONE}, not invalid: it
+ * was a consistent snapshot that no longer exists, and recovery will not choose it.
  */
 public record VerifyReport(List<Line> lines) {
   /** The verdict on one object. */
