@@ -687,7 +687,7 @@ public final class Engine implements AutoCloseable {
           sinceCheck[0] = 0;
           check.run();
         }
-      });
+      }, check);
     }
     io.cairn.engine.row.CheckedSort.sort(out, null, check);
     return out;

@@ -209,6 +209,15 @@ public final class Spine {
    * lock while the spine goes on changing.
    */
   public static void forEachLive(List<Batch> batches, long time, LiveSink sink) {
+    forEachLive(batches, time, sink, () -> {});
+  }
+
+  /**
+   * {@link #forEachLive(List, long, LiveSink)}, calling {@code check} about every 65,536 entries
+   * and comparisons while it orders them: a check that throws stops the read (a cancelled scan of
+   * a large view frees its thread within milliseconds, not after the whole sort).
+   */
+  public static void forEachLive(List<Batch> batches, long time, LiveSink sink, Runnable check) {
     Batch[] bs = batches.toArray(new Batch[0]);
     int total = 0;
     for (Batch b : bs) {
@@ -227,7 +236,14 @@ public final class Spine {
         }
       }
     }
-    Consolidation.Order order = (x, y) -> bs[which[x]].compareKeyVal(index[x], bs[which[y]], index[y]);
+    check.run();
+    int[] steps = {0};
+    Consolidation.Order order = (x, y) -> {
+      if ((++steps[0] & 0xFFFF) == 0) {
+        check.run();
+      }
+      return bs[which[x]].compareKeyVal(index[x], bs[which[y]], index[y]);
+    };
     // the batches are sorted runs: the sort only merges them (one comparison per run elsewhere)
     int[] perm = Consolidation.sortInto(new int[n], n, order);
     Consolidation.scan(perm, n, order, x -> bs[which[x]].diff(index[x]), (x, sum) -> sink.live(bs[which[x]], index[x], sum));
