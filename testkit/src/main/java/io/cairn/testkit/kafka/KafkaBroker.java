@@ -1,4 +1,4 @@
-package io.cairn.connectors.testing.kafka;
+package io.cairn.testkit.kafka;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,4 +1,4 @@
-package io.cairn.connectors.testing.postgres;
+package io.cairn.testkit.postgres;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
