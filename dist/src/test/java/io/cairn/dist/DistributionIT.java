@@ -13,6 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,7 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The tarball as a user gets it: unpacked into an empty folder and run with nothing but bash and
  * the JDK — the PATH holds only the JDK's {@code bin}, HOME is an empty folder (no Maven, no
  * {@code ~/.m2}) — {@code bin/cairn run}, then {@code bin/cairn sql} and {@code bin/cairn status
- * --json} against it.
+ * --json} against it; and what its {@code lib/} holds: no test or benchmark code.
  */
 class DistributionIT {
   record Result(int exit, String out) {}
@@ -112,6 +114,62 @@ class DistributionIT {
     assertThat(garbage.exit()).as(garbage.out()).isZero();
     assertThat(garbage.out()).startsWith("no snapshots in");
     assertThat(sharedClasses(classes)).isZero();
+  }
+
+  /**
+   * Packages that must not be in any jar of lib/: the test servers, the benchmarks, JMH, the test
+   * harnesses' former homes in the product modules, and the engine test-jar's property-test kit.
+   */
+  private static final List<String> FORBIDDEN_PACKAGES = List.of(
+      "io/cairn/testkit/", "io/cairn/benchmarks/", "org/openjdk/jmh/",
+      "io/cairn/objectstore/testing/", "io/cairn/connectors/testing/", "io/cairn/engine/testkit/");
+
+  @Test
+  void libHoldsNoTestkitBenchmarkJmhOrTestJarClasses(@TempDir Path dir) throws Exception {
+    Path lib = unpack(dir).getParent().getParent().resolve("lib");
+    List<Path> jars;
+    try (Stream<Path> s = Files.list(lib)) {
+      jars = s.filter(p -> p.getFileName().toString().endsWith(".jar")).sorted().toList();
+    }
+    assertThat(jars).as("jars in %s", lib).isNotEmpty()
+        .anySatisfy(j -> assertThat(j.getFileName().toString()).startsWith("cairn-recovery-"));
+    List<String> offenders = new ArrayList<>();
+    for (Path jar : jars) {
+      offenders.addAll(offenders(jar));
+    }
+    assertThat(offenders)
+        .as("classes in %s that belong to the testkit, the benchmarks, JMH or a test-jar (jar: offending entries)", lib)
+        .isEmpty();
+  }
+
+  /** What in {@code jar} is test or benchmark code: "name.jar: entry, entry, …", or nothing. */
+  private static List<String> offenders(Path jar) throws IOException {
+    String name = jar.getFileName().toString();
+    List<String> bad = new ArrayList<>();
+    if (name.endsWith("-tests.jar") || name.endsWith("-test.jar")) {
+      bad.add("(a test-jar)");
+    }
+    try (JarFile jf = new JarFile(jar.toFile())) {
+      for (JarEntry e : (Iterable<JarEntry>) jf.stream()::iterator) {
+        String entry = e.getName();
+        if (!entry.endsWith(".class")) {
+          continue;
+        }
+        String simple = entry.substring(entry.lastIndexOf('/') + 1, entry.length() - ".class".length());
+        boolean forbidden = FORBIDDEN_PACKAGES.stream().anyMatch(entry::startsWith);
+        // a cairn test class: what a test-jar of a cairn module holds
+        boolean testClass = entry.startsWith("io/cairn/") && simple.matches("[^$]*(Test|Tests|IT)(\\$.*)?");
+        if (forbidden || testClass) {
+          bad.add(entry);
+        }
+      }
+    }
+    if (bad.isEmpty()) {
+      return List.of();
+    }
+    int shown = Math.min(bad.size(), 10);
+    return List.of(name + ": " + String.join(", ", bad.subList(0, shown))
+        + (bad.size() > shown ? " … (" + bad.size() + " entries)" : ""));
   }
 
   /** Classes the JVM took from the dynamic (top) class-data archive, from a -Xlog:class+load file. */

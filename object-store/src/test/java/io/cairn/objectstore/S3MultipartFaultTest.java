@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cairn.objectstore.exceptions.ObjectStoreException;
-import io.cairn.objectstore.testing.S3ProxyServer;
+import io.cairn.testkit.s3.S3ProxyServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -32,7 +32,7 @@ class S3MultipartFaultTest {
   }
 
   private S3ObjectStoreConfig config() {
-    return server.configFor(bucket).prefix("faults")
+    return S3ProxyStores.configFor(server, bucket).prefix("faults")
         .multipartThresholdBytes(5L << 20).partSizeBytes(5L << 20).multipartParallelism(3).build();
   }
 

@@ -10,7 +10,7 @@ import io.cairn.objectstore.exceptions.InvalidKeyException;
 import io.cairn.objectstore.exceptions.ObjectStoreConfigException;
 import io.cairn.objectstore.exceptions.ObjectStoreException;
 import io.cairn.objectstore.exceptions.StoreUnavailableException;
-import io.cairn.objectstore.testing.S3ProxyServer;
+import io.cairn.testkit.s3.S3ProxyServer;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetAddress;
@@ -22,9 +22,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 
 /** Bad input against a real S3 server: clear errors naming bucket/endpoint/key, no secret, no retry storm. */
 class S3ObjectStoreErrorTest {
@@ -45,7 +45,7 @@ class S3ObjectStoreErrorTest {
 
   @Test
   void missingBucketIsNamedForEveryOperation() {
-    try (S3ObjectStore store = server.newStore("no-such-bucket-here", "p")) {
+    try (S3ObjectStore store = S3ProxyStores.newStore(server, "no-such-bucket-here", "p")) {
       List<ThrowingCallable> calls = List.of(
           () -> store.put("k", new byte[1]),
           () -> store.putIfAbsent("k", new byte[1]),
@@ -65,7 +65,7 @@ class S3ObjectStoreErrorTest {
   @Test
   void wrongCredentialsAreRejectedOnceWithoutTheSecretInTheError() {
     String secret = "wrong-secret-" + System.nanoTime();
-    S3ObjectStoreConfig config = server.configFor(bucket).credentials(server.accessKeyId(), secret).build();
+    S3ObjectStoreConfig config = S3ProxyStores.configFor(server, bucket).credentials(server.accessKeyId(), secret).build();
     assertThat(config.toString()).doesNotContain(secret).contains("****");
     try (S3ObjectStore store = new S3ObjectStore(config)) {
       for (ThrowingCallable call : List.<ThrowingCallable>of(
@@ -78,7 +78,7 @@ class S3ObjectStoreErrorTest {
       assertThat(store.requestAttempts()).as("auth failures are not retried").isEqualTo(3);
     }
     try (S3ObjectStore store = new S3ObjectStore(
-        server.configFor(bucket).credentials("nobody", server.secretAccessKey()).build())) {
+        S3ProxyStores.configFor(server, bucket).credentials("nobody", server.secretAccessKey()).build())) {
       assertThatThrownBy(() -> store.head("k")).isInstanceOf(AccessDeniedException.class)
           .satisfies(t -> assertThat(fullText(t)).doesNotContain(server.secretAccessKey()));
     }
@@ -173,7 +173,7 @@ class S3ObjectStoreErrorTest {
 
   @Test
   void invalidKeysSendNothing() {
-    try (S3ObjectStore store = server.newStore(bucket, "p")) {
+    try (S3ObjectStore store = S3ProxyStores.newStore(server, bucket, "p")) {
       assertThatThrownBy(() -> store.put("../etc/passwd", new byte[1]))
           .isInstanceOf(InvalidKeyException.class).hasMessageContaining("../etc/passwd");
       assertThat(store.requestAttempts()).isZero();
@@ -234,7 +234,7 @@ class S3ObjectStoreErrorTest {
 
   @Test
   void checksumModeWhenRequiredRoundTripsSinglePutsAndParts() throws Exception {
-    S3ObjectStoreConfig config = server.configFor(bucket).prefix("when-required")
+    S3ObjectStoreConfig config = S3ProxyStores.configFor(server, bucket).prefix("when-required")
         .checksumMode(S3ObjectStoreConfig.ChecksumMode.WHEN_REQUIRED)
         .multipartThresholdBytes(5L << 20).partSizeBytes(5L << 20).multipartParallelism(2).build();
     try (S3ObjectStore store = new S3ObjectStore(config)) {

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cairn.objectstore.exceptions.ObjectStoreException;
-import io.cairn.objectstore.testing.S3ProxyServer;
+import io.cairn.testkit.s3.S3ProxyServer;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -42,7 +42,7 @@ class S3ObjectStoreRequestTest {
         return context.requestBody();
       }
     };
-    S3ObjectStoreConfig config = server.configFor(bucket).prefix("md5")
+    S3ObjectStoreConfig config = S3ProxyStores.configFor(server, bucket).prefix("md5")
         .checksumMode(S3ObjectStoreConfig.ChecksumMode.WHEN_REQUIRED).build();
     try (S3ObjectStore store = new S3ObjectStore(config, List.of(corrupt))) {
       assertThatThrownBy(() -> store.put("corrupted", TestData.bytes(21, 4096)))
@@ -65,7 +65,7 @@ class S3ObjectStoreRequestTest {
         }
       }
     };
-    S3ObjectStoreConfig config = server.configFor(bucket).prefix("sse")
+    S3ObjectStoreConfig config = S3ProxyStores.configFor(server, bucket).prefix("sse")
         .serverSideEncryption(S3ObjectStoreConfig.ServerSideEncryption.KMS).kmsKeyId("alias/cairn").build();
     try (S3ObjectStore store = new S3ObjectStore(config, List.of(capture))) {
       assertThatThrownBy(() -> store.put("small", new byte[10])).isInstanceOf(ObjectStoreException.class);

@@ -2,7 +2,7 @@ package io.cairn.objectstore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.cairn.objectstore.testing.S3ProxyServer;
+import io.cairn.testkit.s3.S3ProxyServer;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -20,7 +20,7 @@ class S3ObjectStoreTest extends AbstractObjectStoreContractTest {
 
   @Override
   protected ObjectStore newStore() {
-    return server.newStore(bucket, "t-" + UUID.randomUUID());
+    return S3ProxyStores.newStore(server, bucket, "t-" + UUID.randomUUID());
   }
 
   @Test
@@ -35,7 +35,7 @@ class S3ObjectStoreTest extends AbstractObjectStoreContractTest {
 
   @Test
   void storesWithDifferentPrefixesDoNotSeeEachOther() {
-    try (ObjectStore other = server.newStore(bucket, "other-" + UUID.randomUUID())) {
+    try (ObjectStore other = S3ProxyStores.newStore(server, bucket, "other-" + UUID.randomUUID())) {
       store.put("k", new byte[] {1});
       other.put("k", new byte[] {2});
       assertThat(store.readAllBytes("k")).containsExactly(1);

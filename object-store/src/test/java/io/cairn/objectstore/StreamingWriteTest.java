@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cairn.objectstore.exceptions.ObjectStoreException;
-import io.cairn.objectstore.testing.S3ProxyServer;
+import io.cairn.testkit.s3.S3ProxyServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -39,7 +39,7 @@ class StreamingWriteTest {
   }
 
   private S3ObjectStoreConfig config() {
-    return server.configFor(bucket).prefix("stream")
+    return S3ProxyStores.configFor(server, bucket).prefix("stream")
         .multipartThresholdBytes(PART).partSizeBytes(PART).multipartParallelism(2).build();
   }
 
@@ -159,12 +159,12 @@ class StreamingWriteTest {
    */
   @Test
   void s3ObjectsWithinTheThresholdGoInOnePutEvenAboveOnePart() throws IOException {
-    try (S3ObjectStore s3 = new S3ObjectStore(server.configFor(bucket).prefix("thr")
+    try (S3ObjectStore s3 = new S3ObjectStore(S3ProxyStores.configFor(server, bucket).prefix("thr")
         .multipartThresholdBytes(2 * PART).partSizeBytes(PART).multipartParallelism(2).build())) {
       assertStreams(s3, new long[] {PART, PART + 1, 2 * PART, 2 * PART + 1, 3 * PART + 7}, new long[] {1, 1, 1, 5, 6});
     }
     // 2.5 parts of threshold: up to 3 parts in one PUT, 2 of them held (parallelism 3 lets 2 be held)
-    try (S3ObjectStore s3 = new S3ObjectStore(server.configFor(bucket).prefix("thr3")
+    try (S3ObjectStore s3 = new S3ObjectStore(S3ProxyStores.configFor(server, bucket).prefix("thr3")
         .multipartThresholdBytes(5 * PART / 2).partSizeBytes(PART).multipartParallelism(3).build())) {
       assertStreams(s3, new long[] {2 * PART + 1, 3 * PART, 3 * PART + 1}, new long[] {1, 1, 6});
     }
@@ -176,7 +176,7 @@ class StreamingWriteTest {
    */
   @Test
   void s3HoldsNoPartBackWhenThatWouldTakeTheLastPermit() throws IOException {
-    try (S3ObjectStore s3 = new S3ObjectStore(server.configFor(bucket).prefix("one")
+    try (S3ObjectStore s3 = new S3ObjectStore(S3ProxyStores.configFor(server, bucket).prefix("one")
         .multipartThresholdBytes(4 * PART).partSizeBytes(PART).multipartParallelism(1).build())) {
       assertStreams(s3, new long[] {PART, PART + 1, 2 * PART + 5}, new long[] {1, 4, 5});
     }
@@ -188,7 +188,7 @@ class StreamingWriteTest {
    */
   @Test
   void s3HeldPartsStayWithinTheBoundOfOnePartPerWritePlusThePartsInFlight() throws Exception {
-    try (S3ObjectStore s3 = new S3ObjectStore(server.configFor(bucket).prefix("held")
+    try (S3ObjectStore s3 = new S3ObjectStore(S3ProxyStores.configFor(server, bucket).prefix("held")
         .multipartThresholdBytes(2 * PART).partSizeBytes(PART).multipartParallelism(2).build())) {
       long[] sizes = {2 * PART - 3, 2 * PART - 2, PART + 77, 6 * PART + 5};
       writeAtOnce(s3, "held-", 200, sizes);

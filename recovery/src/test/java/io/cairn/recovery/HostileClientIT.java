@@ -3,9 +3,9 @@ package io.cairn.recovery;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.cairn.connectors.testing.kafka.KafkaBroker;
-import io.cairn.connectors.testing.postgres.PostgresServer;
 import io.cairn.engine.row.Row;
+import io.cairn.testkit.kafka.KafkaBroker;
+import io.cairn.testkit.postgres.PostgresServer;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;

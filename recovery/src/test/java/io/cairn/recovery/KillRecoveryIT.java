@@ -3,13 +3,13 @@ package io.cairn.recovery;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.cairn.connectors.testing.kafka.KafkaBroker;
-import io.cairn.connectors.testing.postgres.PostgresServer;
 import io.cairn.engine.row.Row;
-import io.cairn.objectstore.testing.S3ProxyServer;
 import io.cairn.recovery.config.CairnConfig;
 import io.cairn.recovery.config.ConfigLoader;
 import io.cairn.recovery.node.Node;
+import io.cairn.testkit.kafka.KafkaBroker;
+import io.cairn.testkit.postgres.PostgresServer;
+import io.cairn.testkit.s3.S3ProxyServer;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,14 +2,14 @@ package io.cairn.recovery;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.cairn.connectors.testing.kafka.KafkaBroker;
-import io.cairn.connectors.testing.postgres.PostgresServer;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.runtime.SourceStatus;
 import io.cairn.recovery.cli.CairnCommand;
 import io.cairn.recovery.config.CairnConfig;
 import io.cairn.recovery.config.ConfigLoader;
 import io.cairn.recovery.node.Node;
+import io.cairn.testkit.kafka.KafkaBroker;
+import io.cairn.testkit.postgres.PostgresServer;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -1,8 +1,8 @@
 package io.cairn.recovery;
 
-import io.cairn.connectors.testing.kafka.KafkaBroker;
 import io.cairn.engine.loadgen.LoadGeneratorConnector;
 import io.cairn.engine.row.Row;
+import io.cairn.testkit.kafka.KafkaBroker;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -33,7 +33,7 @@ final class Scenario {
   private final Random random;
   private long produced;
   /** The Postgres table {@code customers} (null: no Postgres source). */
-  final io.cairn.connectors.testing.postgres.PostgresServer pg;
+  final io.cairn.testkit.postgres.PostgresServer pg;
   final String pgDatabase;
   final String slot;
 
@@ -41,7 +41,7 @@ final class Scenario {
     this(kafka, null, genLimit, seed);
   }
 
-  Scenario(KafkaBroker kafka, io.cairn.connectors.testing.postgres.PostgresServer pg, long genLimit, long seed) {
+  Scenario(KafkaBroker kafka, io.cairn.testkit.postgres.PostgresServer pg, long genLimit, long seed) {
     this.kafka = kafka;
     this.genLimit = genLimit;
     this.random = new Random(seed);

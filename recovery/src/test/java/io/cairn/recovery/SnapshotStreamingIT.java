@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cairn.objectstore.ObjectStore;
 import io.cairn.objectstore.S3ObjectStore;
-import io.cairn.objectstore.testing.S3ProxyServer;
 import io.cairn.recovery.config.CairnConfig;
 import io.cairn.recovery.config.ConfigLoader;
 import io.cairn.recovery.node.Node;
+import io.cairn.testkit.s3.S3ProxyServer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

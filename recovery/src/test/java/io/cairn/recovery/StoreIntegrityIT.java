@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cairn.engine.catalog.CatalogIntegrityException;
-import io.cairn.objectstore.testing.S3ProxyServer;
 import io.cairn.recovery.cli.CairnCommand;
 import io.cairn.recovery.config.CairnConfig;
 import io.cairn.recovery.config.ConfigLoader;
 import io.cairn.recovery.node.Node;
+import io.cairn.testkit.s3.S3ProxyServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -6,7 +6,8 @@ import io.cairn.engine.runtime.ArrangementState;
 import io.cairn.engine.runtime.EngineState;
 import io.cairn.engine.trace.Batch;
 import io.cairn.objectstore.S3ObjectStore;
-import io.cairn.objectstore.testing.S3ProxyServer;
+import io.cairn.objectstore.S3ProxyStores;
+import io.cairn.testkit.s3.S3ProxyServer;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -27,7 +28,7 @@ class S3StreamingSnapshotTest {
     EngineState state = new EngineState(8, 2, Map.of(), List.of(
         new ArrangementState("a", 0, RangedReadTest.KEY, RangedReadTest.VAL, List.of(big), 9),
         new ArrangementState("a", 1, RangedReadTest.KEY, RangedReadTest.VAL, List.of(small), 9)));
-    try (S3ObjectStore s3 = new S3ObjectStore(server.configFor(bucket).prefix("snap")
+    try (S3ObjectStore s3 = new S3ObjectStore(S3ProxyStores.configFor(server, bucket).prefix("snap")
             .multipartThresholdBytes(part).partSizeBytes(part).multipartParallelism(2).build());
         Snapshotter s = Snapshotter.builder(s3).rowGroupRows(50_000).encodeThreads(2).build();
         SnapshotReader reader = new SnapshotReader(s3, "", Runnable::run, 1, 1L << 20)) {

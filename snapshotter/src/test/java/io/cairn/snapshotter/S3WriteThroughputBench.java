@@ -5,7 +5,8 @@ import io.cairn.engine.runtime.EngineState;
 import io.cairn.engine.trace.Batch;
 import io.cairn.objectstore.S3ObjectStore;
 import io.cairn.objectstore.S3ObjectStoreConfig;
-import io.cairn.objectstore.testing.S3ProxyServer;
+import io.cairn.objectstore.S3ProxyStores;
+import io.cairn.testkit.s3.S3ProxyServer;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -66,7 +67,7 @@ class S3WriteThroughputBench {
    * threshold in MiB), then the plain PUT of its files.
    */
   private static void measure(S3ProxyServer server, String bucket, EngineState state, int files, int run, String variant, boolean multipart) {
-    S3ObjectStoreConfig.Builder cb = server.configFor(bucket).prefix("bench-" + run + "-" + variant);
+    S3ObjectStoreConfig.Builder cb = S3ProxyStores.configFor(server, bucket).prefix("bench-" + run + "-" + variant);
     int rowGroupRows = 0;
     for (String o : variant.split("\\+")) {
       if (o.startsWith("rg")) {
@@ -82,7 +83,7 @@ class S3WriteThroughputBench {
     S3ObjectStoreConfig config = cb.build();
     try (S3ObjectStore s3 = new S3ObjectStore(config);
         S3ObjectStore s3parts = new S3ObjectStore(
-            server.configFor(bucket).prefix("bench-" + run + "-" + variant)
+            S3ProxyStores.configFor(server, bucket).prefix("bench-" + run + "-" + variant)
                 .partSizeBytes(config.partSizeBytes()).multipartThresholdBytes(config.partSizeBytes()).build())) {
       Snapshotter.Builder sb = Snapshotter.builder(s3);
       if (rowGroupRows > 0) {

@@ -1,6 +1,5 @@
 package io.cairn.benchmarks.demo;
 
-import io.cairn.connectors.testing.kafka.KafkaBroker;
 import io.cairn.objectstore.MeteredObjectStore;
 import io.cairn.objectstore.ObjectInfo;
 import io.cairn.objectstore.ObjectStore;
@@ -10,6 +9,7 @@ import io.cairn.recovery.config.ConfigLoader;
 import io.cairn.recovery.node.Node;
 import io.cairn.recovery.node.RecoveryReport;
 import io.cairn.snapshotter.catalog.ObjectStoreCatalogLog;
+import io.cairn.testkit.kafka.KafkaBroker;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;

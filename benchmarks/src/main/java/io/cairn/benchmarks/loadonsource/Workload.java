@@ -1,7 +1,7 @@
 package io.cairn.benchmarks.loadonsource;
 
-import io.cairn.connectors.testing.kafka.KafkaBroker;
 import io.cairn.engine.row.Row;
+import io.cairn.testkit.kafka.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,9 +1,10 @@
 package io.cairn.benchmarks.objectstore;
 
+import io.cairn.benchmarks.S3Bench;
 import io.cairn.objectstore.InMemoryObjectStore;
 import io.cairn.objectstore.LocalObjectStore;
 import io.cairn.objectstore.ObjectStore;
-import io.cairn.objectstore.testing.S3ProxyServer;
+import io.cairn.testkit.s3.S3ProxyServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -88,7 +89,7 @@ public final class ObjectStoreBenchmark {
           Supplier<ObjectStore> open = switch (backend) {
             case "memory" -> InMemoryObjectStore::new;
             case "local" -> () -> LocalObjectStore.createDirectories(dir.resolve("store-" + w.name()));
-            case "s3" -> () -> s3.newStore(s3.createBucket(), "bench");
+            case "s3" -> () -> S3Bench.newStore(s3, "bench");
             default -> throw new IllegalArgumentException("Unknown backend '" + backend + "': memory, local or s3");
           };
           try (ObjectStore store = open.get()) {

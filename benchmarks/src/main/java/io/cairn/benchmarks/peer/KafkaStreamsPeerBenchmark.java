@@ -3,7 +3,7 @@ package io.cairn.benchmarks.peer;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.cairn.connectors.testing.kafka.KafkaBroker;
+import io.cairn.testkit.kafka.KafkaBroker;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

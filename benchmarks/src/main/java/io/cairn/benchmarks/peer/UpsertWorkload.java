@@ -1,6 +1,6 @@
 package io.cairn.benchmarks.peer;
 
-import io.cairn.connectors.testing.kafka.KafkaBroker;
+import io.cairn.testkit.kafka.KafkaBroker;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

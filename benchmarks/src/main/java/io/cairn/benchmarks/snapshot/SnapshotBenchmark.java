@@ -1,5 +1,6 @@
 package io.cairn.benchmarks.snapshot;
 
+import io.cairn.benchmarks.S3Bench;
 import io.cairn.engine.runtime.Engine;
 import io.cairn.engine.runtime.EngineState;
 import io.cairn.engine.runtime.TickPolicy;
@@ -10,13 +11,13 @@ import io.cairn.objectstore.LocalObjectStore;
 import io.cairn.objectstore.ObjectInfo;
 import io.cairn.objectstore.ObjectStore;
 import io.cairn.objectstore.S3ObjectStore;
-import io.cairn.objectstore.testing.S3ProxyServer;
 import io.cairn.snapshotter.Manifest;
 import io.cairn.snapshotter.RecoveryChoice;
 import io.cairn.snapshotter.SnapshotReader;
 import io.cairn.snapshotter.SnapshotResult;
 import io.cairn.snapshotter.Snapshotter;
 import io.cairn.snapshotter.format.ParquetBatchFiles;
+import io.cairn.testkit.s3.S3ProxyServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -92,7 +93,7 @@ public final class SnapshotBenchmark {
         keys, records, changed, workers, parallelism, dir);
     boolean s3 = "s3".equals(System.getProperty("cairn.bench.store", "local"));
     ObjectStore store = s3
-        ? S3ProxyServer.shared().newStore(S3ProxyServer.shared().createBucket(), "bench-store")
+        ? S3Bench.newStore(S3ProxyServer.shared(), "bench-store")
         : LocalObjectStore.createDirectories(dir.resolve("store"));
     System.out.println("store: " + (s3 ? "S3 (s3proxy " + S3ProxyServer.VERSION + " in a child JVM on 127.0.0.1)" : "local directory"));
     Map<String, String> opts = Map.of("keys", Long.toString(keys), "limit", Long.toString(records + changed), "seed", "11",

@@ -1,6 +1,6 @@
 package io.cairn.benchmarks.trial;
 
-import io.cairn.connectors.testing.kafka.KafkaBroker;
+import io.cairn.testkit.kafka.KafkaBroker;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

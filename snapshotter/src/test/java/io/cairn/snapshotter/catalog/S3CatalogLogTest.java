@@ -2,7 +2,8 @@ package io.cairn.snapshotter.catalog;
 
 import io.cairn.engine.catalog.CatalogLog;
 import io.cairn.objectstore.S3ObjectStore;
-import io.cairn.objectstore.testing.S3ProxyServer;
+import io.cairn.objectstore.S3ProxyStores;
+import io.cairn.testkit.s3.S3ProxyServer;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -20,7 +21,7 @@ class S3CatalogLogTest extends CatalogLogContract {
     String bucket = s3.createBucket();
     List<CatalogLog> out = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      S3ObjectStore s = s3.newStore(bucket, "node");
+      S3ObjectStore s = S3ProxyStores.newStore(s3, bucket, "node");
       stores.add(s);
       out.add(new ObjectStoreCatalogLog(s));
     }

@@ -2,7 +2,6 @@ package io.cairn.connectors.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.cairn.connectors.testing.kafka.KafkaBroker;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.runtime.Engine;
@@ -12,6 +11,7 @@ import io.cairn.engine.runtime.SourceStatus;
 import io.cairn.engine.runtime.TickPolicy;
 import io.cairn.engine.source.Envelope;
 import io.cairn.engine.source.SourceDefinition;
+import io.cairn.testkit.kafka.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -3,7 +3,6 @@ package io.cairn.connectors.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.cairn.connectors.testing.kafka.KafkaBroker;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.source.Envelope;
@@ -12,6 +11,7 @@ import io.cairn.engine.source.Secrets;
 import io.cairn.engine.source.Source;
 import io.cairn.engine.source.SourceDefinition;
 import io.cairn.engine.source.SourceOffsets;
+import io.cairn.testkit.kafka.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -2,13 +2,13 @@ package io.cairn.connectors.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.cairn.connectors.testing.kafka.KafkaBroker;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.source.Envelope;
 import io.cairn.engine.source.LoadMeter;
 import io.cairn.engine.source.Source;
 import io.cairn.engine.source.SourceDefinition;
 import io.cairn.engine.source.SourceOffsets;
+import io.cairn.testkit.kafka.KafkaBroker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

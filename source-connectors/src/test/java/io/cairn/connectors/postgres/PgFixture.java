@@ -2,7 +2,6 @@ package io.cairn.connectors.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.cairn.connectors.testing.postgres.PostgresServer;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.source.Envelope;
@@ -10,6 +9,7 @@ import io.cairn.engine.source.Secrets;
 import io.cairn.engine.source.Source;
 import io.cairn.engine.source.SourceDefinition;
 import io.cairn.engine.source.SourceOutput;
+import io.cairn.testkit.postgres.PostgresServer;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.cairn.connectors.postgres.PgFixture.Oracle;
-import io.cairn.connectors.testing.postgres.PostgresServer;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.source.Source;
 import io.cairn.engine.source.SourceDefinition;
 import io.cairn.engine.source.SourceOffsets;
+import io.cairn.testkit.postgres.PostgresServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,5 @@
-package io.cairn.objectstore.testing;
+package io.cairn.testkit.s3;
 
-import io.cairn.objectstore.S3ObjectStore;
-import io.cairn.objectstore.S3ObjectStoreConfig;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.io.Writer;
@@ -35,19 +33,18 @@ import software.amazon.awssdk.services.s3.S3Client;
  * <pre>{@code
  * S3ProxyServer s3 = S3ProxyServer.shared();
  * String bucket = s3.createBucket();                       // a fresh, uniquely named bucket
- * try (S3ObjectStore store = s3.newStore(bucket, "prefix")) { ... }
- * // or: s3.configFor(bucket).prefix("x").partSizeBytes(...).build()
- * // or: s3.endpoint(), s3.accessKeyId(), s3.secretAccessKey(), s3.region()
+ * // s3.endpoint(), s3.accessKeyId(), s3.secretAccessKey(), s3.region(); s3.client() for set-up
  * }</pre>
+ * An {@code S3ObjectStore} on it comes from object-store's test-jar:
+ * {@code S3ProxyStores.newStore(s3, bucket, "prefix")} or {@code S3ProxyStores.configFor(s3, bucket)}
+ * (this module depends on no cairn module, so that object-store's own tests can use it).
  *
- * <p>It lives in object-store's main sources (not only its test-jar) so that benchmark main
- * classes can use it too and a plain {@code mvn compile} of the reactor needs no test-jar; it is
- * inert unless called. Other modules' tests just depend on {@code io.cairn:cairn-object-store}
- * (the test-jar, which holds the contract tests' helpers, is published as well). The
- * server jar ({@code org.gaul:s3proxy:4.1.0:jar:jar-with-dependencies}) is found, in order, at
- * the system property {@value #JAR_PROPERTY}, at {@code target/s3proxy/} of the working directory
- * or of {@code ../object-store}, or in the local Maven repository (~/.m2, or
- * {@code maven.repo.local}). Building object-store once puts it there; otherwise run
+ * <p>It lives in the testkit module: tests depend on it with test scope, the benchmarks at compile
+ * scope; no product jar carries it. The server jar
+ * ({@code org.gaul:s3proxy:4.1.0:jar:jar-with-dependencies}) is found, in order, at the system
+ * property {@value #JAR_PROPERTY}, at {@code target/s3proxy/} of the working directory or of
+ * {@code ../testkit}, or in the local Maven repository (~/.m2, or {@code maven.repo.local}).
+ * Building testkit once puts it there; otherwise run
  * {@code mvn dependency:get -Dartifact=org.gaul:s3proxy:4.1.0:jar:jar-with-dependencies}.
  * The child's output goes to {@code <basedir>/s3proxy.log}; its data lives under
  * {@code target/s3proxy-data-*} (or the temp directory) and is deleted on stop.
@@ -185,7 +182,7 @@ public final class S3ProxyServer implements AutoCloseable {
       candidates.add(Path.of(prop));
     }
     candidates.add(Path.of("target", "s3proxy", JAR_NAME));
-    candidates.add(Path.of("..", "object-store", "target", "s3proxy", JAR_NAME));
+    candidates.add(Path.of("..", "testkit", "target", "s3proxy", JAR_NAME));
     String repo = System.getProperty("maven.repo.local");
     if (repo != null && !repo.isBlank()) {
       candidates.add(Path.of(repo, "org", "gaul", "s3proxy", VERSION, JAR_NAME));
@@ -262,19 +259,6 @@ public final class S3ProxyServer implements AutoCloseable {
 
   public void createBucket(String name) {
     admin.createBucket(b -> b.bucket(name.toLowerCase(Locale.ROOT)));
-  }
-
-  /** A config builder for {@code bucket} on this server: endpoint, path-style, region and credentials set. */
-  public S3ObjectStoreConfig.Builder configFor(String bucket) {
-    return S3ObjectStoreConfig.builder(bucket)
-        .endpoint(endpoint)
-        .pathStyleAccess(true)
-        .region(REGION)
-        .credentials(accessKeyId, secretAccessKey);
-  }
-
-  public S3ObjectStore newStore(String bucket, String prefix) {
-    return new S3ObjectStore(configFor(bucket).prefix(prefix).build());
   }
 
   /** A "s3://" URI for {@code bucket} on this server (credentials go in properties). */

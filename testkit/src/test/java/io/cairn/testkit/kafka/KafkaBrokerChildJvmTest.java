@@ -1,4 +1,4 @@
-package io.cairn.connectors.testing.kafka;
+package io.cairn.testkit.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

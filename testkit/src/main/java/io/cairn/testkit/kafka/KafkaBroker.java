@@ -1,4 +1,4 @@
-package io.cairn.connectors.testing.kafka;
+package io.cairn.testkit.kafka;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -51,10 +51,8 @@ import org.apache.kafka.server.common.MetadataVersion;
  * and stopped by a shutdown hook. Tests on the shared broker must use their own topic names
  * (e.g. {@link #uniqueTopic(String)}).
  *
- * <p>Other modules reuse it through the test-jar of {@code cairn-source-connectors}; they need the
- * Kafka server artifacts on their test classpath too (test scope): {@code kafka_2.13},
- * {@code kafka-server}, {@code kafka-metadata}, {@code kafka-server-common} (versions managed by the
- * parent POM).
+ * <p>Other modules get it from {@code io.cairn:cairn-testkit} (test scope; the benchmarks at compile
+ * scope), which brings the Kafka server artifacts with it.
  *
  * <pre>{@code
  * KafkaBroker broker = KafkaBroker.shared();

@@ -1,4 +1,4 @@
-package io.cairn.connectors.testing.postgres;
+package io.cairn.testkit.postgres;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -36,12 +36,11 @@ import java.util.stream.Stream;
  * create their own database with {@link #createDatabase(String)}. A private instance can be started
  * with {@link #start()} and must be {@link #close() closed}.
  *
- * <p>Other modules get this class from source-connectors' test-jar:
+ * <p>Other modules get this class from the testkit:
  *
  * <pre>{@code
  * <dependency>
- *   <groupId>io.cairn</groupId><artifactId>cairn-source-connectors</artifactId>
- *   <type>test-jar</type><scope>test</scope>
+ *   <groupId>io.cairn</groupId><artifactId>cairn-testkit</artifactId><scope>test</scope>
  * </dependency>
  * }</pre>
  *
