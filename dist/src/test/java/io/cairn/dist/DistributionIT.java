@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code ~/.m2}) — {@code bin/cairn run}, then {@code bin/cairn sql} and {@code bin/cairn status
  * --json} against it.
  */
+@Timeout(value = 5, unit = TimeUnit.MINUTES) // a node started from the unpacked tarball; not measured here
 class DistributionIT {
   record Result(int exit, String out) {}
 
