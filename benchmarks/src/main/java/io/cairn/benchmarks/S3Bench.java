@@ -8,14 +8,17 @@ import io.cairn.testkit.s3.S3ProxyServer;
 public final class S3Bench {
   private S3Bench() {}
 
-  /** A store under {@code prefix} in a new bucket on {@code server}; the caller closes it. */
-  public static S3ObjectStore newStore(S3ProxyServer server, String prefix) {
-    return new S3ObjectStore(S3ObjectStoreConfig.builder(server.createBucket())
+  /** The configuration of a store on {@code bucket} of {@code server} (add a prefix, then build). */
+  public static S3ObjectStoreConfig.Builder configFor(S3ProxyServer server, String bucket) {
+    return S3ObjectStoreConfig.builder(bucket)
         .endpoint(server.endpoint())
         .pathStyleAccess(true)
         .region(server.region())
-        .credentials(server.accessKeyId(), server.secretAccessKey())
-        .prefix(prefix)
-        .build());
+        .credentials(server.accessKeyId(), server.secretAccessKey());
+  }
+
+  /** A store under {@code prefix} in a new bucket on {@code server}; the caller closes it. */
+  public static S3ObjectStore newStore(S3ProxyServer server, String prefix) {
+    return new S3ObjectStore(configFor(server, server.createBucket()).prefix(prefix).build());
   }
 }

@@ -17,6 +17,7 @@ import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code ~/.m2}) — {@code bin/cairn run}, then {@code bin/cairn sql} and {@code bin/cairn status
  * --json} against it; and what its {@code lib/} holds: no test or benchmark code.
  */
+@Timeout(value = 5, unit = TimeUnit.MINUTES) // a node started from the unpacked tarball; not measured here
 class DistributionIT {
   record Result(int exit, String out) {}
 

@@ -15,8 +15,10 @@ import io.cairn.engine.testkit.Property;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Every operator (map, filter, union, negate, join, reduce with COUNT/SUM/MIN/MAX/AVG, distinct,
@@ -24,6 +26,7 @@ import org.junit.jupiter.api.Test;
  * spread over several ticks, compared after every tick with {@link OperatorScenario#oracle}, a
  * recomputation from the full input multisets.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 14 s
 class OperatorPropertyTest {
 
   static final Gen<Input> INPUTS = OperatorScenario.inputs();

@@ -14,8 +14,10 @@ import io.cairn.engine.testkit.Property;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Reading ahead (a full tick computes while the ticking thread reads the next tick's records):
@@ -23,6 +25,7 @@ import org.junit.jupiter.api.Test;
  * offsets(T)} — nothing read ahead leaks into a tick's state or offsets, nothing read ahead is
  * lost when a source fails, restarts or the engine is restored from a capture.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 5 s
 class ReadAheadPropertyTest {
   record Case(int workers, int maxRecords, boolean zeroDuration, List<Integer> failingPolls, int captureAtTick) {}
 

@@ -32,6 +32,7 @@ import org.junit.jupiter.api.Timeout;
  * nobody but the ticking thread touches a source's client. The oracle is {@link
  * EngineSmokeTest#oracle}: the view over an uninterrupted read of the same generator.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 2 s; the per-method limits stand
 class SourceFailureTest {
   static final TickPolicy POLICY = new TickPolicy(1000, Duration.ZERO);
   static final RestartStrategy FAST = new RestartStrategy(Duration.ofMillis(5), Duration.ofMillis(40), 2, 0.2, 0);

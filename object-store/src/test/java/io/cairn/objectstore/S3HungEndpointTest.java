@@ -10,13 +10,16 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * An S3 endpoint that accepts connections and never answers (the network to S3 stalls): every
  * call fails within the configured bound instead of hanging (it took 200+ s with 2-minute attempt
  * timeouts).
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 6 s
 class S3HungEndpointTest {
   @Test
   void defaultsBoundACallToAboutThirtySeconds() {

@@ -21,12 +21,15 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Bad input against a real S3 server: clear errors naming bucket/endpoint/key, no secret, no retry storm. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 3 s
 class S3ObjectStoreErrorTest {
   private static S3ProxyServer server;
   private static String bucket;

@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cairn.testkit.s3.S3ProxyServer;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** The contract against s3proxy 4.1.0 over the real S3 protocol; each test in a fresh prefix. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 4 s
 class S3ObjectStoreTest extends AbstractObjectStoreContractTest {
   private static S3ProxyServer server;
   private static String bucket;

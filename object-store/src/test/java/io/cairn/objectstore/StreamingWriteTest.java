@@ -11,10 +11,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.core.interceptor.Context;
 import software.amazon.awssdk.core.interceptor.ExecutionAttributes;
@@ -26,6 +28,7 @@ import software.amazon.awssdk.services.s3.model.UploadPartRequest;
  * (one PUT within the multipart threshold rounded up to whole parts, else a multipart upload fed
  * part by part) and a local directory; an abort or a failed part leaves nothing behind.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 2 s
 class StreamingWriteTest {
   private static final long PART = 5L << 20; // S3's minimum part size
   private S3ProxyServer server;

@@ -15,10 +15,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The command line as a user runs it against a node: formats, status, snapshots subcommands, exit codes. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured under 2 s
 class CliIT {
   private static final String DAILY = "0 0 0 * * ?";
 

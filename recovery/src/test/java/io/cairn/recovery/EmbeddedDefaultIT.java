@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * (local store in ./cairn-data, a load generator, an example view) comes up and answers SQL over
  * HTTP; after kill -9, {@code cairn recover --until-caught-up} recovers from the snapshot taken.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // measured 6 s
 class EmbeddedDefaultIT {
   @Test
   void runWithNoConfigThenKillAndRecover(@TempDir Path dir) throws Exception {

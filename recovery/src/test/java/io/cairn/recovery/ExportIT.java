@@ -16,7 +16,9 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -24,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * with the view's column names, and the README's DuckDB query over that file gives exactly what
  * {@code SELECT * FROM view} gave on the node when the snapshot was taken.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // measured 1 s
 class ExportIT {
   private static final String DAILY = "0 0 0 * * ?";
 

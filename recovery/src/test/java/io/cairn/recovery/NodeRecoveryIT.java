@@ -17,11 +17,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Node recovery on a local store: full replay without a snapshot, resume from a snapshot, fallback on corruption. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured under 3 s
 class NodeRecoveryIT {
   static final long LIMIT = 60_000;
 

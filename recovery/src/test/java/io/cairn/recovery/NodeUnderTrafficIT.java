@@ -33,6 +33,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,6 +43,7 @@ import org.slf4j.LoggerFactory;
  * and snapshots while it ingests, a broker and a database that restart, input that is wrong. Each
  * test names the failure it guards against; each of them failed on the build before these fixes.
  */
+@Timeout(value = 3, unit = TimeUnit.MINUTES) // each test measured 1-21 s
 class NodeUnderTrafficIT {
   private static final Logger LOG = LoggerFactory.getLogger(NodeUnderTrafficIT.class);
   private static final String DAILY = "0 0 0 * * ?";

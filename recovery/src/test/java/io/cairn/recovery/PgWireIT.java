@@ -34,6 +34,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -41,6 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
  * compared with the node's own SQL, SQLSTATEs, cancel, concurrency under ingest and snapshots, and
  * the bounds (a malformed startup packet, an oversized message, too many connections).
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured under 3 s
 class PgWireIT {
   private static final String DAILY = "0 0 0 * * ?";
   @TempDir static Path dir;

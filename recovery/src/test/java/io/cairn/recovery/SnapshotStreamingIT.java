@@ -12,8 +12,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -21,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * through everything the node wraps its store in (the fence guard, a metering decorator): the
  * streaming path is the product's path, not only the snapshotter's in tests.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // measured 4 s
 class SnapshotStreamingIT {
   private static final String DAILY = "0 0 0 * * ?";
 

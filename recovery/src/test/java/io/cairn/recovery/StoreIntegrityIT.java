@@ -17,8 +17,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -26,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * tails), init that runs once, requests applied all or nothing, one writer per store (epochs),
  * bounded HTTP input. Each test failed on the build before these changes.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured under 4 s
 class StoreIntegrityIT {
   static final String DAILY = "0 0 0 * * ?";
   static final List<String> INIT = List.of(

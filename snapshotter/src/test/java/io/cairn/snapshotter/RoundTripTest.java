@@ -10,11 +10,14 @@ import io.cairn.objectstore.ObjectStore;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 3.5 s
 class RoundTripTest {
   @TempDir Path dir;
 

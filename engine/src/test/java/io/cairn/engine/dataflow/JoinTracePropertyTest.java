@@ -25,9 +25,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Joins whose sides share their input's arrangement ({@link JoinOp}: a Get of an upsert source
@@ -38,6 +40,7 @@ import org.junit.jupiter.api.Test;
  * from shared to own traces and back (a snapshot written with {@code -left}/{@code -right}
  * arrangements restores into shared joins without recomputing them).
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 20 s
 class JoinTracePropertyTest {
   static final Schema U = Schema.of(Column.of("id", Type.BIGINT), Column.of("x", Type.BIGINT));
   static final Schema W = Schema.of(Column.of("id", Type.BIGINT), Column.of("z", Type.TEXT));

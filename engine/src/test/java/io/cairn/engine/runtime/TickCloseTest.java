@@ -7,12 +7,15 @@ import io.cairn.engine.source.SourceDefinition;
 import io.cairn.engine.source.SourceOffsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * A tick closes early once its sources are drained and caught up; an empty tick still waits out
  * maxDuration, except in a catch-up, which needs no more than its sources being caught up.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 5 s
 class TickCloseTest {
 
   @Test

@@ -19,6 +19,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * returned at 64), a cancel or a timeout stops a parse and a scan, and a read of a view created a
  * moment ago waits until the view is computed instead of answering it empty.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 8 s; the tighter per-method limits stand
 class StatementBudgetTest {
 
   /** A SELECT whose one expression is nested {@code depth} deep (built in linear time: 100,000 levels are 1-2 MB). */

@@ -13,12 +13,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Spines under random batches, fuel-limited merging and logical compaction, compared with an
  * oracle over every inserted update; and the shape invariants of {@link Batch}.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 4 s
 class SpinePropertyTest {
   static final Schema KEY = Schema.of(Column.of("k", Type.BIGINT), Column.of("t", Type.TEXT));
   static final Schema VAL = Schema.of(Column.of("v", Type.BIGINT), Column.of("d", Type.DOUBLE));

@@ -6,7 +6,9 @@ import io.cairn.recovery.node.Node;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -15,6 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * what the client sends, the training would only print a line and the archive would silently lack
  * the S3 response path again: this test fails instead.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 8 s
 class ClassCacheS3Test {
   @TempDir Path dir;
 

@@ -23,12 +23,14 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Catalog browsing through the compatibility layer, against a listener whose backend has a fixed
  * catalog (one source of every type, one view): the real psql's {@code \d} family and pgjdbc's
  * {@code DatabaseMetaData}, with what PostgreSQL 15 itself prints for the same relations.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured under 1 s
 public class PgCatalogIT {
   static PgWireServer server;
 

@@ -328,7 +328,7 @@ final class ColumnBatchWriter {
    * drawn at random from D distinct ones is all but impossible unless D is far above that limit
    * (about 4096²/2D repeats are expected: 64 at 128Ki), so these columns are written with the
    * fallback encoding from the start: the encoding parquet-java would end with, without the
-   * wasted attempt (measured on the random rows of {@code S3WriteThroughputBench}: the same
+   * wasted attempt (measured on the random rows of {@code io.cairn.benchmarks.snapshot.S3WriteThroughputBenchmark}: the same
    * bytes). Booleans have no dictionary and are not probed.
    */
   static List<String> uniqueColumns(Batch batch, MessageType schema, int from, int to) {

@@ -6,12 +6,15 @@ import io.cairn.objectstore.S3ProxyStores;
 import io.cairn.testkit.s3.S3ProxyServer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The object-store catalog on a real S3 server (s3proxy 4.1.0, whose {@code If-None-Match: *}
  * writes are atomic); each handle is its own S3 client on a fresh bucket shared by the handles.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 8 s
 class S3CatalogLogTest extends CatalogLogContract {
   final List<S3ObjectStore> stores = new ArrayList<>();
 

@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import org.apache.parquet.ParquetReadOptions;
 import org.apache.parquet.column.statistics.Statistics;
 import org.apache.parquet.conf.PlainParquetConfiguration;
@@ -35,6 +36,7 @@ import org.apache.parquet.internal.column.columnindex.OffsetIndex;
 import org.apache.parquet.io.LocalInputFile;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -46,6 +48,7 @@ import org.junit.jupiter.api.io.TempDir;
  * statistics (min, max, NULL count, NaN count) and size statistics per row group and column.
  * A failure names its seed; {@code -Dcairn.seed=N} reruns one.
  */
+@Timeout(value = 4, unit = TimeUnit.MINUTES) // each test measured up to 39 s
 class BulkPageEncoderPropertyTest {
   static final Description DESC = new Description(3, 9, 3);
   static final Type[] TYPES = {Type.BIGINT, Type.TIMESTAMP, Type.DOUBLE, Type.TEXT, Type.BOOLEAN, Type.NULL};

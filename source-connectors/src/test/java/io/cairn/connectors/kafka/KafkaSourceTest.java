@@ -19,11 +19,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** The Kafka source against a real broker, checked against a naive oracle. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 4 s
 class KafkaSourceTest {
   private static final Schema SCHEMA = Schema.parse("id BIGINT, name TEXT, amount DOUBLE, ts TIMESTAMP");
   private static final Secrets NO_SECRETS = ref -> {

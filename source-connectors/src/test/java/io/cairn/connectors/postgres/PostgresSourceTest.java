@@ -14,11 +14,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** The Postgres source against a real PostgreSQL 15, checked against a naive oracle and SELECT *. */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // each test measured up to 7 s
 class PostgresSourceTest {
   private static final String TABLE = "public.items";
 
