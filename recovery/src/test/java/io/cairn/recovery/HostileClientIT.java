@@ -446,7 +446,7 @@ class HostileClientIT {
         }
         return null;
       }));
-      Thread.sleep(25_000);
+      Thread.sleep(20_000);
       stop.set(true);
       pool.shutdown();
       assertThat(pool.awaitTermination(90, TimeUnit.SECONDS)).as("attackers stopped").isTrue();

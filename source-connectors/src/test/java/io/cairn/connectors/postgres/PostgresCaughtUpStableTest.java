@@ -62,7 +62,13 @@ class PostgresCaughtUpStableTest {
   }
 
   /** The node's view of it: the published status, sampled. */
+  /**
+   * A soak, not in the default build: sampling for 20 s did not see the flap on the old code either
+   * (it is rare here: once in 25 s in one of three runs), so it cannot be relied on to fail; the
+   * deterministic test above is the guard. Runs with {@code mvn verify -Psoak}.
+   */
   @Test
+  @org.junit.jupiter.api.Tag("soak")
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
   void caughtUpStaysTrueOnAnIdleTable() throws Exception {
     try (PgFixture pg = new PgFixture("steady")) {
