@@ -254,9 +254,11 @@ class NodeUnderTrafficIT {
       traffic.finish();
       System.out.printf("in 8 s: %d SELECTs, %d snapshots, %d DDL pairs, %d ticks%n", traffic.count("select"),
           traffic.count("snapshot"), traffic.count("ddl"), node.engine().lastClosedTick() - tick0);
-      // progress, not speed: a deadlock leaves these at 0-1 (17-19 are usual on a loaded 2-core
-      // machine, 10 was seen at load 9: each SELECT waits for the tick holding the engine lock)
-      assertThat(traffic.count("select")).as("SELECTs in 8 s").isGreaterThanOrEqualTo(4);
+      // a deadlock leaves these at 0-1. SELECTs read the last closed tick without the engine lock, so
+      // they do not wait for the tick in progress: 727 in 8 s measured in a whole `mvn verify` on a
+      // quiet 2-core machine (17-19 when each SELECT waited for the tick); the floor leaves 7x margin
+      // for a loaded machine
+      assertThat(traffic.count("select")).as("SELECTs in 8 s").isGreaterThanOrEqualTo(100);
       assertThat(traffic.count("snapshot")).isGreaterThanOrEqualTo(3);
       assertThat(traffic.count("ddl")).isGreaterThanOrEqualTo(3);
       long tick1 = node.engine().lastClosedTick();

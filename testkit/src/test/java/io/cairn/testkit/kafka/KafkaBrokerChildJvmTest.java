@@ -10,6 +10,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 
 /** The broker in a child JVM: serves clients like the in-process one, and its process ends with close(). */
+@org.junit.jupiter.api.Timeout(value = 2, unit = java.util.concurrent.TimeUnit.MINUTES) // measured 6-11 s
 class KafkaBrokerChildJvmTest {
   @Test
   void aChildBrokerServesAndStopsWithClose() throws Exception {
