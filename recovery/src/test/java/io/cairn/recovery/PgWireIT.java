@@ -25,6 +25,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
 import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -487,6 +488,72 @@ class PgWireIT {
       try (ResultSet rs = s.executeQuery("SELECT x FROM t")) {
         assertThat(rs.next()).isTrue();
       }
+    } finally {
+      release.countDown();
+      ex.shutdownNow();
+    }
+  }
+
+  @Test
+  void aCancelReachesAStatementRunOnTheConnectionsOwnThreadWhenTheQueryPoolIsFull() throws Exception {
+    // one session: a query pool of 1 + RESERVE threads. Abandoned statements that ignore their
+    // budget fill it; the next statement then runs on the connection's thread, and the cancel
+    // request must end it there through its budget (before, it ran until its budget ran out)
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicReference<String> ranOn = new java.util.concurrent.atomic.AtomicReference<>();
+    PgWireServer.Backend backend = new PgWireServer.Backend() {
+      @Override
+      public List<Result> execute(String statement) {
+        throw new AssertionError("every statement comes with its budget");
+      }
+
+      @Override
+      public List<Result> execute(String statement, io.cairn.engine.sql.StatementBudget budget) {
+        if (statement.contains("hang")) {
+          try {
+            release.await(60, TimeUnit.SECONDS); // ignores its budget: holds its pool thread
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        } else if (statement.contains("budgeted")) {
+          ranOn.set(Thread.currentThread().getName());
+          long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20); // so that a failing run ends
+          while (System.nanoTime() < giveUp) {
+            budget.check();
+            Thread.onSpinWait();
+          }
+        }
+        return List.of(new Result(List.of("x"), List.of(List.of(1L)), "SELECT 1"));
+      }
+
+      @Override
+      public Duration statementTimeout() {
+        return null; // no timeout: only the cancel can end the statement
+      }
+
+      @Override
+      public long catalogPosition() {
+        return 0;
+      }
+    };
+    ExecutorService ex = Executors.newSingleThreadExecutor();
+    try (PgWireServer server = PgWireServer.start(PgWireServer.Settings.of("127.0.0.1", 0, 1, null), backend);
+        Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + server.port() + "/cairn?user=cairn");
+        Statement s = c.createStatement()) {
+      for (int i = 0; i < 1 + PgWireServer.RESERVE + 1; i++) {
+        String sql = i <= PgWireServer.RESERVE ? "SELECT hang FROM t" : "SELECT budgeted FROM t";
+        Future<?> canceller = ex.submit(() -> {
+          Thread.sleep(200);
+          s.cancel();
+          return null;
+        });
+        Future<?> run = Executors.newSingleThreadExecutor().submit(() -> s.executeQuery(sql));
+        assertThatThrownBy(() -> run.get(10, TimeUnit.SECONDS)).as("%s answered within 10 s of its cancel", sql)
+            .hasCauseInstanceOf(SQLException.class)
+            .satisfies(e -> assertThat(((SQLException) e.getCause()).getSQLState()).isEqualTo("57014"));
+        canceller.get(10, TimeUnit.SECONDS);
+      }
+      assertThat(ranOn.get()).as("the last statement ran on the connection's own thread").doesNotContain("query");
     } finally {
       release.countDown();
       ex.shutdownNow();

@@ -153,7 +153,11 @@ final class Planner {
       }
     }
     if (node instanceof BinaryExpression b) {
-      return position(b.getLeftExpression());
+      Expression left = b.getLeftExpression();
+      while (left instanceof BinaryExpression l) { // iterative: a chain may be hundreds deep
+        left = l.getLeftExpression();
+      }
+      return position(left);
     }
     if (node != null) {
       String needle = node.toString().toLowerCase(Locale.ROOT);
@@ -212,6 +216,7 @@ final class Planner {
     if (!(st instanceof PlainSelect ps)) {
       throw new SqlException(what + ": unsupported syntax: only a plain SELECT is supported (no UNION, VALUES or parenthesized query)", 1, 1);
     }
+    ExpressionDepth.check(what, ps, budget);
     return ps;
   }
 
@@ -226,7 +231,15 @@ final class Planner {
 
   /** Plans a view or a query. {@code allowLimit}: LIMIT is allowed (one-shot queries), else refused. */
   Planned plan(boolean allowLimit) {
-    PlainSelect ps = parse();
+    try {
+      return planParsed(parse(), allowLimit);
+    } catch (StackOverflowError e) {
+      // ExpressionDepth bounds every tree the planner walks; should a walk still run out of stack
+      throw new SqlException(what + ": it is nested too deeply");
+    }
+  }
+
+  private Planned planParsed(PlainSelect ps, boolean allowLimit) {
     refuseUnsupported(ps, allowLimit);
     List<Rel> rels = new ArrayList<>();
     Plan input = from(ps, rels);

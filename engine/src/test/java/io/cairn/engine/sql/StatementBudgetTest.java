@@ -95,6 +95,84 @@ class StatementBudgetTest {
     Nesting.check("SELECT CASE WHEN a THEN 1 END, " + "CASE WHEN a THEN 1 END, ".repeat(200) + "1 FROM t");
   }
 
+  /**
+   * Runs {@code body} on a thread with half the default stack (512 KiB), so that what passes
+   * here has the other half to spare on a server's threads.
+   */
+  private static void onHalfAStack(Runnable body) throws Exception {
+    Throwable[] thrown = new Throwable[1];
+    Thread t = new Thread(null, () -> {
+      try {
+        body.run();
+      } catch (Throwable x) {
+        thrown[0] = x;
+      }
+    }, "half-stack", 512 * 1024);
+    t.start();
+    t.join();
+    if (thrown[0] instanceof Exception ex) {
+      throw ex;
+    } else if (thrown[0] instanceof Error err) {
+      throw err;
+    }
+  }
+
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void operatorChainsUpToTheDepthLimitPlanAndComputeExactly() throws Exception {
+    // a chain of k operators is k + 1 levels deep: the longest allowed, in a one-shot SELECT, in
+    // a view the engine computes tick by tick, in an aggregate's argument and in a filter
+    int k = ExpressionDepth.MAX_DEPTH - 1;
+    String sum = "amount" + " + amount".repeat(k - 1) + " + 1";
+    String and = "amount >= 0" + " AND amount >= 0".repeat(k / 2 - 1);
+    // inside SUM( ) two levels more: the function and its argument list
+    String inner = "amount" + " + amount".repeat(k - 3) + " + 1";
+    java.util.Map<Long, io.cairn.engine.row.Row> table = SqlFixture.table(5000);
+    onHalfAStack(() -> {
+      try (Engine e = SqlFixture.engine(2)) {
+        SqlSession s = SqlFixture.session(e);
+        s.execute(SqlFixture.GEN);
+        e.tickUntilCaughtUp(1000);
+        Result one = s.execute("SELECT id, " + sum + " AS x FROM gen WHERE " + and);
+        assertThat(one.rows()).hasSize(table.size());
+        for (List<Object> row : one.rows()) {
+          long amount = table.get((Long) row.get(0)).getLong(2);
+          assertThat(row.get(1)).isEqualTo(k * amount + 1);
+        }
+        s.execute("CREATE MATERIALIZED VIEW chained AS SELECT category, SUM(" + inner + ") AS total FROM gen WHERE " + and
+            + " GROUP BY category");
+        e.tickUntilCaughtUp(1000);
+        java.util.Map<Long, Long> expected = new java.util.TreeMap<>();
+        table.values().forEach(r -> expected.merge(r.getLong(1), (k - 2) * r.getLong(2) + 1, Long::sum));
+        java.util.Map<Long, Long> actual = new java.util.TreeMap<>();
+        s.execute("SELECT category, total FROM chained").rows().forEach(r -> actual.put((Long) r.get(0), (Long) r.get(1)));
+        assertThat(actual).isEqualTo(expected);
+      }
+    });
+  }
+
+  @ParameterizedTest
+  @ValueSource(ints = {ExpressionDepth.MAX_DEPTH, 2_000, 50_000})
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void longerOperatorChainsAreRefusedWithoutRunningOutOfStack(int operators) throws Exception {
+    // no parentheses, so Nesting lets them through; before ExpressionDepth, 2,000 overflowed the
+    // planner's stack (a StackOverflowError out of the engine, answered 54001 by chance)
+    onHalfAStack(() -> {
+      try (Engine e = SqlFixture.engine(1)) {
+        SqlSession s = SqlFixture.session(e);
+        s.execute(SqlFixture.GEN);
+        for (String sql : List.of(
+            "SELECT " + "amount + ".repeat(operators) + "1 AS x FROM gen",
+            "SELECT id FROM gen WHERE " + "amount > 0 OR ".repeat(operators) + "amount > 0",
+            "CREATE MATERIALIZED VIEW deep AS SELECT category, SUM(" + "amount * ".repeat(operators) + "1) AS t FROM gen GROUP BY category")) {
+          assertThatThrownBy(() -> s.execute(sql)).as(sql.substring(0, 40)).isInstanceOf(SqlException.class)
+              .hasMessageContaining("nested more than " + ExpressionDepth.MAX_DEPTH + " levels deep");
+        }
+        assertThat(s.execute("SHOW VIEWS").rows()).isEmpty();
+      }
+    });
+  }
+
   @Test
   @Timeout(value = 60, unit = TimeUnit.SECONDS)
   void aCancelStopsAParseInTheMiddle() throws Exception {

@@ -57,6 +57,8 @@ final class PgConnection {
   private boolean skipUntilSync;
   private volatile boolean busy;
   private volatile boolean cancelRequested;
+  /** The budget of the read-only statement in progress, which a cancel request ends at once; null when none. */
+  private volatile io.cairn.engine.sql.StatementBudget cancellable;
 
   /** A parsed statement: its text and the parameter types the client declared (0: unspecified). */
   private record Prepared(String sql, int[] paramOids) {}
@@ -139,6 +141,12 @@ final class PgConnection {
     if (MessageDigest.isEqual(ByteBuffer.allocate(4).putInt(secretGiven).array(), ByteBuffer.allocate(4).putInt(secret).array())
         && busy) {
       cancelRequested = true;
+      io.cairn.engine.sql.StatementBudget b = cancellable;
+      if (b != null) {
+        // wherever the statement runs (the query pool, or this connection's thread when that
+        // pool is full), it stops at its next budget check
+        //b.cancel(io.cairn.engine.sql.StatementCanceledException.USER_REQUEST);
+      }
       LOG.info("pgwire: cancel request for connection {}", pid);
     }
   }
@@ -481,7 +489,16 @@ final class PgConnection {
         rowDescription(compat.get(), new short[0]);
         return;
       }
-      Optional<List<ResultTypes.Column>> cols = compat.isPresent() ? Optional.empty() : server.types().describe(probe, p.sql());
+      Optional<List<ResultTypes.Column>> cols = Optional.empty();
+      if (compat.isEmpty()) {
+        io.cairn.engine.sql.StatementBudget budget = io.cairn.engine.sql.StatementBudget.of(statementTimeout());
+        cancellable = budget;
+        try {
+          cols = server.types().describe(probe, p.sql(), budget);
+        } finally {
+          cancellable = null;
+        }
+      }
       if (cols.isPresent()) {
         List<String> names = cols.get().stream().map(ResultTypes.Column::name).toList();
         List<PgType> types = cols.get().stream().map(ResultTypes.Column::type).toList();
@@ -602,20 +619,29 @@ final class PgConnection {
     }
     List<Result> results;
     io.cairn.engine.sql.StatementBudget budget = io.cairn.engine.sql.StatementBudget.of(statementTimeout());
-    if (readOnly(sql)) {
-      try {
-        results = server.executeCancellable(sql, budget, () -> cancelRequested);
-      } catch (java.util.concurrent.CancellationException e) {
-        cancelRequested = false;
-        throw new Canceled();
+    boolean read = readOnly(sql);
+    if (read) {
+      cancellable = budget;
+      if (cancelRequested) {
+        budget.cancel(io.cairn.engine.sql.StatementCanceledException.USER_REQUEST);
       }
-    } else {
-      results = server.backend().execute(sql, budget);
     }
-    if (results.size() != 1) {
-      throw new SqlStates.PgError(SqlStates.INTERNAL_ERROR, "statement returned " + results.size() + " results");
+    try {
+      if (read) {
+        results = server.executeCancellable(sql, budget, () -> cancelRequested);
+      } else {
+        results = server.backend().execute(sql, budget);
+      }
+      if (results.size() != 1) {
+        throw new SqlStates.PgError(SqlStates.INTERNAL_ERROR, "statement returned " + results.size() + " results");
+      }
+      return server.types().toWire(sql, cacheKey, results.get(0), budget);
+    } catch (java.util.concurrent.CancellationException e) {
+      cancelRequested = false;
+      throw new Canceled();
+    } finally {
+      cancellable = null;
     }
-    return server.types().toWire(sql, cacheKey, results.get(0));
   }
 
   /**

@@ -53,7 +53,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class PgWireServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PgWireServer.class);
-  static final int RESERVE = 4;
+  /** Threads beyond {@code maxConnections} in each pool: cancel requests and refusals are answered when every session is taken. */
+  public static final int RESERVE = 4;
   static final int STARTUP_TIMEOUT_MILLIS = 10_000;
   /** The default largest frontend message: 1 MiB. */
   public static final int DEFAULT_MAX_MESSAGE_BYTES = 1 << 20;

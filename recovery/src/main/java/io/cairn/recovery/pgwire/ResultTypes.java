@@ -40,10 +40,10 @@ final class ResultTypes {
   }
 
   /** The wire result of an engine result of {@code statement}; {@code cacheKey} names the statement for the type cache. */
-  PgResult toWire(String statement, String cacheKey, Result r) {
+  PgResult toWire(String statement, String cacheKey, Result r, io.cairn.engine.sql.StatementBudget budget) {
     List<PgType> types = null;
     if (!r.columns().isEmpty() && isSelect(statement)) {
-      types = describe(statement, cacheKey).filter(cols -> cols.size() == r.columns().size())
+      types = describe(statement, cacheKey, budget).filter(cols -> cols.size() == r.columns().size())
           .map(cols -> cols.stream().map(Column::type).toList()).filter(t -> consistent(t, r.rows())).orElse(null);
     }
     if (types == null) {
@@ -75,8 +75,13 @@ final class ResultTypes {
     return true;
   }
 
-  /** The columns a SELECT returns, from its plan; empty when it cannot be explained. */
-  Optional<List<Column>> describe(String statement, String cacheKey) {
+  /**
+   * The columns a SELECT returns, from its plan ({@code EXPLAIN}, run within {@code budget}, the
+   * statement's own: a cancel or timeout stops it too); empty when it cannot be explained.
+   *
+   * @throws io.cairn.engine.sql.StatementCanceledException when the budget ended
+   */
+  Optional<List<Column>> describe(String statement, String cacheKey, io.cairn.engine.sql.StatementBudget budget) {
     if (!isSelect(statement)) {
       return Optional.empty();
     }
@@ -89,11 +94,13 @@ final class ResultTypes {
     }
     List<Column> cols;
     try {
-      List<Result> plan = backend.execute("EXPLAIN " + statement);
+      List<Result> plan = backend.execute("EXPLAIN " + statement, budget);
       if (plan.isEmpty() || plan.get(0).rows().isEmpty()) {
         return Optional.empty();
       }
       cols = parseSchema(String.valueOf(plan.get(0).rows().get(0).get(0)));
+    } catch (io.cairn.engine.sql.StatementCanceledException e) {
+      throw e;
     } catch (RuntimeException e) {
       return Optional.empty();
     }
