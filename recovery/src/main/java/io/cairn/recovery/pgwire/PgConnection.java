@@ -145,7 +145,7 @@ final class PgConnection {
       if (b != null) {
         // wherever the statement runs (the query pool, or this connection's thread when that
         // pool is full), it stops at its next budget check
-        //b.cancel(io.cairn.engine.sql.StatementCanceledException.USER_REQUEST);
+        b.cancel(io.cairn.engine.sql.StatementCanceledException.USER_REQUEST);
       }
       LOG.info("pgwire: cancel request for connection {}", pid);
     }
