@@ -232,6 +232,7 @@ class HostileClientIT {
     double idleCpuPercent;
     double baselineCpuPercent;
     long statusFailures;
+    String ingestion = "";
     final Map<String, AtomicLong> outcomes = new java.util.concurrent.ConcurrentHashMap<>();
 
     void count(String what) {
@@ -255,10 +256,11 @@ class HostileClientIT {
               + "refusing a statement nested 100,000 deep (client side, over HTTP, 200 KB body): %d samples, p50 %s ms, max %s ms%n"
               + "cancel to the statement's thread free (pgwire, scan of %d rows): %s ms (samples %s)%n"
               + "node CPU with 500 idle hostile connections: %.1f %% of one core (without them: %.1f %%)%n"
-              + "outcomes: %s%n",
+              + "outcomes: %s%n"
+              + "Kafka source during the attack (every 3 s): %s%n",
           statusMicros.size(), statusFailures, pct(statusMicros, 0.5, 1000), pct(statusMicros, 0.99, 1000), pct(statusMicros, 1.0, 1000),
           refuseDeepMicros.size(), pct(refuseDeepMicros, 0.5, 1000), pct(refuseDeepMicros, 1.0, 1000), WIDE_ROWS,
-          pct(cancelFreeMillis, 1.0, 1), cancelFreeMillis, idleCpuPercent, baselineCpuPercent, new java.util.TreeMap<>(outcomes));
+          pct(cancelFreeMillis, 1.0, 1), cancelFreeMillis, idleCpuPercent, baselineCpuPercent, new java.util.TreeMap<>(outcomes), ingestion);
     }
 
     void write(Path dir) throws Exception {
@@ -306,10 +308,12 @@ class HostileClientIT {
         }
         return null;
       }));
-      // the source's position keeps advancing: sampled every 3 s
+      // the source keeps reading: its position and the records acked to the topic, sampled every 3 s
       List<Long> positions = new CopyOnWriteArrayList<>();
+      List<Long> acked = new CopyOnWriteArrayList<>();
       pool.submit(guard(errors, () -> {
         while (!stop.get()) {
+          acked.add(scenario.produced()); // before the position: records acked by then are in the topic
           positions.add(ordersPosition(httpPort));
           Thread.sleep(3000);
         }
@@ -434,7 +438,7 @@ class HostileClientIT {
               if (e.getSQLState().equals("57014")) {
                 f.count("canceled (" + what + ")");
               } else {
-                // the statement finished before any cancel landed: 50,000 terms are refused by the planner
+                // the statement finished before any cancel landed: 50,000 terms are refused as too deep
                 assertThat(e.getSQLState()).as(e.getMessage()).isEqualTo("54001");
                 f.count("cancel came too late, refused as too deep (" + what + ")");
               }
@@ -457,11 +461,21 @@ class HostileClientIT {
       }
       assertThat(f.statusFailures).as("failed /status polls").isZero();
       assertThat(f.statusMicros.size()).as("status polls").isGreaterThan(100);
-      // ingestion never stopped: the Kafka source's position advanced in every 3 s window
+      // ingestion never stopped: in every 3 s window that began with records waiting in the topic,
+      // the Kafka source's position advanced (a window with nothing to read may end where it began:
+      // the test's own producer shares two loaded cores with the node and can fall silent)
       assertThat(positions.size()).isGreaterThanOrEqualTo(6);
+      int waitingWindows = 0;
       for (int i = 1; i < positions.size(); i++) {
-        assertThat(positions.get(i)).as("orders position at sample %d of %s", i, positions).isGreaterThan(positions.get(i - 1));
+        if (positions.get(i - 1) < acked.get(i - 1)) {
+          waitingWindows++;
+          assertThat(positions.get(i)).as("orders position at sample %d of %s (records acked: %s)", i, positions, acked)
+              .isGreaterThan(positions.get(i - 1));
+        }
       }
+      assertThat(waitingWindows).as("windows that began with records to read (positions %s, acked %s)", positions, acked)
+          .isGreaterThanOrEqualTo(positions.size() / 2);
+      f.ingestion = "positions " + positions + ", records acked " + acked;
       assertThat(f.refuseDeepMicros).isNotEmpty();
       assertThat(f.outcomes.get("heavy HTTP -> 200")).as("heavy queries answered over HTTP").isNotNull();
       assertThat(f.outcomes.get("canceled (parse)")).as("parses cancelled: %s", f.outcomes).isNotNull();

@@ -31,7 +31,7 @@ final class Scenario {
   final KafkaBroker kafka;
   final Map<Long, long[]> orders = new HashMap<>(); // id -> {customer, amount}
   private final Random random;
-  private long produced;
+  private volatile long produced; // read by samplers while produce() runs
   /** The Postgres table {@code customers} (null: no Postgres source). */
   final io.cairn.testkit.postgres.PostgresServer pg;
   final String pgDatabase;
