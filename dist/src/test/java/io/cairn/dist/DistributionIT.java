@@ -134,7 +134,9 @@ class DistributionIT {
       jars = s.filter(p -> p.getFileName().toString().endsWith(".jar")).sorted().toList();
     }
     assertThat(jars).as("jars in %s", lib).isNotEmpty()
-        .anySatisfy(j -> assertThat(j.getFileName().toString()).startsWith("cairn-recovery-"));
+        .anySatisfy(j -> assertThat(j.getFileName().toString()).startsWith("cairn-server-"))
+        .anySatisfy(j -> assertThat(j.getFileName().toString()).startsWith("cairn-node-"))
+        .anySatisfy(j -> assertThat(j.getFileName().toString()).startsWith("cairn-pgwire-"));
     List<String> offenders = new ArrayList<>();
     for (Path jar : jars) {
       offenders.addAll(offenders(jar));

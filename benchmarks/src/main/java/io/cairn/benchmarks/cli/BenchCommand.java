@@ -5,7 +5,7 @@ import io.cairn.benchmarks.loadonsource.LoadOnSourceBenchmark;
 import io.cairn.benchmarks.loadonsource.LoadOnSourceConfig;
 import io.cairn.benchmarks.loadonsource.LoadOnSourceResult;
 import io.cairn.benchmarks.loadonsource.ReportWriter;
-import io.cairn.recovery.cli.CairnSubcommand;
+import io.cairn.server.cli.CairnSubcommand;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -172,7 +172,7 @@ public final class BenchCommand implements Runnable {
           cmd.add(o);
         }
       }
-      cmd.addAll(List.of("-cp", classPath, "io.cairn.recovery.cli.CairnCommand"));
+      cmd.addAll(List.of("-cp", classPath, "io.cairn.server.cli.CairnCommand"));
       cmd.addAll(args);
       return cmd;
     }

@@ -1,7 +1,7 @@
 package io.cairn.benchmarks.cli;
 
 import io.cairn.benchmarks.demo.Demo;
-import io.cairn.recovery.cli.CairnSubcommand;
+import io.cairn.server.cli.CairnSubcommand;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;

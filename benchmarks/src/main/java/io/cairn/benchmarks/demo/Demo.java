@@ -4,10 +4,10 @@ import io.cairn.objectstore.MeteredObjectStore;
 import io.cairn.objectstore.ObjectInfo;
 import io.cairn.objectstore.ObjectStore;
 import io.cairn.objectstore.ObjectStores;
-import io.cairn.recovery.config.CairnConfig;
-import io.cairn.recovery.config.ConfigLoader;
-import io.cairn.recovery.node.Node;
-import io.cairn.recovery.node.RecoveryReport;
+import io.cairn.node.config.CairnConfig;
+import io.cairn.node.config.ConfigLoader;
+import io.cairn.node.Node;
+import io.cairn.node.RecoveryReport;
 import io.cairn.snapshotter.catalog.ObjectStoreCatalogLog;
 import io.cairn.testkit.kafka.KafkaBroker;
 import java.io.IOException;
@@ -38,7 +38,7 @@ public final class Demo {
   /** What the demo measured: the two recoveries and the records produced after the snapshot. */
   public record Outcome(RecoveryReport fromSnapshot, RecoveryReport fullReplay, MeteredObjectStore.Metrics snapshotStore,
       MeteredObjectStore.Metrics fullReplayStore, long recordsInTopic, long recordsAfterSnapshot, long bytesAfterSnapshot,
-      io.cairn.recovery.node.SnapshotOutcome snapshot, boolean viewsAgree) {}
+      io.cairn.node.SnapshotOutcome snapshot, boolean viewsAgree) {}
 
   private final Path dir;
   private final PrintStream out;
@@ -74,7 +74,7 @@ public final class Demo {
       CairnConfig defaults = ConfigLoader.load(null, Map.of());
       CairnConfig cfg = with(defaults, uri(store), init);
       step(t0, "cairn node on the embedded defaults (" + store + ") + Kafka topic '" + topic + "' with " + before + " records");
-      io.cairn.recovery.node.SnapshotOutcome snap;
+      io.cairn.node.SnapshotOutcome snap;
       List<?> viewBefore;
       try (Node node = Node.recover(cfg, Node.Options.defaults())) {
         step(t0, String.format(Locale.ROOT, "ingested: %,d Kafka records in %,d ms", before, node.report().catchUpMillis()));

@@ -1,7 +1,7 @@
 package io.cairn.benchmarks.pgwire;
 
-import io.cairn.recovery.config.CairnConfig;
-import io.cairn.recovery.node.Node;
+import io.cairn.node.config.CairnConfig;
+import io.cairn.node.Node;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -17,7 +17,7 @@ class BenchCommandTest {
 
     assertThat(cmd.get(0)).endsWith("java");
     assertThat(cmd.subList(1, cmd.size())).containsExactly("-Xmx2g", "-Dlogback.configurationFile=/opt/cairn/conf/logback.xml",
-        "-XX:SharedArchiveFile=/opt/cairn/lib/cairn.jsa", "-cp", "/opt/cairn/lib/*", "io.cairn.recovery.cli.CairnCommand", "bench",
+        "-XX:SharedArchiveFile=/opt/cairn/lib/cairn.jsa", "-cp", "/opt/cairn/lib/*", "io.cairn.server.cli.CairnCommand", "bench",
         "load-on-source", "--days", "30");
   }
 }

@@ -2,7 +2,7 @@ package io.cairn.benchmarks.demo;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.cairn.recovery.node.RecoveryReport;
+import io.cairn.node.RecoveryReport;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -3,7 +3,7 @@ package io.cairn.benchmarks.loadonsource;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.cairn.recovery.cli.CairnCommand;
+import io.cairn.server.cli.CairnCommand;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -1,16 +1,25 @@
 package io.cairn.engine.sql;
 
+import io.cairn.engine.row.Type;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
 /**
- * What a statement returns: column names and rows (empty for DDL) and a message ("CREATE SOURCE",
- * "SELECT 3", ...). {@link #render()} gives the plain-text table the CLI prints.
+ * What a statement returns: column names with their types, rows (empty for DDL) and a message
+ * ("CREATE SOURCE", "SELECT 3", ...). This is the one result contract every server renders (HTTP
+ * as a table, CSV or JSON; pgwire as RowDescription with each type's OID and DataRows); errors
+ * are exceptions with a {@link SqlState}. A query's types are its plan's output schema, so a
+ * column is typed even when every value in it is NULL. {@link #render()} gives the plain-text table
+ * the CLI prints.
  */
-public record Result(List<String> columns, List<List<Object>> rows, String message) {
+public record Result(List<String> columns, List<Type> types, List<List<Object>> rows, String message) {
   public Result {
     columns = List.copyOf(columns);
+    types = List.copyOf(types);
+    if (types.size() != columns.size()) {
+      throw new IllegalArgumentException("Cannot make result: " + types.size() + " types for " + columns.size() + " columns");
+    }
     List<List<Object>> copy = new ArrayList<>(rows.size());
     for (List<Object> r : rows) {
       if (r.size() != columns.size()) {
@@ -20,6 +29,28 @@ public record Result(List<String> columns, List<List<Object>> rows, String messa
     }
     rows = List.copyOf(copy);
     Objects.requireNonNull(message, "message");
+  }
+
+  /** A result whose column types are those of its values ({@link Type#TEXT} for a column of NULLs only). */
+  public Result(List<String> columns, List<List<Object>> rows, String message) {
+    this(columns, typesOf(columns.size(), rows), rows, message);
+  }
+
+  private static List<Type> typesOf(int n, List<List<Object>> rows) {
+    List<Type> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      Type t = Type.TEXT;
+      for (List<Object> r : rows) {
+        Object v = i < r.size() ? r.get(i) : null;
+        if (v != null) {
+          t = v instanceof Long || v instanceof Integer ? Type.BIGINT : v instanceof Double ? Type.DOUBLE
+              : v instanceof Boolean ? Type.BOOLEAN : Type.TEXT;
+          break;
+        }
+      }
+      out.add(t);
+    }
+    return out;
   }
 
   /** A result with no rows. */

@@ -631,7 +631,8 @@ public final class SqlSession {
     for (Row r : out) {
       rows.add(Arrays.asList(r.toArray()));
     }
-    return new Result(cols, rows, "SELECT " + rows.size() + (key != null ? " (key lookup)" : ""));
+    List<io.cairn.engine.row.Type> types = schema.columns().stream().map(Column::type).toList();
+    return new Result(cols, types, rows, "SELECT " + rows.size() + (key != null ? " (key lookup)" : ""));
   }
 
   /**

@@ -1,0 +1,654 @@
+package io.cairn.node;
+
+import io.cairn.engine.catalog.CatalogLog;
+import io.cairn.engine.dataflow.Dataflow;
+import io.cairn.engine.runtime.Engine;
+import io.cairn.engine.runtime.TickPolicy;
+import io.cairn.engine.sql.SqlSession;
+import io.cairn.objectstore.ObjectStore;
+import io.cairn.objectstore.ObjectStores;
+import io.cairn.node.config.CairnConfig;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A cairn node: one engine, its catalog and snapshots on one object store.
+ *
+ * <p>Lifecycle ({@link State}): every start is a recovery — {@link #recover} reads the catalog,
+ * takes the newest snapshot that verifies (falling back past corrupt ones, or replaying every
+ * source from its beginning when there is none, said loudly), re-creates the dataflows in catalog
+ * order up to the snapshot's catalog position, loads the snapshot's batches, applies the rest of
+ * the catalog, resumes each source at {@code offsets(T)} and ticks until every source has caught
+ * up; {@link #serve} then runs ticks in the background, takes snapshots on the schedule and starts
+ * the {@link Frontend}s found on the class path (the server module's HTTP endpoint and PostgreSQL
+ * wire protocol listener), each over this node's {@link NodeApi}; the node names none of them.
+ * {@link #close} stops everything; a node killed instead loses nothing that a committed snapshot
+ * plus the sources' retained data cannot give back.
+ *
+ * <p>Parts: {@link Recovery} (what a start does before serving), {@link SnapshotService} (the one
+ * capture path, scheduled or on request), {@link SnapshotStore} (the store's snapshots and
+ * catalog), {@link StoreFence} (one writer per store), {@link NodeStatus} and {@link NodeMetrics}
+ * (what status and /metrics show), {@link OfflineStore} (commands without a running node).
+ *
+ * <p>Lock order (deadlock freedom): {@code SnapshotService}'s lock (one snapshot at a time) → the SQL
+ * session's statement lock (DDL only) → the engine's tick lock → the engine lock. No code path
+ * takes them in another order: a snapshot holds the engine lock only for the capture (which reads
+ * the session's catalog position, a volatile value written under the engine lock, without its
+ * statement lock), uploads with no engine lock held, and a SELECT takes only the engine lock,
+ * for the read. So reads never wait behind an upload, and a snapshot never waits for a statement.
+ *
+ * <p>Status is read from values the engine publishes after each tick ({@link
+ * Engine#sourceStatuses()}); nothing here calls into a source's client.
+ */
+public final class Node implements AutoCloseable, NodeApi {
+  private static final Logger LOG = LoggerFactory.getLogger(Node.class);
+
+  public enum State {
+    RECOVERING,
+    CAUGHT_UP,
+    SERVING,
+    CLOSED
+  }
+
+  /** How {@link #recover} behaves. */
+  public record Options(
+      boolean progress,
+      Duration catchUpTimeout,
+      Clock clock,
+      java.util.function.UnaryOperator<ObjectStore> storeDecorator,
+      io.cairn.engine.source.Secrets secrets,
+      boolean takeover,
+      boolean httpWhileRecovering) {
+    public static Options defaults() {
+      return new Options(false, null, Clock.systemUTC(), s -> s, io.cairn.engine.source.Secrets.environment(), true, false);
+    }
+
+    public Options withProgress(boolean p) {
+      return new Options(p, catchUpTimeout, clock, storeDecorator, secrets, takeover, httpWhileRecovering);
+    }
+
+    /** Stop catching up after {@code d} (null: no limit); the report then says not caught up. */
+    public Options withCatchUpTimeout(Duration d) {
+      return new Options(progress, d, clock, storeDecorator, secrets, takeover, httpWhileRecovering);
+    }
+
+    public Options withClock(Clock c) {
+      return new Options(progress, catchUpTimeout, c, storeDecorator, secrets, takeover, httpWhileRecovering);
+    }
+
+    /** Wraps the object store the node opens (e.g. in a {@code MeteredObjectStore} to count requests). */
+    public Options withStoreDecorator(java.util.function.UnaryOperator<ObjectStore> d) {
+      return new Options(progress, catchUpTimeout, clock, d, secrets, takeover, httpWhileRecovering);
+    }
+
+    /** Where sources resolve {@code SECRET 'NAME'} references (default: the process environment). */
+    public Options withSecrets(io.cairn.engine.source.Secrets s) {
+      return new Options(progress, catchUpTimeout, clock, storeDecorator, s, takeover, httpWhileRecovering);
+    }
+
+    /**
+     * Whether to take the store from a node that owns it (default true: the new node fences the
+     * old one); false refuses to start while the owner looks alive.
+     */
+    public Options withTakeover(boolean t) {
+      return new Options(progress, catchUpTimeout, clock, storeDecorator, secrets, t, httpWhileRecovering);
+    }
+
+    /**
+     * Whether the HTTP endpoint listens from the first second of {@link #recover}, before the store
+     * is read (default false; {@code cairn run} turns it on): {@code /status}, {@code /metrics} and
+     * the health probes then answer through recovery and catch-up, SQL answers 503 "not ready".
+     */
+    public Options withHttpWhileRecovering(boolean h) {
+      return new Options(progress, catchUpTimeout, clock, storeDecorator, secrets, takeover, h);
+    }
+  }
+
+  private final CairnConfig config;
+  private final Options options;
+  private final ObjectStore store;
+  private final SnapshotStore snapshots;
+  // set in the constructor, and again (before the node is handed out) when recovery starts over on
+  // a fresh engine after falling back past the catalog position it had replayed to
+  private volatile Engine engine;
+  private volatile SqlSession session;
+  private volatile SnapshotService snapshotService;
+  /** Where the recovery is (the last phase that ended), for status while {@link State#RECOVERING}. */
+  private volatile String phase = "starting";
+  private final long startedNanos = System.nanoTime();
+  private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+  private final AtomicReference<State> state = new AtomicReference<>(State.RECOVERING);
+  private final CountDownLatch terminated = new CountDownLatch(1);
+  private volatile RecoveryReport report;
+  /** The listeners started for this node ({@link Frontend}): early ones, then the rest at {@link #serve()}. */
+  private final List<Frontend> frontends = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private AutoCloseable schedule;
+  private java.util.concurrent.ScheduledExecutorService background;
+
+  private Node(CairnConfig config, Options options) {
+    this.config = config;
+    this.options = options;
+    this.statementSlots = new java.util.concurrent.Semaphore(config.limits().statementSlots(), true);
+    ObjectStore raw = ObjectStores.open(config.storeUri(), config.storeProperties());
+    ObjectStore decorated = options.storeDecorator().apply(CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw);
+    io.cairn.snapshotter.catalog.ObjectStoreCatalogLog catalog;
+    try {
+      // a start that would fail on a broken catalog must not first fence the node that owns the store
+      // nor on a catalog shorter than its head witness says it was (reads only; listed before the catalog is read)
+      java.util.Optional<io.cairn.snapshotter.catalog.CatalogTail.Witness> tail = io.cairn.snapshotter.catalog.CatalogTail.highest(decorated);
+      catalog = new io.cairn.snapshotter.catalog.ObjectStoreCatalogLog(decorated);
+      List<io.cairn.engine.catalog.CatalogEntry> entries = catalog.read(CatalogLog.FIRST_POSITION);
+      io.cairn.engine.catalog.CatalogIntegrityException.verifyChain(entries, "", catalog.describe());
+      boolean headWitnessed = io.cairn.snapshotter.catalog.CatalogTail.check(tail, entries, catalog.describe());
+      this.fence = StoreFence.acquire(decorated, options.clock(), options.takeover());
+      if (!headWitnessed) {
+        io.cairn.snapshotter.catalog.CatalogTail.witness(decorated, entries.get(entries.size() - 1));
+      }
+    } catch (RuntimeException e) {
+      decorated.close();
+      throw e;
+    }
+    this.store = fence.guard(decorated, this::onFenced);
+    // the session reads the catalog through the guarded store, sharing the entries just read
+    this.snapshots = SnapshotStore.open(store, config, options.clock(), catalog);
+    newEngine();
+  }
+
+  /** A new, empty engine, its SQL session and the snapshot service over them. */
+  private void newEngine() {
+    this.engine =
+        Engine.builder()
+            .workers(config.workers())
+            .tickPolicy(new TickPolicy(config.tickMaxRecords(), config.tickMaxDuration()))
+            .clock(options.clock())
+            .secrets(options.secrets())
+            .restartStrategy(config.sourceRestart())
+            .build();
+    CatalogLog log = snapshots.sessionCatalog();
+    this.session = new SqlSession(engine, log, options.clock());
+    session.setEpoch(fence.epoch());
+    this.snapshotService = new SnapshotService(config, options, snapshots, engine, session, fence, this::onFenced);
+  }
+
+  private final StoreFence fence;
+  private final java.util.concurrent.atomic.AtomicBoolean fencedOnce = new java.util.concurrent.atomic.AtomicBoolean();
+
+  /** A newer node took the store: stop writing and shut down (on another thread: the caller may hold locks). */
+  private void onFenced(StoreFence.FencedException e) {
+    if (!fencedOnce.compareAndSet(false, true)) {
+      return;
+    }
+    LOG.error("{}. Shutting down.", e.getMessage());
+    Thread t = new Thread(this::close, "cairn-fenced");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /** Why this node stopped because another node took its store, or null. */
+  public String fencedBy() {
+    StoreFence.FencedException f = fence.fenced();
+    return f == null ? null : f.getMessage();
+  }
+
+  /** The epoch this node owns the store with. */
+  public long epoch() {
+    return fence.epoch();
+  }
+
+  /**
+   * Checks that the ports {@link #serve()} will listen on (HTTP, pgwire; 0 = off) can be bound
+   * now. A start that is going to serve calls this before {@link #recover}: recovery takes the
+   * store (fencing the node that owned it), so a start that would then fail to listen — a second
+   * node on the same host with the same ports — must fail before it fences anyone.
+   *
+   * @throws IllegalStateException naming the key and the address in use
+   */
+  public static void requireListenPortsFree(CairnConfig config) {
+    check(config.httpHost(), config.httpPort(), "http.port");
+    check(config.pgwireHost(), config.pgwirePort(), "pgwire.port");
+  }
+
+  private static void check(String host, int port, String key) {
+    if (port <= 0) {
+      return;
+    }
+    try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+      s.bind(new java.net.InetSocketAddress(host, port));
+    } catch (java.io.IOException e) {
+      throw new IllegalStateException("Cannot start: " + host + ":" + port + " (" + key + ") cannot be bound: " + e.getMessage()
+          + ". Is another cairn node running on this host? Give this one other ports (" + key + "; 0 turns the listener off). "
+          + "Nothing was taken: the store's owner keeps running");
+    }
+  }
+
+  /** Starts a node: recovery from the newest valid snapshot, then catch-up. */
+  public static Node recover(CairnConfig config, Options options) {
+    List<Frontend.Provider> providers = Frontend.providers();
+    for (Frontend.Provider p : providers) {
+      p.check(config); // a configuration error before any recovery work
+    }
+    StartingApi starting = new StartingApi(config);
+    List<Frontend> early = new ArrayList<>();
+    Node node;
+    try {
+      if (options.httpWhileRecovering()) {
+        // listening before the store is read: a start that takes minutes is seen from its first second
+        for (Frontend.Provider p : providers) {
+          if (p.startsEarly() && p.enabled(config)) {
+            early.add(p.start(config, starting));
+          }
+        }
+      }
+      node = new Node(config, options);
+    } catch (RuntimeException e) {
+      early.forEach(Frontend::close);
+      throw e;
+    }
+    node.frontends.addAll(early);
+    starting.node = node;
+    try {
+      try {
+        node.report = new Recovery(config, node.options, node.store, node.snapshots, node.engine, node.session)
+            .onPhaseEnd(p -> node.phase = p).run();
+      } catch (Recovery.FellBackPastReplay again) {
+        LOG.warn(again.getMessage());
+        node.engine.close();
+        node.newEngine();
+        node.report = new Recovery(config, node.options, node.store, node.snapshots, node.engine, node.session, again)
+            .onPhaseEnd(p -> node.phase = p).run();
+      }
+      node.phase = "recovered";
+      node.state.set(State.CAUGHT_UP);
+      NodeMetrics.register(node.registry, node.engine, () -> node.report, node.snapshotService::lastSnapshot);
+      return node;
+    } catch (RuntimeException e) {
+      node.close();
+      throw e;
+    }
+  }
+
+  /** Starts serving: ticks in the background, snapshots on the schedule, the {@link Frontend}s (HTTP, pgwire). */
+  public void serve() {
+    engine.start();
+    schedule = snapshots.schedule(config, snapshotService::scheduledSnapshot);
+    for (Frontend.Provider p : Frontend.providers()) {
+      if (p.enabled(config) && frontends.stream().noneMatch(f -> f.name().equals(p.name()))) {
+        frontends.add(p.start(config, this));
+      }
+    }
+    background = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "cairn-background");
+      t.setDaemon(true);
+      return t;
+    });
+    background.scheduleWithFixedDelay(() -> {
+      try {
+        fence.check();
+      } catch (StoreFence.FencedException e) {
+        onFenced(e);
+      } catch (RuntimeException e) {
+        LOG.debug("Epoch check failed (will retry): {}", e.getMessage());
+      }
+    }, 5, 5, java.util.concurrent.TimeUnit.SECONDS);
+    snapshotService.useBackground(background);
+    background.execute(snapshotService::checkRetention);
+    state.set(State.SERVING);
+    LOG.info("cairn is serving: {} sources, {} views; snapshots '{}' ({}); store {}",
+        engine.sourceNames().size(), engine.dataflows().size() - engine.sourceNames().size(), config.snapshotCron(),
+        config.snapshotZone(), store.describe());
+  }
+
+  /** Blocks until {@link #close()}. */
+  public void awaitTermination() throws InterruptedException {
+    terminated.await();
+  }
+
+  /**
+   * Takes a snapshot now (see {@link SnapshotService#snapshotNow}) and returns its outcome.
+   */
+  public SnapshotOutcome snapshotNow() {
+    return snapshotService.snapshotNow();
+  }
+
+  public Engine engine() {
+    return engine;
+  }
+
+  public SqlSession session() {
+    return session;
+  }
+
+  public RecoveryReport report() {
+    return report;
+  }
+
+  public State state() {
+    return state.get();
+  }
+
+  /** The pgwire port actually bound (when serving with a port), else -1. */
+  public int pgwirePort() {
+    return port("pgwire");
+  }
+
+  /** The HTTP port actually bound (when serving with a port), else -1. */
+  public int httpPort() {
+    return port("http");
+  }
+
+  private int port(String frontend) {
+    return frontends.stream().filter(f -> f.name().equals(frontend)).mapToInt(Frontend::port).findFirst().orElse(-1);
+  }
+
+  // ------------------------------------------------------------------ NodeApi
+
+  /** Runs statements (within the configured statement timeout) and returns their results as text tables. */
+  public String sql(String statements) {
+    StringBuilder sb = new StringBuilder();
+    for (io.cairn.engine.sql.Result r : execute(io.cairn.engine.sql.Statements.split(statements),
+        io.cairn.engine.sql.StatementBudget.of(config.limits().statementTimeout()))) {
+      sb.append(r.render());
+    }
+    return sb.toString();
+  }
+
+  @Override
+  public Duration statementTimeout() {
+    return config.limits().statementTimeout();
+  }
+
+  /** Requests executing statements now (HTTP and pgwire): status shows it, so a cancel's effect can be seen. */
+  private final java.util.concurrent.atomic.AtomicInteger statementsRunning = new java.util.concurrent.atomic.AtomicInteger();
+
+  /**
+   * Admission control: at most {@code sql.max-concurrent-statements} requests execute statements at
+   * once (HTTP and pgwire together); the others wait for a slot within their budget. More threads
+   * than cores scanning at once would only share the CPU with the ticks and the status answers.
+   */
+  private final java.util.concurrent.Semaphore statementSlots;
+
+  private <T> T running(io.cairn.engine.sql.StatementBudget budget, java.util.function.Supplier<T> work) {
+    try {
+      while (!statementSlots.tryAcquire(20, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+        budget.check(() -> "waiting for one of " + config.limits().statementSlots()
+            + " statement slots, all busy (sql.max-concurrent-statements)");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      budget.cancel(io.cairn.engine.sql.StatementCanceledException.USER_REQUEST);
+      budget.check();
+    }
+    statementsRunning.incrementAndGet();
+    try {
+      return work.get();
+    } catch (StoreFence.FencedException e) {
+      // found out at this statement's catalog append: not the client's fault
+      throw fenced("run statements", e);
+    } finally {
+      statementsRunning.decrementAndGet();
+      statementSlots.release();
+    }
+  }
+
+  /**
+   * Throws {@link io.cairn.node.NodeUnavailableException} when this node cannot serve
+   * {@code what}: another node took the store (the message names it and its epoch), or the node
+   * is still recovering (the message says where it is).
+   */
+  private void requireServing(String what) {
+    StoreFence.FencedException f = fence.fenced();
+    if (f != null) {
+      throw fenced(what, f);
+    }
+    State s = state.get();
+    if (s == State.RECOVERING || s == State.CLOSED) {
+      throw new io.cairn.node.NodeUnavailableException(io.cairn.node.NodeUnavailableException.Reason.NOT_READY,
+          "Cannot " + what + ": the node is not ready: " + (s == State.CLOSED ? "it is shutting down" : recoveringWhy())
+              + "; GET /health/ready answers 200 once it is");
+    }
+  }
+
+  private io.cairn.node.NodeUnavailableException fenced(String what, StoreFence.FencedException f) {
+    return new io.cairn.node.NodeUnavailableException(io.cairn.node.NodeUnavailableException.Reason.FENCED,
+        "Cannot " + what + ": this node (epoch " + fence.epoch() + ") no longer owns the store: " + f.getMessage());
+  }
+
+  private String recoveringWhy() {
+    return "recovering for " + (System.nanoTime() - startedNanos) / 1_000_000 + " ms, last phase done: " + phase
+        + ", last closed tick " + engine.lastClosedTick();
+  }
+
+  @Override
+  public List<io.cairn.engine.sql.Result> execute(List<String> statements, io.cairn.engine.sql.StatementBudget budget) {
+    requireServing("run statements");
+    return running(budget, () -> session.executeRequest(statements, budget));
+  }
+
+  @Override
+  public long catalogPosition() {
+    return session.position();
+  }
+
+  @Override
+  public List<Dataflow> dataflows() {
+    return engine.dataflows();
+  }
+
+  @Override
+  public String statusJson() {
+    Map<String, Object> s = NodeStatus.of(state.get().name(), engine, session.position(), snapshotService.lastSnapshot(),
+        snapshotService.lastError(), snapshotService.retentionWarnings());
+    Health h = health();
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("state", s.remove("state"));
+    out.put("live", h.live());
+    out.put("ready", h.ready());
+    if (!h.why().isEmpty()) {
+      out.put("notReady", h.why());
+    }
+    out.put("phase", phase);
+    out.put("uptimeMillis", (System.nanoTime() - startedNanos) / 1_000_000);
+    out.put("epoch", fence.epoch());
+    out.put("fencedBy", fencedBy());
+    out.put("statementsRunning", statementsRunning.get());
+    out.putAll(s);
+    return json(out);
+  }
+
+  @Override
+  public Health health() {
+    int deadlocked = Deadlocks.count();
+    boolean live = deadlocked == 0;
+    State s = state.get();
+    String why;
+    StoreFence.FencedException f = fence.fenced();
+    if (f != null) {
+      why = "fenced: " + f.getMessage();
+    } else if (s == State.RECOVERING) {
+      why = recoveringWhy();
+    } else if (s == State.CAUGHT_UP) {
+      why = "recovered, not serving yet";
+    } else if (s == State.CLOSED) {
+      why = "shutting down";
+    } else {
+      List<String> behind = new ArrayList<>();
+      engine.sourceStatuses().forEach((name, st) -> {
+        if (!st.caughtUp()) {
+          behind.add(name + " (" + st.state() + ")");
+        }
+      });
+      why = behind.isEmpty() ? "" : "sources not caught up: " + String.join(", ", behind);
+    }
+    if (!live) {
+      why = deadlocked + " deadlocked threads" + (why.isEmpty() ? "" : "; " + why);
+    }
+    return new Health(live, live && why.isEmpty(), s.name(), why);
+  }
+
+  @Override
+  public String snapshotJson() {
+    requireServing("take a snapshot");
+    return json(snapshotNow());
+  }
+
+  @Override
+  public String prometheus() {
+    return registry.scrape();
+  }
+
+  @Override
+  public String recoveryReportJson() {
+    RecoveryReport r = report;
+    if (r == null) {
+      throw new io.cairn.node.NodeUnavailableException(io.cairn.node.NodeUnavailableException.Reason.NOT_READY,
+          "No recovery report yet: " + recoveringWhy());
+    }
+    return r.toJson();
+  }
+
+  static String json(Object o) {
+    try {
+      return RecoveryReport.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(o);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (state.getAndSet(State.CLOSED) == State.CLOSED) {
+      return;
+    }
+    try {
+      if (schedule != null) {
+        schedule.close();
+      }
+    } catch (Exception e) {
+      LOG.warn("Stopping the snapshot schedule failed: {}", e.getMessage());
+    }
+    if (background != null) {
+      background.shutdownNow();
+    }
+    frontends.forEach(Frontend::close);
+    engine.close();
+    snapshots.close();
+    fence.release();
+    try {
+      store.close();
+    } catch (RuntimeException e) {
+      LOG.warn("Closing the store failed: {}", e.getMessage());
+    }
+    terminated.countDown();
+  }
+
+  /**
+   * What the HTTP endpoint answers while a start reads the store and takes it, before there is a
+   * node: status STARTING, live, not ready; then it hands every call to the node.
+   */
+  private static final class StartingApi implements NodeApi {
+    private final CairnConfig config;
+    private final long since = System.nanoTime();
+    volatile Node node;
+
+    StartingApi(CairnConfig config) {
+      this.config = config;
+    }
+
+    private io.cairn.node.NodeUnavailableException starting() {
+      return new io.cairn.node.NodeUnavailableException(io.cairn.node.NodeUnavailableException.Reason.NOT_READY,
+          "Cannot answer: the node is starting (reading the catalog and taking the store, for "
+              + (System.nanoTime() - since) / 1_000_000 + " ms)");
+    }
+
+    @Override
+    public List<io.cairn.engine.sql.Result> execute(List<String> statements, io.cairn.engine.sql.StatementBudget budget) {
+      return ready().execute(statements, budget);
+    }
+
+    @Override
+    public long catalogPosition() {
+      return ready().catalogPosition();
+    }
+
+    @Override
+    public List<Dataflow> dataflows() {
+      return ready().dataflows();
+    }
+
+    private Node ready() {
+      Node n = node;
+      if (n == null) {
+        throw starting();
+      }
+      return n;
+    }
+
+    @Override
+    public Duration statementTimeout() {
+      return config.limits().statementTimeout();
+    }
+
+    @Override
+    public String statusJson() {
+      Node n = node;
+      if (n != null) {
+        return n.statusJson();
+      }
+      Map<String, Object> s = new LinkedHashMap<>();
+      s.put("state", "STARTING");
+      s.put("live", true);
+      s.put("ready", false);
+      s.put("notReady", "reading the catalog and taking the store");
+      s.put("uptimeMillis", (System.nanoTime() - since) / 1_000_000);
+      return json(s);
+    }
+
+    @Override
+    public String snapshotJson() {
+      Node n = node;
+      if (n == null) {
+        throw starting();
+      }
+      return n.snapshotJson();
+    }
+
+    @Override
+    public String prometheus() {
+      Node n = node;
+      return n == null ? "" : n.prometheus();
+    }
+
+    @Override
+    public String recoveryReportJson() {
+      Node n = node;
+      if (n == null) {
+        throw starting();
+      }
+      return n.recoveryReportJson();
+    }
+
+    @Override
+    public Health health() {
+      Node n = node;
+      return n == null ? new Health(true, false, "STARTING", "reading the catalog and taking the store") : n.health();
+    }
+  }
+
+  // ------------------------------------------------------------------ offline commands
+
+  @Override
+  public String toString() {
+    return String.format(Locale.ROOT, "Node[%s, %s]", state.get(), store.describe());
+  }
+}

@@ -1,0 +1,119 @@
+package io.cairn.pgwire;
+
+import io.cairn.engine.row.Type;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+
+/**
+ * The PostgreSQL types cairn values are sent as, with their text and binary encodings: BIGINT →
+ * int8, DOUBLE → float8, TEXT and the NULL type → text, BOOLEAN → bool, TIMESTAMP (microseconds
+ * since the Unix epoch, UTC) → timestamp (without time zone, the session's TimeZone is UTC).
+ */
+enum PgType {
+  INT8(20, 8, "int8", "bigint"),
+  FLOAT8(701, 8, "float8", "double precision"),
+  TEXT(25, -1, "text", "text"),
+  BOOL(16, 1, "bool", "boolean"),
+  TIMESTAMP(1114, 8, "timestamp", "timestamp without time zone");
+
+  /** Microseconds from the Unix epoch to the PostgreSQL epoch (2000-01-01). */
+  private static final long PG_EPOCH_MICROS = 946_684_800_000_000L;
+
+  final int oid;
+  final short length;
+  /** {@code pg_type.typname}. */
+  final String typname;
+  /** What {@code format_type(oid, -1)} answers, as psql's {@code \d} shows it. */
+  final String sqlName;
+
+  PgType(int oid, int length, String typname, String sqlName) {
+    this.oid = oid;
+    this.length = (short) length;
+    this.typname = typname;
+    this.sqlName = sqlName;
+  }
+
+  static PgType of(Type t) {
+    return switch (t) {
+      case BIGINT -> INT8;
+      case DOUBLE -> FLOAT8;
+      case BOOLEAN -> BOOL;
+      case TIMESTAMP -> TIMESTAMP;
+      case TEXT, NULL -> TEXT;
+    };
+  }
+
+  /** The type a value of unknown column type is sent as (TEXT for null). */
+  static PgType ofValue(Object v) {
+    if (v instanceof Long || v instanceof Integer) {
+      return INT8;
+    }
+    if (v instanceof Double || v instanceof Float) {
+      return FLOAT8;
+    }
+    if (v instanceof Boolean) {
+      return BOOL;
+    }
+    return TEXT;
+  }
+
+  /** The text encoding of a non-null value. Doubles round-trip exactly ("NaN", "Infinity", "-Infinity" included). */
+  String text(Object v) {
+    if (v instanceof Long l && this == TIMESTAMP) {
+      return timestamp(l);
+    }
+    if (v instanceof Boolean b) {
+      return b ? "t" : "f";
+    }
+    if (v instanceof Double d) {
+      return d.isNaN() ? "NaN" : d.isInfinite() ? (d > 0 ? "Infinity" : "-Infinity") : Double.toString(d);
+    }
+    return String.valueOf(v);
+  }
+
+  /** The binary encoding of a non-null value; a value of another Java type than expected is sent as text bytes. */
+  byte[] binary(Object v) {
+    switch (this) {
+      case INT8, TIMESTAMP -> {
+        if (v instanceof Long l) {
+          return ByteBuffer.allocate(8).putLong(this == TIMESTAMP ? l - PG_EPOCH_MICROS : l).array();
+        }
+      }
+      case FLOAT8 -> {
+        if (v instanceof Double d) {
+          return ByteBuffer.allocate(8).putDouble(d).array();
+        }
+      }
+      case BOOL -> {
+        if (v instanceof Boolean b) {
+          return new byte[] {(byte) (b ? 1 : 0)};
+        }
+      }
+      default -> {
+        // text: UTF-8 bytes
+      }
+    }
+    return text(v).getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** "2024-01-02 03:04:05.123456" (trailing zeros of the fraction dropped, no fraction when zero). */
+  static String timestamp(long micros) {
+    long secs = Math.floorDiv(micros, 1_000_000L);
+    int frac = (int) Math.floorMod(micros, 1_000_000L);
+    LocalDateTime t = LocalDateTime.ofEpochSecond(secs, 0, ZoneOffset.UTC);
+    StringBuilder sb = new StringBuilder(32);
+    sb.append(String.format(java.util.Locale.ROOT, "%04d-%02d-%02d %02d:%02d:%02d", t.getYear(), t.getMonthValue(),
+        t.getDayOfMonth(), t.getHour(), t.getMinute(), t.getSecond()));
+    if (frac != 0) {
+      String f = String.format(java.util.Locale.ROOT, "%06d", frac);
+      int end = f.length();
+      while (f.charAt(end - 1) == '0') {
+        end--;
+      }
+      sb.append('.').append(f, 0, end);
+    }
+    return sb.toString();
+  }
+}

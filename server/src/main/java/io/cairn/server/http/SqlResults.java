@@ -1,0 +1,82 @@
+package io.cairn.server.http;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.cairn.engine.row.Type;
+import io.cairn.engine.sql.Result;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * How the HTTP endpoint renders the node's typed results ({@link Result}: columns with types,
+ * rows, a message) in the format a request asks for ({@code ?format=}):
+ *
+ * <ul>
+ *   <li>{@code table} (default): the psql-like text table of {@link Result#render()};
+ *   <li>{@code csv}: RFC 4180 ({@link Result#renderCsv()});
+ *   <li>{@code json}: an array with one {@code {columns, types, rows, message}} object per
+ *       statement; a double that JSON cannot hold (NaN, ±Infinity) is its text.
+ * </ul>
+ *
+ * pgwire renders the same results as RowDescription and DataRow messages.
+ */
+final class SqlResults {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  static final List<String> FORMATS = List.of("table", "json", "csv");
+
+  private SqlResults() {}
+
+  /**
+   * Refuses an unknown format before any statement runs.
+   *
+   * @throws IllegalArgumentException naming the formats there are
+   */
+  static void checkFormat(String format) {
+    if (!FORMATS.contains(format)) {
+      throw new IllegalArgumentException("Unknown SQL result format '" + format + "': use table, json or csv");
+    }
+  }
+
+  /** The media type of results in {@code format}. */
+  static String contentType(String format) {
+    return switch (format) {
+      case "json" -> "application/json";
+      case "csv" -> "text/csv; charset=utf-8";
+      default -> "text/plain; charset=utf-8";
+    };
+  }
+
+  /** {@code results} in {@code format} (checked by {@link #checkFormat}). */
+  static String render(List<Result> results, String format) {
+    if (format.equals("json")) {
+      List<Map<String, Object>> out = new ArrayList<>();
+      for (Result r : results) {
+        Map<String, Object> one = new LinkedHashMap<>();
+        one.put("columns", r.columns());
+        one.put("types", r.types().stream().map(Type::name).toList());
+        List<List<Object>> rows = new ArrayList<>(r.rows().size());
+        for (List<Object> row : r.rows()) {
+          List<Object> vals = new ArrayList<>(row.size());
+          for (Object v : row) {
+            vals.add(v instanceof Double d && (d.isNaN() || d.isInfinite()) ? d.toString() : v); // JSON has no NaN
+          }
+          rows.add(vals);
+        }
+        one.put("rows", rows);
+        one.put("message", r.message());
+        out.add(one);
+      }
+      try {
+        return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(out);
+      } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        throw new IllegalStateException("Cannot render results as JSON: " + e.getMessage(), e);
+      }
+    }
+    StringBuilder sb = new StringBuilder();
+    for (Result r : results) {
+      sb.append(format.equals("csv") ? r.renderCsv() : r.render());
+    }
+    return sb.toString();
+  }
+}
