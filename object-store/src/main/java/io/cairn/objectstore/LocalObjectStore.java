@@ -36,6 +36,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Design and invariants:
  * <ul>
+ *   <li>Owns nothing but its root directory and the temp directory {@code <root>/.cairn-tmp/}
+ *       inside it: no open handles between calls, no cache, no metadata beside the files (an
+ *       object's etag is derived from its size, modification time and file key). {@link #close()}
+ *       does nothing.
+ *   <li>Threading: every method may be called from any thread at once; the store's fields are
+ *       final and it takes no lock. The file system orders racing writers (rename and link are
+ *       atomic); a write whose parent directory a racing delete just removed publishes again (up
+ *       to 5 times). An {@link ObjectWrite} or stream it returns is for one thread.
  *   <li>Every write goes to a temp file in {@code <root>/.cairn-tmp/} (same file system as the
  *       objects), is fsynced, then published by a rename ({@link #put}) or a hard link
  *       ({@link #putIfAbsent}: {@code link(2)} fails atomically if the name exists, so of racing
@@ -45,6 +53,8 @@ import org.slf4j.LoggerFactory;
  *   <li>Directories are created on demand and removed (best effort) when a delete empties them.
  *       A file system cannot hold both "a" and "a/b"; writing the second fails.
  *   <li>The root must exist when the store is opened (the bucket analogue); it is not created.
+ *   <li>On failure a write deletes its temp file and publishes nothing; a crash may leave temp
+ *       files in {@code .cairn-tmp/}, which no read or listing sees.
  * </ul>
  */
 public final class LocalObjectStore implements ObjectStore {

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
 import java.util.HexFormat;
 
 /** Small helpers shared by the implementations. */
@@ -54,6 +55,13 @@ final class StoreSupport {
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("MD5 is missing from this JVM", e);
     }
+  }
+
+  /** The base64 MD5 of {@code len} bytes of {@code bytes} from {@code off}: a Content-MD5 header value. */
+  static String base64Md5(byte[] bytes, int off, int len) {
+    var md5 = md5();
+    md5.update(bytes, off, len);
+    return Base64.getEncoder().encodeToString(md5.digest());
   }
 
   static String md5Hex(byte[] bytes) {
