@@ -42,7 +42,28 @@ import java.util.Optional;
  * JSON object holding them (or, for a single-column key, a JSON scalar or non-JSON UTF-8 text),
  * otherwise from the value. When both give the key they must agree.
  *
- * <p>Not thread-safe (one per source).
+ * <p>Design and invariants:
+ *
+ * <ul>
+ *   <li>Owns the mapping of one source's schema, primary key, envelope and key field to {@link
+ *       Change}s, and what is derived from them once, at construction: the column types, the key
+ *       columns' indices and the columns' names as ASCII bytes for the fast path. It holds no
+ *       client, buffer or per-record state.
+ *   <li>Threads: nothing changes after the constructor (final fields, arrays filled only there;
+ *       the shared {@code ObjectMapper} is only read from), so calls never interfere. Each
+ *       {@link KafkaSource} builds its own and calls it from its owner thread.
+ *   <li>One meaning, two paths. The tree path ({@link #decodeTree}: a Jackson tree, the Connect
+ *       wrapper removed, names matched exactly then case-insensitively) defines what a record
+ *       means. The fast path ({@link FlatJson}, envelopes NONE and UPSERT without a key field)
+ *       returns a {@code Change} only when the tree path would return the same one, and gives up
+ *       (the tree path then decides) on anything else, errors included; both apply the same key
+ *       rules. {@code JsonRecordDecoderTest} checks the fast path against the tree path.
+ *   <li>Failures: a record that cannot be applied throws {@link BadRecordException} naming the
+ *       column and what is wrong, or {@link ArithmeticException} for a timestamp outside the
+ *       microsecond range; the source's bad-record policy decides what follows. Any other
+ *       exception is a defect, not a bad record ({@link KafkaSource} reports it as an at-record
+ *       error).
+ * </ul>
  */
 final class JsonRecordDecoder {
   /** What one record means: an append of {@code row}, or an upsert of {@code key} to {@code row} (null = delete). */

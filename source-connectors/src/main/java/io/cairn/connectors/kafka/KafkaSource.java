@@ -51,6 +51,22 @@ import org.slf4j.LoggerFactory;
  * <p>Design and invariants:
  *
  * <ul>
+ *   <li>Owns its Kafka clients and its read state. The consumer is created in the constructor;
+ *       the admin client when first needed (partition discovery, or a seek whose offsets name a
+ *       partition the consumer's metadata does not know yet); the dead-letter producer at the
+ *       first dead letter. {@link #close} closes all three, with short waits. The read state is
+ *       the position {@code next}, the fetched records not yet delivered ({@code pending}), the
+ *       {@link JsonRecordDecoder}, the {@link RateLimiter} and the last end offsets read.
+ *   <li>One owner thread. Every method but {@link #wakeup()} is called by the thread that owns
+ *       the source (the {@link Source} contract), the only thread that touches the clients and the
+ *       read state, so nothing here is locked. {@link #wakeup()} may come from any thread: it sets
+ *       a volatile flag, calls {@code KafkaConsumer#wakeup} (the consumer's one thread-safe method)
+ *       and cancels the admin call the owner waits for ({@code waitingFor}, volatile). The load
+ *       meter ({@link KafkaLoadMeter}) may be read from any thread. Time comes from the injected
+ *       {@code nanoTime}, and the rate limiter sleeps through the injected sleeper.
+ *   <li>A failure sticks: once {@code failure} is set (a position outside the log, a bad record
+ *       under {@code fail}, a record that cannot be dead-lettered, a decoder error) every later
+ *       poll throws it, until the next {@code seek} clears it.
  *   <li>Partitions are assigned, never subscribed: no group, no commits. The position is
  *       {@code partition → next offset}, kept here: after a record is delivered its partition's
  *       entry is {@code offset + 1}; whenever every fetched record has been delivered, each entry

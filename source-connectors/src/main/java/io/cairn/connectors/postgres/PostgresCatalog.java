@@ -13,22 +13,17 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * The SQL a {@link PostgresSource} issues itself, over one plain JDBC connection. Every statement
- * counts as a request in the load meter.
+ * The SQL a {@link PostgresSource} issues itself about its table and the server's statistics, over
+ * one plain JDBC connection. The statements about the replication slot and the publication are in
+ * {@link ReplicationSlot}, on the same connection. Every statement counts as a request in the load
+ * meter.
  */
 final class PostgresCatalog {
   /** What the table looks like. */
   record TableInfo(Schema schema, List<String> primaryKey, char replicaIdentity, long estimatedRows, long totalBytes) {}
 
-  /** The replication slot as {@code pg_replication_slots} shows it. */
-  record SlotInfo(String database, String plugin, long restartLsn, long confirmedFlushLsn, String walStatus, Integer activePid) {
-    boolean lost() {
-      return "lost".equals(walStatus);
-    }
-  }
-
   /** One statistics probe. */
-  record Probe(long headLsn, long flushHeadLsn, SlotInfo slot, long sentLsn, Integer senderPid, long tableReads) {}
+  record Probe(long headLsn, long flushHeadLsn, ReplicationSlot.SlotInfo slot, long sentLsn, Integer senderPid, long tableReads) {}
 
   private final Connection conn;
   private final PostgresLoadMeter meter;
@@ -103,72 +98,7 @@ final class PostgresCatalog {
   }
 
   void setReplicaIdentityFull() throws SQLException {
-    execute("ALTER TABLE " + quoted() + " REPLICA IDENTITY FULL");
-  }
-
-  SlotInfo slot() throws SQLException {
-    meter.add(PostgresLoadMeter.REQUESTS, 1);
-    try (PreparedStatement ps = conn.prepareStatement(
-        "SELECT database, plugin, restart_lsn::text, confirmed_flush_lsn::text, wal_status, active_pid "
-            + "FROM pg_replication_slots WHERE slot_name = ?")) {
-      ps.setString(1, config.slot());
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return null;
-        }
-        int pid = rs.getInt(6);
-        Integer active = rs.wasNull() ? null : pid;
-        return new SlotInfo(rs.getString(1), rs.getString(2), DebeziumOffsets.parseLsn(rs.getString(3)),
-            DebeziumOffsets.parseLsn(rs.getString(4)), rs.getString(5), active);
-      }
-    }
-  }
-
-  void dropSlot() throws SQLException {
-    meter.add(PostgresLoadMeter.REQUESTS, 1);
-    try (PreparedStatement ps = conn.prepareStatement(
-        "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = ?")) {
-      ps.setString(1, config.slot());
-      ps.execute();
-    }
-  }
-
-  /** Whether the publication exists and publishes the table. */
-  boolean publicationCoversTable() throws SQLException {
-    meter.add(PostgresLoadMeter.REQUESTS, 1);
-    try (PreparedStatement ps = conn.prepareStatement(
-        "SELECT count(*) FROM pg_publication_tables WHERE pubname = ? AND schemaname = ? AND tablename = ?")) {
-      ps.setString(1, config.publication());
-      ps.setString(2, config.schemaName());
-      ps.setString(3, config.tableName());
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1) > 0;
-      }
-    }
-  }
-
-  boolean publicationExists() throws SQLException {
-    meter.add(PostgresLoadMeter.REQUESTS, 1);
-    try (PreparedStatement ps = conn.prepareStatement("SELECT count(*) FROM pg_publication WHERE pubname = ?")) {
-      ps.setString(1, config.publication());
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1) > 0;
-      }
-    }
-  }
-
-  /** Creates the publication for the table, or adds the table to an existing one. */
-  void ensurePublication() throws SQLException {
-    if (publicationCoversTable()) {
-      return;
-    }
-    if (publicationExists()) {
-      execute("ALTER PUBLICATION \"" + config.publication() + "\" ADD TABLE " + quoted());
-    } else {
-      execute("CREATE PUBLICATION \"" + config.publication() + "\" FOR TABLE " + quoted());
-    }
+    execute("ALTER TABLE " + config.quotedTable() + " REPLICA IDENTITY FULL");
   }
 
   Probe probe() throws SQLException {
@@ -185,11 +115,11 @@ final class PostgresCatalog {
       ps.setString(3, config.slot());
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        SlotInfo slot = null;
+        ReplicationSlot.SlotInfo slot = null;
         if (rs.getString(3) != null) {
           int pid = rs.getInt(8);
           Integer active = rs.wasNull() ? null : pid;
-          slot = new SlotInfo(rs.getString(3), rs.getString(4), DebeziumOffsets.parseLsn(rs.getString(5)),
+          slot = new ReplicationSlot.SlotInfo(rs.getString(3), rs.getString(4), DebeziumOffsets.parseLsn(rs.getString(5)),
               DebeziumOffsets.parseLsn(rs.getString(6)), rs.getString(7), active);
         }
         return new Probe(DebeziumOffsets.parseLsn(rs.getString(1)), DebeziumOffsets.parseLsn(rs.getString(2)), slot,
@@ -215,10 +145,6 @@ final class PostgresCatalog {
         return DebeziumOffsets.parseLsn(rs.getString(1));
       }
     }
-  }
-
-  private String quoted() {
-    return "\"" + config.schemaName() + "\".\"" + config.tableName() + "\"";
   }
 
   private void execute(String sql) throws SQLException {

@@ -45,11 +45,23 @@ import org.slf4j.LoggerFactory;
  * <h2>Design and invariants</h2>
  *
  * <ul>
- *   <li><b>Threads.</b> Debezium runs on its own daemon thread and hands change events to {@link
- *       #poll} through a bounded queue ({@code queue-capacity}); when the engine does not poll,
- *       Debezium blocks, and so does the replication stream (backpressure). A second daemon thread
- *       probes the server every {@code stats-interval-ms} for the load meter and the slot's
- *       confirmed position, and writes the caught-up watermarks ({@link #caughtUp()}).
+ *   <li><b>Owns</b> the streaming: the Debezium engine and its thread, the queue between it and
+ *       {@link #poll}, the conversion of change events to rows, the position, the caught-up
+ *       watermarks, the read-rate limit and the load meter's probes. The replication slot and the
+ *       publication (checking, dropping, the publication's creation, the confirmation target) are
+ *       {@link ReplicationSlot}'s; the table's metadata and the statistics probe are {@link
+ *       PostgresCatalog}'s. Both use the one JDBC connection this class opens in its constructor
+ *       and closes in {@link #close}.
+ *   <li><b>Threads.</b> The engine calls {@link #seek}, {@link #poll}, {@link #position()}, {@link
+ *       #caughtUp()} and {@link #onSnapshotCommitted} on the thread that owns the source. Debezium
+ *       runs on its own daemon thread and hands change events to {@link #poll} through a bounded
+ *       queue ({@code queue-capacity}); when the engine does not poll, Debezium blocks, and so does
+ *       the replication stream (backpressure). A second daemon thread (the monitor) probes the
+ *       server every {@code stats-interval-ms} for the load meter and the slot's confirmed
+ *       position, and writes the caught-up watermarks ({@link #caughtUp()}). The JDBC connection
+ *       has one user at a time: {@link #seek} uses it before the monitor starts; the monitor and
+ *       {@link #close} (after stopping the monitor) hold the catalog's monitor while they use it.
+ *       State shared between threads is volatile or atomic.
  *   <li><b>Offsets live in the engine.</b> {@link #position()} is Debezium's offset map of the last
  *       delivered event (or heartbeat). Debezium's offset store is {@link EngineOffsetStore}:
  *       while Debezium's task starts it serves the offsets given to {@link #seek}; afterwards it
@@ -57,21 +69,23 @@ import org.slf4j.LoggerFactory;
  *   <li><b>LSN confirmation only after a snapshot commits.</b> Debezium's Postgres task confirms
  *       ({@code flush}) to the replication slot the LSN of the offsets it reads back from its
  *       offset store, and it does so only when an offset commit happens. The offset commit policy
- *       here commits only while a confirmation is pending (a committed snapshot's LSN above the
- *       slot's {@code confirmed_flush_lsn}); Debezium heartbeats ({@code heartbeat-interval-ms})
- *       keep commits possible on an idle table. So {@code confirmed_flush_lsn} never passes the
- *       {@code lsn_commit} (else {@code lsn_proc}) of the last {@code onSnapshotCommitted}
- *       offsets, also not when the source is closed.
+ *       ({@link ReplicationSlot#confirmationDue()}) commits only while a confirmation is pending (a
+ *       committed snapshot's LSN above the slot's {@code confirmed_flush_lsn}); Debezium
+ *       heartbeats ({@code heartbeat-interval-ms}) keep commits possible on an idle table. So
+ *       {@code confirmed_flush_lsn} never passes the {@code lsn_commit} (else {@code lsn_proc}) of
+ *       the last {@code onSnapshotCommitted} offsets, also not when the source is closed.
  *       <p><b>Cost:</b> the slot retains all WAL written since the last committed snapshot — about
  *       one snapshot interval (a day by default) plus snapshot upload time, for every write in the
  *       database cluster, not only this table's. {@link PostgresRetentionGuard} compares that with
  *       {@code max_slot_wal_keep_size}; {@code wal_bytes_retained} in the meter shows it live.
  *   <li><b>First start / resume.</b> {@code seek(EMPTY)} drops a leftover slot of the same name,
- *       ensures the publication publishes the table, and lets Debezium create the slot and do the
+ *       ensures the publication publishes the table ({@link
+ *       ReplicationSlot#prepareForInitialLoad}), and lets Debezium create the slot and do the
  *       initial load ({@code snapshot.mode=initial}) before streaming. {@code seek(p)} checks that
  *       the slot exists, is valid, belongs to the database and has not been confirmed past {@code
- *       p}, and that the publication still publishes the table; then streams from {@code p} with
- *       {@code snapshot.mode=no_data} (no table scan). Offsets taken in the middle of an initial
+ *       p}, and that the publication still publishes the table ({@link
+ *       ReplicationSlot#resumeProblem}); then streams from {@code p} with {@code
+ *       snapshot.mode=no_data} (no table scan). Offsets taken in the middle of an initial
  *       load restart the load from scratch.
  *   <li><b>Slot or publication lost.</b> Policy {@code slot-lost=fail} (default) throws, naming the
  *       slot, the database and the resume LSN. {@code reload} drops what is left of the slot and
@@ -128,6 +142,7 @@ final class PostgresSource implements Source {
   private final List<String> primaryKey;
   private final int[] keyIndices;
   private final PostgresCatalog catalog;
+  private final ReplicationSlot slot;
   private final BlockingQueue<Item> queue;
   /**
    * Changes and TRUNCATEs in {@link #queue} (heartbeats and watermarks not counted): raised before
@@ -158,11 +173,8 @@ final class PostgresSource implements Source {
    */
   private volatile boolean slotStreams;
 
-  // LSN confirmation
+  /** The Debezium offsets of the last committed snapshot, served to Debezium once its task has started. */
   private volatile Map<String, Object> confirmedOffsets;
-  private volatile long confirmTarget = -1;
-  private volatile long observedConfirmed = -1;
-  private volatile long lastCommitRequestNanos;
 
   // probes
   private Integer lastSenderPid;
@@ -194,6 +206,7 @@ final class PostgresSource implements Source {
     this.watermarkTag = config.slot() + ":" + UUID.randomUUID() + ":";
     Connection conn = connect();
     this.catalog = new PostgresCatalog(conn, config, meter);
+    this.slot = new ReplicationSlot(conn, config, meter);
     try {
       PostgresCatalog.TableInfo table = catalog.table();
       this.schema = declaredSchema.size() == 0 ? table.schema() : declaredSchema;
@@ -221,7 +234,7 @@ final class PostgresSource implements Source {
     } catch (SQLException e) {
       closeQuietly(conn);
       throw new IllegalStateException("Cannot open source '" + config.sourceName() + "': reading table "
-          + config.qualifiedTable() + " at " + where() + " failed: " + scrub(e.getMessage()));
+          + config.qualifiedTable() + " at " + config.where() + " failed: " + scrub(e.getMessage()));
     } catch (RuntimeException e) {
       closeQuietly(conn);
       throw e;
@@ -270,12 +283,8 @@ final class PostgresSource implements Source {
           ? "authentication failed for user '" + config.user() + "' (check the secret '" + config.passwordRef() + "')"
           : scrub(e.getMessage());
       throw new IllegalStateException("Cannot open source '" + config.sourceName() + "': cannot connect to Postgres at "
-          + where() + ": " + why + " [SQLState " + e.getSQLState() + "]");
+          + config.where() + ": " + why + " [SQLState " + e.getSQLState() + "]");
     }
-  }
-
-  private String where() {
-    return config.host() + ":" + config.port() + "/" + config.database();
   }
 
   private String topicPrefix() {
@@ -319,7 +328,7 @@ final class PostgresSource implements Source {
         snapshotMode = "initial";
         position = SourceOffsets.EMPTY;
       } else {
-        String problem = resumeProblem(offsets);
+        String problem = slot.resumeProblem(offsets);
         if (problem == null) {
           SourceOffsets start = DebeziumOffsets.forStreaming(offsets);
           channel.serve(DebeziumOffsets.toDebezium(start));
@@ -345,80 +354,19 @@ final class PostgresSource implements Source {
         }
       }
     } catch (SQLException e) {
-      throw new IllegalStateException("Cannot seek source '" + config.sourceName() + "' at " + where() + ": "
+      throw new IllegalStateException("Cannot seek source '" + config.sourceName() + "' at " + config.where() + ": "
           + scrub(e.getMessage()));
     }
     startEngine(snapshotMode);
     startMonitor();
   }
 
-  /**
-   * The slot, after waiting up to {@code wait} for a previous session's walsender to let go of it (a
-   * source closed just before may still hold it for a moment).
-   */
-  private PostgresCatalog.SlotInfo slotWhenInactive(Duration wait) throws SQLException {
-    long deadline = System.nanoTime() + wait.toNanos();
-    PostgresCatalog.SlotInfo slot = catalog.slot();
-    while (slot != null && slot.activePid() != null && System.nanoTime() < deadline) {
-      try {
-        Thread.sleep(50);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        break;
-      }
-      slot = catalog.slot();
-    }
-    return slot;
-  }
-
   private void freshStart(String why) throws SQLException {
-    PostgresCatalog.SlotInfo slot = slotWhenInactive(Duration.ofSeconds(10));
-    if (slot != null) {
-      if (slot.activePid() != null) {
-        throw new IllegalStateException("Cannot start source '" + config.sourceName() + "': replication slot '"
-            + config.slot() + "' is in use by process " + slot.activePid() + " at " + where());
-      }
-      LOG.warn("Source '{}' ({}): dropping existing replication slot '{}' to start a fresh initial load",
-          config.sourceName(), why, config.slot());
-      catalog.dropSlot();
-    }
-    catalog.ensurePublication();
+    slot.prepareForInitialLoad(why);
     channel.serve(null);
     meter.add(PostgresLoadMeter.INITIAL_LOADS, 1);
     LOG.info("Source '{}': initial load of {} ({}), then streaming from slot '{}'", config.sourceName(),
         config.qualifiedTable(), why, config.slot());
-  }
-
-  /** Why streaming cannot resume at {@code offsets}, or null when it can. */
-  private String resumeProblem(SourceOffsets offsets) throws SQLException {
-    long commitLsn = DebeziumOffsets.confirmLsn(offsets);
-    long resumeAt = commitLsn >= 0 ? commitLsn : offsets.getLong(DebeziumOffsets.LSN, -1);
-    String at = " (resume position LSN " + DebeziumOffsets.formatLsn(resumeAt) + ")";
-    PostgresCatalog.SlotInfo slot = slotWhenInactive(Duration.ofSeconds(10));
-    if (slot == null) {
-      return "replication slot '" + config.slot() + "' does not exist at " + where() + at;
-    }
-    if (!config.database().equals(slot.database())) {
-      return "replication slot '" + config.slot() + "' belongs to database '" + slot.database() + "', not '" + config.database() + "'";
-    }
-    if (slot.lost()) {
-      return "replication slot '" + config.slot() + "' at " + where() + " was invalidated (wal_status = lost: the WAL it "
-          + "needed was removed, see max_slot_wal_keep_size)" + at;
-    }
-    if (slot.activePid() != null) {
-      throw new IllegalStateException("Cannot resume source '" + config.sourceName() + "': replication slot '"
-          + config.slot() + "' is in use by process " + slot.activePid() + " at " + where());
-    }
-    if (resumeAt >= 0 && slot.confirmedFlushLsn() > resumeAt) {
-      return "replication slot '" + config.slot() + "' at " + where() + " was confirmed up to LSN "
-          + DebeziumOffsets.formatLsn(slot.confirmedFlushLsn()) + ", past the resume position LSN "
-          + DebeziumOffsets.formatLsn(resumeAt) + ", so the WAL in between is gone";
-    }
-    if (!catalog.publicationCoversTable()) {
-      return "publication '" + config.publication() + "' at " + where() + " does not exist or no longer publishes "
-          + config.qualifiedTable() + at;
-    }
-    return null;
   }
 
   private Properties engineProperties(String snapshotMode) {
@@ -463,7 +411,7 @@ final class PostgresSource implements Source {
     try {
       engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
           .using(engineProperties(snapshotMode))
-          .using(this::commitPolicy)
+          .using((recordsSinceLastCommit, sinceLastCommit) -> slot.confirmationDue())
           .using(new DebeziumEngine.ConnectorCallback() {
             @Override
             public void taskStarted() {
@@ -499,18 +447,6 @@ final class PostgresSource implements Source {
     engineThread.execute(engine);
   }
 
-  private boolean commitPolicy(long recordsSinceLastCommit, Duration sinceLastCommit) {
-    if (confirmTarget <= observedConfirmed) {
-      return false;
-    }
-    long now = System.nanoTime();
-    if (now - lastCommitRequestNanos < TimeUnit.MILLISECONDS.toNanos(200)) {
-      return false;
-    }
-    lastCommitRequestNanos = now;
-    return true;
-  }
-
   private void completed(boolean success, String message, Throwable error) {
     if (closed || (success && error == null)) {
       return;
@@ -541,7 +477,7 @@ final class PostgresSource implements Source {
           + " applies at the next recovery)";
     }
     return new IllegalStateException("Cannot stream source '" + config.sourceName() + "' from slot '" + config.slot()
-        + "' at " + where() + ": " + text + hint);
+        + "' at " + config.where() + ": " + text + hint);
   }
 
   private void handleBatch(List<RecordChangeEvent<SourceRecord>> records,
@@ -893,7 +829,7 @@ final class PostgresSource implements Source {
   @Override
   public void onSnapshotCommitted(SourceOffsets offsets) {
     long lsn = DebeziumOffsets.confirmLsn(offsets);
-    if (lsn < 0 || lsn <= confirmTarget) {
+    if (lsn < 0 || lsn <= slot.confirmTarget()) {
       return;
     }
     Map<String, Object> dbz = DebeziumOffsets.toDebezium(DebeziumOffsets.forStreaming(offsets));
@@ -901,10 +837,7 @@ final class PostgresSource implements Source {
     if (taskStarted.get()) {
       channel.serve(dbz);
     }
-    confirmTarget = lsn;
-    meter.add(PostgresLoadMeter.LSN_CONFIRMATIONS, 1);
-    LOG.debug("Source '{}': snapshot committed, confirming LSN {} to slot '{}'", config.sourceName(),
-        DebeziumOffsets.formatLsn(lsn), config.slot());
+    slot.confirmUpTo(lsn);
   }
 
   /** Records waiting in the queue (tests). */
@@ -914,7 +847,7 @@ final class PostgresSource implements Source {
 
   /** The LSN the last committed snapshot allows the slot to confirm (-1: none yet). */
   long confirmTarget() {
-    return confirmTarget;
+    return slot.confirmTarget();
   }
 
   @Override
@@ -963,9 +896,7 @@ final class PostgresSource implements Source {
         lastSentLsn = p.sentLsn();
       }
       if (p.slot() != null) {
-        meter.set(PostgresLoadMeter.WAL_BYTES_RETAINED, Math.max(0, p.headLsn() - p.slot().restartLsn()));
-        meter.set(PostgresLoadMeter.CONFIRMED_FLUSH_LSN, p.slot().confirmedFlushLsn());
-        observedConfirmed = p.slot().confirmedFlushLsn();
+        slot.observe(p.slot(), p.headLsn());
       }
       LOG.debug("Source '{}': probe head {} flush {} sent {} confirmed {}", config.sourceName(),
           DebeziumOffsets.formatLsn(p.headLsn()), DebeziumOffsets.formatLsn(p.flushHeadLsn()),
@@ -973,7 +904,7 @@ final class PostgresSource implements Source {
       maybeEmitWatermark();
       if (probesFailing) {
         probesFailing = false;
-        LOG.info("Source '{}': reading statistics from {} again", config.sourceName(), where());
+        LOG.info("Source '{}': reading statistics from {} again", config.sourceName(), config.where());
       }
     } catch (SQLException | RuntimeException e) {
       if (closed) {
@@ -983,10 +914,10 @@ final class PostgresSource implements Source {
         // one line per outage (a server restart fails every probe until the source is restarted)
         probesFailing = true;
         LOG.warn("Source '{}': cannot read statistics from {}: {}; the load meter and caught-up watermarks pause, the "
-            + "source keeps streaming, and a lost server connection restarts it", config.sourceName(), where(),
+            + "source keeps streaming, and a lost server connection restarts it", config.sourceName(), config.where(),
             scrub(e.getMessage()));
       } else {
-        LOG.debug("Source '{}': cannot read statistics from {}: {}", config.sourceName(), where(), scrub(e.getMessage()));
+        LOG.debug("Source '{}': cannot read statistics from {}: {}", config.sourceName(), config.where(), scrub(e.getMessage()));
       }
     }
   }
@@ -1034,7 +965,7 @@ final class PostgresSource implements Source {
     if (engine != null) {
       try {
         synchronized (catalog) {
-          slotWhenInactive(Duration.ofSeconds(5)); // let the server end the replication session
+          slot.awaitInactive(Duration.ofSeconds(5)); // let the server end the replication session
         }
       } catch (SQLException e) {
         LOG.debug("Source '{}': checking the slot at close: {}", config.sourceName(), scrub(e.getMessage()));

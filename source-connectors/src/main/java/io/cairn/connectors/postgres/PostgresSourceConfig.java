@@ -131,6 +131,16 @@ record PostgresSourceConfig(
     return schemaName + "." + tableName;
   }
 
+  /** The table as a quoted SQL identifier, {@code "schema"."table"}. */
+  String quotedTable() {
+    return "\"" + schemaName + "\".\"" + tableName + "\"";
+  }
+
+  /** The server and database as messages name them, {@code host:port/database}. */
+  String where() {
+    return host + ":" + port + "/" + database;
+  }
+
   String jdbcUrl() {
     return "jdbc:postgresql://" + host + ":" + port + "/" + database;
   }
