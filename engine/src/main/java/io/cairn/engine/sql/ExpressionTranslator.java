@@ -43,15 +43,15 @@ import net.sf.jsqlparser.expression.operators.relational.ParenthesedExpressionLi
  * {@link Scope}'s row, checking types as it goes.
  *
  * <p>What translates: column names (and the bare words {@code true}/{@code false}), BIGINT,
- * DOUBLE, text, NULL and boolean literals, one pair of parentheses, unary {@code +}/{@code -}
- * (folded into a numeric literal), {@code + - * / %}, the six comparisons, AND, OR, NOT and IS
- * [NOT] NULL. Anything else throws "unsupported syntax: expression '...'" (or "unsupported
- * function 'f'"); an aggregate call outside an aggregation throws "aggregate ... is not allowed
- * here". Every failure is a {@link SqlException} at the offending node's position, and types
- * are checked per operator: arithmetic and unary signs need numbers, AND/OR/NOT booleans,
- * comparisons operands of one type (any two numbers compare; NULL compares with anything). A
- * quoted literal compared with a non-text operand is read as that operand's type when its text
- * is one ({@link #textLiteralAs}).
+ * DOUBLE, text, NULL and boolean literals, parentheses around one expression, unary {@code +}
+ * and {@code -} (a minus on a numeric literal folds into it), {@code + - * / %}, the six
+ * comparisons, AND, OR, NOT and IS [NOT] NULL. Anything else throws "unsupported syntax:
+ * expression '...'" (or "unsupported function 'f'"); an aggregate call outside an aggregation
+ * throws "aggregate ... is not allowed here". Every failure is a {@link SqlException} at the
+ * offending node's position, and types are checked per operator: arithmetic and unary signs need
+ * numbers, AND/OR/NOT booleans, comparisons operands of one type (any two numbers compare; NULL
+ * compares with anything). A quoted literal compared with a non-text operand is read as that
+ * operand's type when its text is one ({@code id = '3'}, {@code ts < '2024-01-01'}).
  *
  * <p>Two contexts. Without {@link ReduceSlots} the expression reads the input row (WHERE, ON,
  * GROUP BY keys, aggregate arguments, a select list without aggregation). With them it reads the

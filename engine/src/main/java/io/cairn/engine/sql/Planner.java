@@ -38,9 +38,10 @@ import net.sf.jsqlparser.statement.select.PlainSelect;
  *
  * <p>Failures: every refusal is a {@link SqlException} whose message starts with {@code what}; an
  * ended budget throws {@link StatementCanceledException}; a walk that still runs out of stack
- * (despite {@link ExpressionDepth}) throws "it is nested too deeply". One instance plans one
- * statement; it is not thread-safe, and planning mutates the parsed tree it makes (nothing else
- * sees that tree).
+ * (despite {@link ExpressionDepth}) throws "it is nested too deeply". Each call parses the text
+ * afresh; {@link Planned#select()} is that tree as planned (the translator hoists a NOT that
+ * JSqlParser bound to a comparison's operand, see {@link ExpressionTranslator}). Not thread-safe:
+ * one statement, one thread.
  */
 final class Planner {
   /** The planned query and the output columns its arrangement is keyed by (null: whole row). */
