@@ -16,6 +16,33 @@ import java.util.UUID;
  * <p>Every batch has an {@link #id()}: a new batch gets a random one; a batch loaded from a
  * snapshot keeps the id it was written under, which is what lets a later snapshot reference the
  * already uploaded file instead of uploading it again.
+ *
+ * <p>Design and invariants:
+ *
+ * <ul>
+ *   <li>Sorted and consolidated, always: entries are in strictly increasing (key, val, time)
+ *       order with non-zero diffs, whichever way the batch was made: the seal of a tick ({@link
+ *       #sortAndConsolidate}, {@link #fromUpdates}), a {@link SortedBuilder} fed in order (equal
+ *       neighbours are consolidated into one), a {@link Merger} (the spine's merges, and {@link
+ *       #mergeAll}), or columns read back from storage ({@link #fromColumns}, which verifies the
+ *       order and refuses what breaks it). Merges and the galloping seeks ({@link #seekKey},
+ *       {@link #seekLongKey}) rely on it.
+ *   <li>Immutable and shared without copies: the arrays a batch is built from become its own
+ *       (copied only to trim them to its size), and the accessors that return arrays ({@link #times()}, {@link #diffs()},
+ *       {@link #longColumns()}) hand out those arrays, which nobody may modify. So a batch is
+ *       safe to read from any thread, and a snapshot uploads the very batches the engine keeps
+ *       reading.
+ *   <li>Columnar: one {@link ColumnVector} per key and value column plus {@code long[]} times and
+ *       diffs. When every key and value column is BIGINT/TIMESTAMP without NULLs, the columns are
+ *       also exposed as {@code long[]}s ({@link #longColumns()}), which a merge compares as
+ *       primitive keys instead of rows; the seal likewise sorts such columns by radix passes.
+ *   <li>Identity: a batch made here (seal, builder, merge) gets a fresh random id; {@link
+ *       #withId} gives the same contents another id (a persisted batch's when it is loaded, the
+ *       id of a snapshot's group of batches). An id never names two different contents.
+ *   <li>Bounds: {@link #description()} ({@code lower}, {@code upper}, {@code since}) is carried
+ *       along, not checked against the times here; whoever builds the batch (the seal, a merge)
+ *       chooses it.
+ * </ul>
  */
 public final class Batch {
   private final String id;

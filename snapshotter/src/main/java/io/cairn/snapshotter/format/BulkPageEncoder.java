@@ -41,8 +41,25 @@ import org.apache.parquet.schema.PrimitiveType;
  *       PLAIN ({@code PARQUET_1_0}) or RLE ({@code PARQUET_2_0}) and never has a dictionary.
  * </ul>
  *
- * <p>One instance per row group being encoded (thread-confined); its scratch arrays and buffers
- * are reused from page to page and column to column.
+ * <p>Design and invariants:
+ *
+ * <ul>
+ *   <li>One call, one column chunk: each {@code write*} call encodes rows {@code [from, to)} of
+ *       one column, hands its data pages to the {@link PageWriter} in row order and then, when a
+ *       dictionary was used, the dictionary page. The dictionary is cleared at the start of the
+ *       call: nothing carries over from one column or row group to the next but reused memory.
+ *   <li>Same file content as parquet-java's per-value writer: the same values under the same
+ *       encodings, and statistics given to parquet-java as its own {@code Statistics} objects,
+ *       fed so that they end in the state the per-value writer leaves them in (so footers, page
+ *       headers and column indexes agree). Page boundaries may differ, so bytes are not
+ *       identical. {@code BulkPageEncoderPropertyTest} checks this against the per-value writer;
+ *       the file-level invariants are {@link ColumnBatchWriter}'s.
+ *   <li>Thread confinement: one instance per row group being encoded, used by one thread; its
+ *       scratch arrays and buffers are reused from page to page and column to column.
+ *   <li>Failure: an {@link IOException} from the page writer is thrown as is, leaving that
+ *       writer with part of the column chunk; the caller discards the whole row group (its page
+ *       store is closed, nothing of it is appended to the file).
+ * </ul>
  */
 final class BulkPageEncoder {
   /**

@@ -1,0 +1,314 @@
+package io.cairn.engine.sql;
+
+import io.cairn.engine.expr.Expr;
+import io.cairn.engine.row.Type;
+import java.time.DateTimeException;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeFormatterBuilder;
+import java.time.temporal.ChronoField;
+import java.time.temporal.TemporalAccessor;
+import java.util.Locale;
+import net.sf.jsqlparser.expression.BinaryExpression;
+import net.sf.jsqlparser.expression.BooleanValue;
+import net.sf.jsqlparser.expression.DoubleValue;
+import net.sf.jsqlparser.expression.Expression;
+import net.sf.jsqlparser.expression.LongValue;
+import net.sf.jsqlparser.expression.NotExpression;
+import net.sf.jsqlparser.expression.NullValue;
+import net.sf.jsqlparser.expression.SignedExpression;
+import net.sf.jsqlparser.expression.StringValue;
+import net.sf.jsqlparser.expression.operators.arithmetic.Addition;
+import net.sf.jsqlparser.expression.operators.arithmetic.Division;
+import net.sf.jsqlparser.expression.operators.arithmetic.Modulo;
+import net.sf.jsqlparser.expression.operators.arithmetic.Multiplication;
+import net.sf.jsqlparser.expression.operators.arithmetic.Subtraction;
+import net.sf.jsqlparser.expression.operators.conditional.AndExpression;
+import net.sf.jsqlparser.expression.operators.conditional.OrExpression;
+import net.sf.jsqlparser.expression.operators.relational.EqualsTo;
+import net.sf.jsqlparser.expression.operators.relational.GreaterThan;
+import net.sf.jsqlparser.expression.operators.relational.GreaterThanEquals;
+import net.sf.jsqlparser.expression.operators.relational.IsNullExpression;
+import net.sf.jsqlparser.expression.operators.relational.MinorThan;
+import net.sf.jsqlparser.expression.operators.relational.MinorThanEquals;
+import net.sf.jsqlparser.expression.operators.relational.NotEqualsTo;
+import net.sf.jsqlparser.expression.operators.relational.ParenthesedExpressionList;
+
+/**
+ * Translates a JSqlParser {@link Expression} into a typed {@link Expr} over the columns of a
+ * {@link Scope}'s row, checking types as it goes.
+ *
+ * <p>What translates: column names (and the bare words {@code true}/{@code false}), BIGINT,
+ * DOUBLE, text, NULL and boolean literals, parentheses around one expression, unary {@code +}
+ * and {@code -} (a minus on a numeric literal folds into it), {@code + - * / %}, the six
+ * comparisons, AND, OR, NOT and IS [NOT] NULL. Anything else throws "unsupported syntax:
+ * expression '...'" (or "unsupported function 'f'"); an aggregate call outside an aggregation
+ * throws "aggregate ... is not allowed here". Every failure is a {@link SqlException} at the
+ * offending node's position, and types are checked per operator: arithmetic and unary signs need
+ * numbers, AND/OR/NOT booleans, comparisons operands of one type (any two numbers compare; NULL
+ * compares with anything). A quoted literal compared with a non-text operand is read as that
+ * operand's type when its text is one ({@code id = '3'}, {@code ts < '2024-01-01'}).
+ *
+ * <p>Two contexts. Without {@link ReduceSlots} the expression reads the input row (WHERE, ON,
+ * GROUP BY keys, aggregate arguments, a select list without aggregation). With them it reads the
+ * output of a Reduce (HAVING and the select list of an aggregation): a subexpression the slots
+ * know (an aggregate call or a group-by expression) becomes that Reduce column, and any other
+ * column reference throws "column 'c' must appear in the GROUP BY clause or be used in an
+ * aggregate function" (after checking the column exists).
+ *
+ * <p>NOT: JSqlParser binds a second NOT to a comparison's left operand ({@code NOT NOT a = 1}
+ * parses as {@code NOT ((NOT a) = 1)}); the translator hoists such NOTs above the comparison, as
+ * SQL's precedence reads it. This mutates the JSqlParser tree: a hoisted NOT is removed from it.
+ */
+final class ExpressionTranslator {
+  /**
+   * The columns of a Reduce's output that a HAVING or post-aggregation select list can read:
+   * {@link AggregatePlan} knows them.
+   */
+  interface ReduceSlots {
+    /** The Reduce-output column for an aggregate call or a group-by expression, or null if {@code e} is neither. */
+    Expr slot(Expression e);
+  }
+
+  private static final DateTimeFormatter TIMESTAMP_TEXT = new DateTimeFormatterBuilder()
+      .append(DateTimeFormatter.ISO_LOCAL_DATE)
+      .optionalStart().appendLiteral('T').appendPattern("HH:mm[:ss]")
+      .optionalStart().appendFraction(ChronoField.NANO_OF_SECOND, 0, 9, true).optionalEnd()
+      .optionalStart().appendOffset("+HH:MM", "Z").optionalEnd()
+      .optionalStart().appendOffset("+HH", "Z").optionalEnd()
+      .optionalEnd()
+      .parseDefaulting(ChronoField.HOUR_OF_DAY, 0)
+      .toFormatter(Locale.ROOT);
+
+  private final PlanErrors errors;
+  private final Scope scope;
+  private final ReduceSlots agg;
+
+  /**
+   * @param errors where failures are reported
+   * @param scope the row's columns: the input row's, also in the Reduce context (to report an
+   *     unknown column before a column that is not grouped)
+   * @param agg the Reduce's columns, or null to translate over the input row
+   */
+  ExpressionTranslator(PlanErrors errors, Scope scope, ReduceSlots agg) {
+    this.errors = errors;
+    this.scope = scope;
+    this.agg = agg;
+  }
+
+  /** {@code e} as an {@link Expr}; throws a {@link SqlException} for what cannot be translated. */
+  Expr expr(Expression e) {
+    if (agg != null) {
+      Expr slot = agg.slot(e);
+      if (slot != null) {
+        return slot;
+      }
+    } else if (AggregateCalls.isAggregate(e)) {
+      throw errors.error(e, "aggregate " + e + " is not allowed here");
+    }
+    if (e instanceof net.sf.jsqlparser.schema.Column c) {
+      String n = Scope.unquote(c.getColumnName());
+      if (c.getTable() == null && (n.equals("true") || n.equals("false"))) {
+        return Expr.lit(n.equals("true"));
+      }
+      if (agg != null) {
+        scope.resolve(c); // unknown column first
+        throw errors.error(c, "column '" + c + "' must appear in the GROUP BY clause or be used in an aggregate function");
+      }
+      int i = scope.resolve(c);
+      return Expr.col(i, scope.schema().type(i));
+    }
+    if (e instanceof LongValue l) {
+      try {
+        return Expr.lit(Long.parseLong(l.getStringValue()));
+      } catch (NumberFormatException ex) {
+        throw errors.error(e, "integer literal " + l.getStringValue() + " is out of range");
+      }
+    }
+    if (e instanceof DoubleValue d) {
+      return Expr.lit(d.getValue());
+    }
+    if (e instanceof StringValue s) {
+      return Expr.lit(s.getValue().replace("''", "'"));
+    }
+    if (e instanceof NullValue) {
+      return Expr.lit(null);
+    }
+    if (e instanceof BooleanValue b) {
+      return Expr.lit(b.getValue());
+    }
+    if (e instanceof ParenthesedExpressionList<?> p && p.size() == 1) {
+      return expr(p.get(0));
+    }
+    if (e instanceof SignedExpression s) {
+      Expr in = expr(s.getExpression());
+      if (s.getSign() == '+') {
+        numeric(s, in);
+        return in;
+      }
+      if (s.getSign() == '-') {
+        if (in instanceof Expr.Lit lit && lit.value() instanceof Long v) {
+          return Expr.lit(-v);
+        }
+        if (in instanceof Expr.Lit lit && lit.value() instanceof Double v) {
+          return Expr.lit(-v);
+        }
+        numeric(s, in);
+        return new Expr.Arith(Expr.ArithOp.SUB, in.type() == Type.DOUBLE ? Expr.lit(0.0) : Expr.lit(0L), in);
+      }
+      throw errors.error(e, "unsupported syntax: operator '" + s.getSign() + "'");
+    }
+    if (e instanceof Addition || e instanceof Subtraction || e instanceof Multiplication || e instanceof Division
+        || e instanceof Modulo) {
+      BinaryExpression b = (BinaryExpression) e;
+      Expr l = expr(b.getLeftExpression());
+      Expr r = expr(b.getRightExpression());
+      if (!(l.type().isNumeric() || l.type() == Type.NULL) || !(r.type().isNumeric() || r.type() == Type.NULL)) {
+        throw errors.error(e, "type mismatch: cannot apply '" + b.getStringExpression() + "' to " + l.type() + " and " + r.type()
+            + " in '" + e + "'");
+      }
+      Expr.ArithOp op = e instanceof Addition ? Expr.ArithOp.ADD
+          : e instanceof Subtraction ? Expr.ArithOp.SUB
+          : e instanceof Multiplication ? Expr.ArithOp.MUL
+          : e instanceof Division ? Expr.ArithOp.DIV : Expr.ArithOp.MOD;
+      return new Expr.Arith(op, l, r);
+    }
+    if (e instanceof EqualsTo || e instanceof NotEqualsTo || e instanceof GreaterThan || e instanceof GreaterThanEquals
+        || e instanceof MinorThan || e instanceof MinorThanEquals) {
+      BinaryExpression b = (BinaryExpression) e;
+      // JSqlParser binds a second NOT to the comparison's left operand ("NOT NOT a = 1" parses as
+      // NOT ((NOT a) = 1)); in SQL, NOT binds looser than comparisons: hoist it above the comparison.
+      int nots = 0;
+      while (hoistNot(b)) {
+        nots++;
+      }
+      Expr l = expr(b.getLeftExpression());
+      Expr r = expr(b.getRightExpression());
+      l = textLiteralAs(l, r.type());
+      r = textLiteralAs(r, l.type());
+      Type a = l.type();
+      Type c = r.type();
+      boolean ok = a == c || a == Type.NULL || c == Type.NULL || (a.isNumeric() && c.isNumeric());
+      if (!ok) {
+        throw errors.error(e, "type mismatch: cannot compare " + a + " with " + c + " in '" + e + "'");
+      }
+      Expr.CmpOp op = e instanceof EqualsTo ? Expr.CmpOp.EQ
+          : e instanceof NotEqualsTo ? Expr.CmpOp.NE
+          : e instanceof GreaterThan ? Expr.CmpOp.GT
+          : e instanceof GreaterThanEquals ? Expr.CmpOp.GE
+          : e instanceof MinorThan ? Expr.CmpOp.LT : Expr.CmpOp.LE;
+      Expr cmp = new Expr.Cmp(op, l, r);
+      for (int i = 0; i < nots; i++) {
+        cmp = new Expr.Not(cmp);
+      }
+      return cmp;
+    }
+    if (e instanceof AndExpression || e instanceof OrExpression) {
+      BinaryExpression b = (BinaryExpression) e;
+      Expr l = bool(b.getLeftExpression());
+      Expr r = bool(b.getRightExpression());
+      return e instanceof AndExpression ? new Expr.And(l, r) : new Expr.Or(l, r);
+    }
+    if (e instanceof NotExpression n) {
+      return new Expr.Not(bool(n.getExpression()));
+    }
+    if (e instanceof IsNullExpression n) {
+      return new Expr.IsNull(expr(n.getLeftExpression()), n.isNot());
+    }
+    if (e instanceof net.sf.jsqlparser.expression.Function f) {
+      throw errors.error(e, "unsupported function '" + f.getName() + "'");
+    }
+    throw errors.error(e, "unsupported syntax: expression '" + e + "'");
+  }
+
+  /**
+   * {@code e} as the condition of {@code clause} ("WHERE", "ON", "HAVING"): translated, then
+   * required to be BOOLEAN (or NULL), else "type mismatch: WHERE condition '...' is T, not BOOLEAN".
+   */
+  Expr condition(Expression e, String clause) {
+    Expr x = expr(e);
+    if (x.type() != Type.BOOLEAN && x.type() != Type.NULL) {
+      throw errors.error(e, "type mismatch: " + clause + " condition '" + e + "' is " + x.type() + ", not BOOLEAN");
+    }
+    return x;
+  }
+
+  /**
+   * A quoted literal compared with a BIGINT, DOUBLE, BOOLEAN or TIMESTAMP operand is read as that
+   * type when its text is one ({@code id = '3'}, {@code ts < '2024-01-01 00:00:00'}), as PostgreSQL
+   * reads an untyped literal; otherwise it stays TEXT (and the comparison is a type mismatch). A
+   * timestamp's text is an ISO date, or date and time (space or {@code T}), optionally with a zone
+   * offset ({@code Z}, {@code +02}, {@code -05:30}): without one it is UTC.
+   */
+  private static Expr textLiteralAs(Expr e, Type other) {
+    if (!(e instanceof Expr.Lit lit) || lit.type() != Type.TEXT || !(lit.value() instanceof String text)) {
+      return e;
+    }
+    String t = text.strip();
+    try {
+      return switch (other) {
+        case BIGINT -> Expr.lit(Long.parseLong(t));
+        case DOUBLE -> t.matches("[-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?") ? Expr.lit(Double.parseDouble(t)) : e;
+        case BOOLEAN -> t.equalsIgnoreCase("true") || t.equalsIgnoreCase("t") ? Expr.lit(true)
+            : t.equalsIgnoreCase("false") || t.equalsIgnoreCase("f") ? Expr.lit(false) : e;
+        case TIMESTAMP -> new Expr.Lit(timestampMicros(t), Type.TIMESTAMP);
+        default -> e;
+      };
+    } catch (NumberFormatException | DateTimeException | ArithmeticException ex) {
+      return e;
+    }
+  }
+
+  /**
+   * Microseconds since the Unix epoch of an ISO date, or date and time (a space or {@code T}
+   * between them, optional fraction), with an optional zone offset ({@code Z}, {@code +02},
+   * {@code -05:30}); without one the time is UTC.
+   *
+   * @throws DateTimeException when {@code text} is not such a timestamp
+   * @throws ArithmeticException when the instant does not fit in a {@code long} of microseconds
+   */
+  static long timestampMicros(String text) {
+    String t = text.strip();
+    if (t.length() > 10 && t.charAt(10) == ' ') {
+      t = t.substring(0, 10) + 'T' + t.substring(11);
+    }
+    TemporalAccessor parsed = TIMESTAMP_TEXT.parse(t);
+    LocalDateTime local = LocalDateTime.of(LocalDate.from(parsed),
+        parsed.isSupported(ChronoField.MINUTE_OF_HOUR) ? LocalTime.from(parsed) : LocalTime.MIDNIGHT);
+    ZoneOffset offset = parsed.isSupported(ChronoField.OFFSET_SECONDS) ? ZoneOffset.from(parsed) : ZoneOffset.UTC;
+    Instant i = local.toInstant(offset);
+    return Math.addExact(Math.multiplyExact(i.getEpochSecond(), 1_000_000L), i.getNano() / 1_000L);
+  }
+
+  /** Removes a NOT found at the leftmost operand of {@code b} (through arithmetic); true if one was removed. */
+  private boolean hoistNot(BinaryExpression b) {
+    Expression l = b.getLeftExpression();
+    if (l instanceof NotExpression n && !n.isExclamationMark()) {
+      b.setLeftExpression(n.getExpression());
+      return true;
+    }
+    if (l instanceof Addition || l instanceof Subtraction || l instanceof Multiplication || l instanceof Division
+        || l instanceof Modulo) {
+      return hoistNot((BinaryExpression) l);
+    }
+    return false;
+  }
+
+  private Expr bool(Expression e) {
+    Expr x = expr(e);
+    if (x.type() != Type.BOOLEAN && x.type() != Type.NULL) {
+      throw errors.error(e, "type mismatch: '" + e + "' is " + x.type() + ", not BOOLEAN");
+    }
+    return x;
+  }
+
+  private void numeric(Expression e, Expr x) {
+    if (!x.type().isNumeric() && x.type() != Type.NULL) {
+      throw errors.error(e, "type mismatch: '" + e + "' is " + x.type() + ", not a number");
+    }
+  }
+}

@@ -1,0 +1,181 @@
+package io.cairn.engine.sql;
+
+import io.cairn.engine.expr.Expr;
+import io.cairn.engine.plan.Plan;
+import io.cairn.engine.row.Column;
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.row.Type;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Function;
+import net.sf.jsqlparser.expression.Expression;
+import net.sf.jsqlparser.expression.operators.conditional.AndExpression;
+import net.sf.jsqlparser.expression.operators.relational.EqualsTo;
+import net.sf.jsqlparser.expression.operators.relational.ParenthesedExpressionList;
+import net.sf.jsqlparser.schema.Table;
+import net.sf.jsqlparser.statement.select.FromItem;
+import net.sf.jsqlparser.statement.select.Join;
+import net.sf.jsqlparser.statement.select.PlainSelect;
+
+/**
+ * Plans a SELECT's FROM clause: {@code Get} of the first source or view, then per {@code JOIN}
+ * a {@code Join} on its equalities followed by a {@code Filter} per other ON condition.
+ *
+ * <p>Rules:
+ *
+ * <ul>
+ *   <li>FROM items are sources or views of the catalog, named without a schema; an alias (or
+ *       else the name) may appear only once. Subqueries and functions are refused.
+ *   <li>Only inner {@code JOIN ... ON}: LEFT/RIGHT/FULL/CROSS/NATURAL, the comma join, USING and
+ *       a JOIN without ON are refused.
+ *   <li>The ON condition is split into its AND-ed conjuncts. Each {@code a = b} between a column
+ *       of the tables joined so far and a column of the new table becomes a join key (the two
+ *       must have the same type); at least one is required. Every other conjunct is a filter
+ *       after the join, a BOOLEAN condition over the joined row.
+ *   <li>The joined row is the left row's columns then the new table's; a new column whose name
+ *       is taken already is renamed {@code name_2}, {@code name_3}, ... in the joined schema (a
+ *       qualified name still resolves through the table's own schema, see {@link Scope}).
+ * </ul>
+ *
+ * <p>{@link #plan} appends a {@link Relation} per table, in FROM order, to the list it is given;
+ * every failure is a {@link SqlException} at the offending node's position.
+ */
+final class FromClause {
+  private final PlanErrors errors;
+  private final Function<String, Schema> catalog;
+
+  /**
+   * @param errors where failures are reported
+   * @param catalog schema of a source or view by name, or null when there is none
+   */
+  FromClause(PlanErrors errors, Function<String, Schema> catalog) {
+    this.errors = errors;
+    this.catalog = catalog;
+  }
+
+  /** The plan of {@code ps}'s FROM clause (FROM item and joins), adding its tables to {@code rels}. */
+  Plan plan(PlainSelect ps, List<Relation> rels) {
+    Plan plan = table(ps.getFromItem(), rels, 0);
+    if (ps.getJoins() != null) {
+      for (Join j : ps.getJoins()) {
+        boolean plainInner = !j.isLeft() && !j.isRight() && !j.isFull() && !j.isOuter() && !j.isCross()
+            && !j.isNatural() && !j.isSimple() && !j.isSemi() && !j.isApply() && !j.isStraight();
+        if (!plainInner) {
+          throw errors.error(j.getRightItem(), "unsupported syntax: only inner JOIN ... ON is supported, not '" + j.toString().trim() + "'");
+        }
+        if (j.getUsingColumns() != null && !j.getUsingColumns().isEmpty()) {
+          throw errors.error(j.getRightItem(), "unsupported syntax: JOIN ... USING (write JOIN ... ON a.x = b.x)");
+        }
+        if (j.getOnExpressions() == null || j.getOnExpressions().isEmpty()) {
+          throw errors.error(j.getRightItem(), "unsupported syntax: JOIN without ON");
+        }
+        List<Relation> left = new ArrayList<>(rels);
+        Plan right = table(j.getRightItem(), rels, plan.schema().size());
+        Relation rightRel = rels.get(rels.size() - 1);
+        Schema joined = plan.schema().concat(renamed(plan.schema(), right.schema()));
+        Scope scope = new Scope(errors, rels, joined);
+        List<Integer> lk = new ArrayList<>();
+        List<Integer> rk = new ArrayList<>();
+        List<Expression> residual = new ArrayList<>();
+        for (Expression on : j.getOnExpressions()) {
+          for (Expression c : conjuncts(on)) {
+            if (c instanceof EqualsTo eq
+                && eq.getLeftExpression() instanceof net.sf.jsqlparser.schema.Column a
+                && eq.getRightExpression() instanceof net.sf.jsqlparser.schema.Column b) {
+              int ia = scope.resolve(a);
+              int ib = scope.resolve(b);
+              int leftCols = plan.schema().size();
+              int l = -1;
+              int r = -1;
+              if (ia < leftCols && ib >= leftCols) {
+                l = ia;
+                r = ib - leftCols;
+              } else if (ib < leftCols && ia >= leftCols) {
+                l = ib;
+                r = ia - leftCols;
+              }
+              if (l >= 0) {
+                Type lt = plan.schema().type(l);
+                Type rt = right.schema().type(r);
+                if (lt != rt) {
+                  throw errors.error(eq, "type mismatch: cannot join " + a + " (" + joined.type(ia) + ") with " + b + " ("
+                      + joined.type(ib) + ")");
+                }
+                lk.add(l);
+                rk.add(r);
+                continue;
+              }
+            }
+            residual.add(c);
+          }
+        }
+        if (lk.isEmpty()) {
+          throw errors.error(j.getOnExpressions().iterator().next(),
+              "unsupported syntax: JOIN ... ON needs an equality between a column of '" + rightRel.alias() + "' and a column of "
+                  + left.stream().map(Relation::alias).toList());
+        }
+        plan = Plan.Join.of(plan, right, lk.stream().mapToInt(i -> i).toArray(), rk.stream().mapToInt(i -> i).toArray());
+        for (Expression c : residual) {
+          Expr e = new ExpressionTranslator(errors, new Scope(errors, rels, plan.schema()), null).condition(c, "ON");
+          plan = new Plan.Filter(plan, e);
+        }
+      }
+    }
+    return plan;
+  }
+
+  /** {@code right}'s columns, each whose name is in {@code left} (or earlier in {@code right}) renamed {@code name_k}. */
+  private static Schema renamed(Schema left, Schema right) {
+    Set<String> names = new HashSet<>();
+    left.columns().forEach(c -> names.add(c.name()));
+    List<Column> cols = new ArrayList<>();
+    for (Column c : right.columns()) {
+      String n = c.name();
+      int k = 2;
+      while (!names.add(n)) {
+        n = c.name() + "_" + k++;
+      }
+      cols.add(new Column(n, c.type()));
+    }
+    return new Schema(cols);
+  }
+
+  /** The {@code Get} of one FROM item, whose columns start at {@code offset} of the joined row; adds its {@link Relation}. */
+  private Plan table(FromItem item, List<Relation> rels, int offset) {
+    if (!(item instanceof Table t)) {
+      throw errors.error(item, "unsupported syntax: subquery or function in FROM (name a source or view)");
+    }
+    if (t.getSchemaName() != null) {
+      throw errors.error(t, "unknown table '" + t.getFullyQualifiedName() + "' (cairn has no schemas)");
+    }
+    String name = Scope.unquote(t.getName());
+    Schema schema = catalog.apply(name);
+    if (schema == null) {
+      throw errors.error(t, "unknown table '" + name + "'");
+    }
+    String alias = t.getAlias() != null ? Scope.unquote(t.getAlias().getName()) : name;
+    for (Relation r : rels) {
+      if (r.alias().equals(alias)) {
+        throw errors.error(t, "table name '" + alias + "' is used twice in FROM (give one an alias)");
+      }
+    }
+    rels.add(new Relation(alias, name, schema, offset));
+    return new Plan.Get(name, schema);
+  }
+
+  /** The AND-ed conjuncts of {@code e}, looking through single parentheses. */
+  private static List<Expression> conjuncts(Expression e) {
+    List<Expression> out = new ArrayList<>();
+    if (e instanceof AndExpression a) {
+      out.addAll(conjuncts(a.getLeftExpression()));
+      out.addAll(conjuncts(a.getRightExpression()));
+    } else if (e instanceof ParenthesedExpressionList<?> p && p.size() == 1) {
+      out.addAll(conjuncts(p.get(0)));
+    } else {
+      out.add(e);
+    }
+    return out;
+  }
+}
