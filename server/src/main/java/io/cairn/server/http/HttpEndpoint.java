@@ -426,7 +426,7 @@ public final class HttpEndpoint implements Frontend {
           // cheap refusals do not wait for a SQL thread: one pass over at most http.max-body characters
           io.cairn.engine.sql.SqlSession.checkNesting(r.body());
         } catch (SqlException e) {
-          done(ctx, r, new Response(HttpResponseStatus.BAD_REQUEST, clip(e.getMessage()) + "\n", "text/plain", false));
+          done(ctx, r, error(HttpResponseStatus.BAD_REQUEST, e.getMessage(), e));
           return;
         }
       }
@@ -442,7 +442,7 @@ public final class HttpEndpoint implements Frontend {
         done(ctx, r, new Response(HttpResponseStatus.SERVICE_UNAVAILABLE, route.sql()
             ? "Cannot run request: " + limits.sqlThreads() + " requests are running and " + limits.sqlQueue()
                 + " waiting (http.sql-threads, http.sql-queue); try again later\n"
-            : "Cannot answer: the status threads are saturated; try again later\n", "text/plain", false));
+            : "Cannot answer: the status threads are saturated; try again later\n", "text/plain", false, "53000"));
       }
     }
 
