@@ -1,8 +1,6 @@
 package io.cairn.pgwire;
 
 import io.cairn.engine.sql.SqlException;
-import java.util.List;
-import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -34,27 +32,6 @@ final class SqlStates {
   static final String ADMIN_SHUTDOWN = "57P01";
   static final String CANNOT_CONNECT_NOW = "57P03";
   static final String STATEMENT_TOO_COMPLEX = "54001";
-
-  private record Rule(String code, List<String> needles) {}
-
-  private static final List<Rule> RULES =
-      List.of(
-          new Rule(SYNTAX_ERROR, List.of("unsupported statement")),
-          new Rule(FEATURE_NOT_SUPPORTED, List.of("unsupported", "is not available", "both change the catalog")),
-          new Rule(STATEMENT_TOO_COMPLEX, List.of("nested too deeply", "deep; at most", "levels deep")),
-          new Rule(SYNTAX_ERROR, List.of("syntax error", "cannot parse statement")),
-          new Rule("42P01", List.of("unknown table", "unknown view", "unknown source")),
-          new Rule("42703", List.of("unknown column")),
-          new Rule("42702", List.of("is ambiguous")),
-          new Rule("42P07", List.of("duplicate name", "already exists")),
-          new Rule("2BP01", List.of("dependents exist")),
-          new Rule("42809", List.of("(use drop ")),
-          new Rule("42803", List.of("must appear in the group by", "is not allowed here", "cannot be nested")),
-          new Rule("42804", List.of("type mismatch")),
-          new Rule("22003", List.of("out of range")),
-          new Rule("22012", List.of("by zero")),
-          new Rule("22000", List.of("cannot evaluate")),
-          new Rule("57P01", List.of("fenced")));
 
   private static final Pattern LINE_COLUMN = Pattern.compile("line (\\d+), column (\\d+)");
 
