@@ -38,9 +38,14 @@ class OperatorPropertyTest {
 
   /** Runs {@code in} tick by tick on a fresh engine and returns the contents of every collection after each tick. */
   static List<Map<String, Map<Row, Long>>> run(Map<String, Script> scripts, int ticks, int workers) {
+    return run(scripts, ticks, Engine.builder().workers(workers));
+  }
+
+  /** As {@link #run(Map, int, int)}, on an engine built by {@code b}. */
+  static List<Map<String, Map<Row, Long>>> run(Map<String, Script> scripts, int ticks, Engine.Builder b) {
     ScriptedConnector c = OperatorScenario.connector(scripts);
     List<Map<String, Map<Row, Long>>> out = new ArrayList<>();
-    try (Engine e = OperatorScenario.engine(c, workers)) {
+    try (Engine e = OperatorScenario.engine(c, b)) {
       for (int t = 0; t < ticks; t++) {
         c.release(t + 1);
         e.tick();
@@ -85,6 +90,28 @@ class OperatorPropertyTest {
         List<Map<String, Map<Row, Long>>> many = run(scripts, in.ticks(), workers);
         for (int t = 0; t < in.ticks(); t++) {
           assertSame("after tick " + (t + 1) + ": " + workers + " workers vs 1", many.get(t), one.get(t));
+        }
+      }
+    });
+  }
+
+  /**
+   * An exchange that routes every keyed input, also those already sharded by the key, gives the
+   * results of one that leaves them in place, and leaves none in place.
+   */
+  @Test
+  void routingTheShardedInputsTooGivesTheSameResults() {
+    Property.tries(40).forAll(INPUTS, in -> {
+      Map<String, Script> scripts = OperatorScenario.scripts(in);
+      for (int workers : new int[] {2, 4}) {
+        List<Map<String, Map<Row, Long>>> skipping = run(scripts, in.ticks(), workers);
+        long skippedBefore = SKIPPED.get();
+        List<Map<String, Map<Row, Long>>> routing =
+            run(scripts, in.ticks(), Engine.builder().workers(workers).skipPartitionedExchange(false));
+        assertThat(SKIPPED.get() - skippedBefore).as("inputs left in place with skipping off").isZero();
+        for (int t = 0; t < in.ticks(); t++) {
+          assertSame("after tick " + (t + 1) + " with " + workers + " workers: routing all vs skipping", routing.get(t),
+              skipping.get(t));
         }
       }
     });

@@ -286,7 +286,12 @@ final class OperatorScenario {
 
   /** An engine with the sources (ids 1-3) and views (ids 4...) created, nothing ticked. */
   static Engine engine(ScriptedConnector c, int workers) {
-    Engine e = Engine.builder().workers(workers).tickPolicy(ONE_POLL_PER_TICK).connector(c).build();
+    return engine(c, Engine.builder().workers(workers));
+  }
+
+  /** As {@link #engine(ScriptedConnector, int)}, built by {@code b} (its workers and options) with {@code c}. */
+  static Engine engine(ScriptedConnector c, Engine.Builder b) {
+    Engine e = b.tickPolicy(ONE_POLL_PER_TICK).connector(c).build();
     e.createSource(1, ScriptedConnector.definition("a"));
     e.createSource(2, ScriptedConnector.definition("b"));
     e.createSource(3, ScriptedConnector.definition("u"));

@@ -45,10 +45,15 @@ class ReadAheadPropertyTest {
     return o == null ? 0 : o.getLong("offset", 0);
   }
 
+  /** An engine with the default options (reading ahead is on by default) over {@code flaky}. */
   static Engine engine(FlakyConnector flaky, Case c) {
-    Engine e = Engine.builder().workers(c.workers())
+    return engine(flaky, c, Engine.builder());
+  }
+
+  static Engine engine(FlakyConnector flaky, Case c, Engine.Builder b) {
+    Engine e = b.workers(c.workers())
         .tickPolicy(new TickPolicy(c.maxRecords(), c.zeroDuration() ? Duration.ZERO : Duration.ofMillis(5)))
-        .restartStrategy(SourceFailureTest.FAST).connector(flaky).readAhead(true).build();
+        .restartStrategy(SourceFailureTest.FAST).connector(flaky).build();
     e.createSource(1, new SourceDefinition("gen", FlakyConnector.NAME, EngineSmokeTest.OPTS, null, null, Envelope.UPSERT));
     e.createView(2, "by_cat", EngineSmokeTest.countByCategory());
     return e;
@@ -133,6 +138,24 @@ class ReadAheadPropertyTest {
       assertThat(e.metrics().recordsReadAhead()).isPositive();
       assertThat(offset(e)).as("caught up means applied").isEqualTo(20000);
       assertThat(e.peek("by_cat")).containsExactlyElementsOf(EngineSmokeTest.oracle(20000));
+    }
+  }
+
+  @Test
+  void withReadAheadOffATickReadsOnlyItsOwnRecords() {
+    Case c = new Case(2, 1000, true, List.of(), 0);
+    FlakyConnector flaky = new FlakyConnector();
+    try (Engine e = engine(flaky, c, Engine.builder().readAhead(false))) {
+      long ticks = 0;
+      while (!e.caughtUp()) {
+        e.tick();
+        ticks++;
+        assertThat(ticks).isLessThan(100);
+        assertThat(flaky.polls()).as("one poll per full tick, none ahead").isEqualTo(ticks);
+        assertThat(e.peek("by_cat")).as("tick %d", ticks).containsExactlyElementsOf(EngineSmokeTest.oracle(offset(e)));
+      }
+      assertThat(e.metrics().recordsReadAhead()).isZero();
+      assertThat(offset(e)).isEqualTo(20000);
     }
   }
 }

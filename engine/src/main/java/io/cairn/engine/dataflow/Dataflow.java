@@ -66,11 +66,13 @@ public final class Dataflow implements Collection {
   /**
    * A view dataflow compiled from {@code plan}; {@code keyCols} are the output columns the view is
    * arranged (and looked up) by — null for the default: the group-by columns of a top-level
-   * Reduce, else the whole row.
+   * Reduce, else the whole row. {@code typedReduce} false makes every reduce take its general path
+   * (the typed path's oracle in tests); the results are the same.
    */
   public static Dataflow view(
-      long id, String name, Plan plan, int[] keyCols, Function<String, Collection> resolve, int shards) {
-    Builder b = new Builder(id, resolve, shards);
+      long id, String name, Plan plan, int[] keyCols, Function<String, Collection> resolve, int shards,
+      boolean typedReduce) {
+    Builder b = new Builder(id, resolve, shards, typedReduce);
     Operator root = b.build(plan);
     int[] key = keyCols;
     if (key == null) {
@@ -92,14 +94,16 @@ public final class Dataflow implements Collection {
     final long id;
     final Function<String, Collection> resolve;
     final int shards;
+    final boolean typedReduce;
     final List<Operator> ops = new ArrayList<>();
     final Set<String> deps = new LinkedHashSet<>();
     final List<GetOp> gets = new ArrayList<>();
 
-    Builder(long id, Function<String, Collection> resolve, int shards) {
+    Builder(long id, Function<String, Collection> resolve, int shards, boolean typedReduce) {
       this.id = id;
       this.resolve = resolve;
       this.shards = shards;
+      this.typedReduce = typedReduce;
     }
 
     String name(String role) {
@@ -130,7 +134,7 @@ public final class Dataflow implements Collection {
         op = new JoinOp(name("join"), l, r, j.leftKeys(), j.rightKeys(), j.schema(), shards);
       } else if (p instanceof Plan.Reduce r) {
         Operator in = build(r.input());
-        op = new ReduceOp(name("reduce"), in, r.groupBy(), r.aggregates(), r.schema(), shards);
+        op = new ReduceOp(name("reduce"), in, r.groupBy(), r.aggregates(), r.schema(), shards, typedReduce);
       } else {
         Plan.Distinct d = (Plan.Distinct) p;
         Operator in = build(d.input());

@@ -23,20 +23,22 @@ import java.util.Objects;
  * no rows has no output row (also without GROUP BY).
  *
  * <p>One BIGINT/TIMESTAMP group key with only COUNT, SUM and AVG (the common shape) takes the
- * typed path of {@link LongKeyReduce}: same state, same results, no boxing.
+ * typed path of {@link LongKeyReduce}: same state, same results, no boxing. Built with {@code
+ * typedReduce} false (tests, through {@code Engine.Builder.typedReduce}), every shape takes the
+ * general path: the typed path's oracle.
  */
 final class ReduceOp extends Operator {
-  /** Test hook: {@code -Dcairn.reduce.typed=false} forces the general path (the typed path's oracle). */
-  static final boolean TYPED_OFF = "false".equals(System.getProperty("cairn.reduce.typed"));
   private final int[] groupBy;
   private final Aggregate[] aggs;
   private final int[] slot; // first accumulator column of each aggregate
   private final Arrangement acc;
   private final Arrangement[] values; // per aggregate: null unless MIN/MAX
   private final int accWidth;
-  private final LongKeyReduce[] typed; // per shard; null when the shape does not fit
+  private final LongKeyReduce[] typed; // per shard; null when the shape does not fit or the typed path is off
 
-  ReduceOp(String name, Operator input, int[] groupBy, List<Aggregate> aggregates, Schema schema, int shards) {
+  ReduceOp(
+      String name, Operator input, int[] groupBy, List<Aggregate> aggregates, Schema schema, int shards,
+      boolean typedReduce) {
     super(schema, List.of(input), shards);
     this.groupBy = groupBy;
     this.aggs = aggregates.toArray(new Aggregate[0]);
@@ -69,7 +71,7 @@ final class ReduceOp extends Operator {
     this.accWidth = accCols.size();
     this.acc = new Arrangement(name + "-acc", keySchema, new Schema(accCols), shards);
     LongKeyReduce[] perShard = new LongKeyReduce[shards];
-    for (int s = 0; s < shards; s++) {
+    for (int s = 0; s < shards && typedReduce; s++) {
       perShard[s] = LongKeyReduce.of(input.schema(), groupBy, aggs, slot, acc);
     }
     this.typed = perShard[0] == null ? null : perShard;
@@ -95,7 +97,7 @@ final class ReduceOp extends Operator {
 
   @Override
   public void process(int shard, long tick, Rows[] in) {
-    if (typed != null && !TYPED_OFF && typed[shard].process(shard, tick, in[0], out(shard))) {
+    if (typed != null && typed[shard].process(shard, tick, in[0], out(shard))) {
       return;
     }
     List<Keyed> d = Keyed.sort(in[0], groupBy, false);

@@ -38,10 +38,11 @@ final class DataflowRunner {
   private final int shards;
   private final Exchange exchange;
 
-  DataflowRunner(Workers workers, int shards) {
+  /** {@code skipPartitioned}: see {@link Exchange#Exchange}. */
+  DataflowRunner(Workers workers, int shards, boolean skipPartitioned) {
     this.workers = workers;
     this.shards = shards;
-    this.exchange = new Exchange(workers, shards);
+    this.exchange = new Exchange(workers, shards, skipPartitioned);
   }
 
   /** See {@link Exchange#updatesExchanged()}. */

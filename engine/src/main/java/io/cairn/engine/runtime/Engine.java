@@ -119,6 +119,8 @@ public final class Engine implements AutoCloseable {
   /** The figures as last computed under the engine lock ({@link #metrics()}). */
   private volatile Metrics publishedMetrics = new Metrics(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   private final boolean readAhead;
+  /** Whether reduce operators may take their typed path ({@link Builder#typedReduce}). */
+  private final boolean typedReduce;
   /** Runs a tick's computation while the ticking thread reads ahead (only then; see {@link #runTick}). */
   private final java.util.concurrent.ExecutorService compute;
   /** The sources, readable without the engine lock (which a tick blocked in a source holds): for {@link #stop()}. */
@@ -138,10 +140,11 @@ public final class Engine implements AutoCloseable {
     }
     this.workers = new Workers(shards);
     this.ingest = new SourceIngest(policy, secrets, b.restarts, clock);
-    this.runner = new DataflowRunner(workers, shards);
+    this.runner = new DataflowRunner(workers, shards, b.skipPartitionedExchange);
     this.state = new StateRestore(workers, shards);
     this.driver = new TickDriver(this::tick, ingest::lastTickIdle, policy);
     this.readAhead = b.readAhead;
+    this.typedReduce = b.typedReduce;
     this.compute = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "cairn-tick-compute");
       t.setDaemon(true);
@@ -161,14 +164,36 @@ public final class Engine implements AutoCloseable {
     private Secrets secrets = Secrets.environment();
     private RestartStrategy restarts = RestartStrategy.DEFAULT;
     private final List<SourceConnector> connectors = new ArrayList<>();
-    private boolean readAhead = !"false".equals(System.getProperty("cairn.engine.read-ahead"));
+    private boolean readAhead = true;
+    private boolean skipPartitionedExchange = true;
+    private boolean typedReduce = true;
 
     /**
      * Whether a full tick's computation overlaps reading the next tick's records (default true;
-     * system property {@code cairn.engine.read-ahead=false} turns it off, to compare).
+     * off to compare, or to prove that a test reached the read-ahead path).
      */
     public Builder readAhead(boolean on) {
       this.readAhead = on;
+      return this;
+    }
+
+    /**
+     * Whether the exchange leaves in place an input whose producer is already partitioned by the
+     * operator's exchange key (default true). Off, every keyed input with more than one worker is
+     * routed: the same results, for tests that compare the two ways.
+     */
+    public Builder skipPartitionedExchange(boolean on) {
+      this.skipPartitionedExchange = on;
+      return this;
+    }
+
+    /**
+     * Whether a reduce whose shape fits (one BIGINT/TIMESTAMP group key, only COUNT, SUM and AVG)
+     * takes its typed path (default true). Off, every reduce takes the general path: the same
+     * results, the typed path's oracle in tests.
+     */
+    public Builder typedReduce(boolean on) {
+      this.typedReduce = on;
       return this;
     }
 
@@ -273,7 +298,7 @@ public final class Engine implements AutoCloseable {
     lock.lock();
     try {
       requireFreeName(name);
-      Dataflow d = Dataflow.view(id, name, plan, keyCols, this::collection, shards);
+      Dataflow d = Dataflow.view(id, name, plan, keyCols, this::collection, shards, typedReduce);
       dataflows.put(name, d);
       publishedDataflows = List.copyOf(dataflows.values());
       driver.wake(); // an idle driver computes the new view now, rather than after its idle pause

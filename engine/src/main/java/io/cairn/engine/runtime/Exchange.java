@@ -22,23 +22,27 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>Skipped: an input whose producer is already {@linkplain Operator#partitioning()
  *       partitioned} by exactly the exchange key stays where it is (routing would move nothing),
  *       and so does an input without an exchange key (stateless operators), and every input when
- *       there is one worker.
+ *       there is one worker. Built with {@code skipPartitioned} false (tests, through {@link
+ *       Engine.Builder#skipPartitionedExchange}), the exchange routes the partitioned inputs too.
  *   <li>Deterministic: the gathered order depends only on the inputs and the number of workers:
  *       for each source worker in order, its updates for this worker in their original order.
  * </ul>
  */
 final class Exchange {
-  /** Off only in tests that compare routing every input with skipping. */
-  static final boolean SKIP_PARTITIONED = !"false".equals(System.getProperty("cairn.exchange.skip"));
-
   private final Workers workers;
   private final int shards;
+  private final boolean skipPartitioned;
   private final LongAdder exchanged = new LongAdder();
   private final LongAdder skipped = new LongAdder();
 
-  Exchange(Workers workers, int shards) {
+  /**
+   * An exchange among {@code shards} workers; {@code skipPartitioned} false routes also the inputs
+   * already partitioned by the key (only tests that compare routing every input with skipping).
+   */
+  Exchange(Workers workers, int shards, boolean skipPartitioned) {
     this.workers = workers;
     this.shards = shards;
+    this.skipPartitioned = skipPartitioned;
   }
 
   /** Updates routed through the exchange so far (each counted once, whichever worker it went to). */
@@ -107,7 +111,7 @@ final class Exchange {
       if (key == null || shards == 1) {
         continue;
       }
-      if (SKIP_PARTITIONED && Arrays.equals(key, inputs.get(k).partitioning())) {
+      if (skipPartitioned && Arrays.equals(key, inputs.get(k).partitioning())) {
         skipped.increment();
         continue;
       }

@@ -78,13 +78,26 @@ class TypedReducePropertyTest {
   @Test
   void typedReduceMatchesTheOracleTickByTick() {
     long before = LongKeyReduce.TYPED_TICKS.sum();
-    Property.tries(60).forAll(samples(), TypedReducePropertyTest::check);
+    Property.tries(60).forAll(samples(), s -> check(s, true));
     assertThat(LongKeyReduce.TYPED_TICKS.sum() - before).as("ticks that took the typed path").isPositive();
   }
 
-  private static void check(Sample s) {
+  /** With the typed path off (the engine option) the same shapes take the general path and match the oracle too. */
+  @Test
+  void withTheTypedPathOffTheGeneralPathMatchesTheOracle() {
+    long before = LongKeyReduce.TYPED_TICKS.sum();
+    Property.tries(30).forAll(samples(), s -> check(s, false));
+    assertThat(LongKeyReduce.TYPED_TICKS.sum() - before).as("ticks that took the typed path while it was off").isZero();
+  }
+
+  /** Runs {@code s} on an engine with the default options, or with the typed path turned off. */
+  private static void check(Sample s, boolean typed) {
     ScriptedConnector c = new ScriptedConnector().script("s", new Script(S, List.of(), s.ticks()));
-    try (Engine e = Engine.builder().workers(s.workers()).tickPolicy(new TickPolicy(1_000_000, Duration.ZERO)).connector(c).build()) {
+    Engine.Builder b = Engine.builder().workers(s.workers()).tickPolicy(new TickPolicy(1_000_000, Duration.ZERO)).connector(c);
+    if (!typed) {
+      b.typedReduce(false);
+    }
+    try (Engine e = b.build()) {
       e.createSource(1, ScriptedConnector.definition("s"));
       e.createView(2, "agg", new Plan.Reduce(new Plan.Get("s", S), new int[] {0}, AGGS, OUT));
       Map<Row, Long> input = new HashMap<>();

@@ -108,7 +108,7 @@ class ExchangeTest {
       Given other = new Given(c.perShard(), null);
       Keyed op = new Keyed(List.of(in, other), c.key(), shards);
       try (Workers workers = new Workers(shards)) {
-        Exchange exchange = new Exchange(workers, shards);
+        Exchange exchange = new Exchange(workers, shards, true);
         Exchange.Routed routed = exchange.route(op);
         long total = 0;
         for (int to = 0; to < shards; to++) {
@@ -140,7 +140,7 @@ class ExchangeTest {
   void anInputShardedByExactlyTheKeyStaysWhereItIs() {
     List<List<Row>> perShard = List.of(List.of(Row.of(1L, "x", 0.5)), List.of(Row.of(2L, "y", 1.5)));
     try (Workers workers = new Workers(2)) {
-      Exchange exchange = new Exchange(workers, 2);
+      Exchange exchange = new Exchange(workers, 2, true);
       Given sharded = new Given(perShard, new int[] {2, 0});
       Exchange.Routed routed = exchange.route(new Keyed(List.of(sharded), new int[] {2, 0}, 2));
       assertThat(routed.inputs(0)[0]).isSameAs(sharded.out(0));
@@ -157,9 +157,27 @@ class ExchangeTest {
   }
 
   @Test
+  void withoutSkippingAnInputShardedByTheKeyIsRoutedLikeAnyOther() {
+    List<List<Row>> perShard = List.of(List.of(Row.of(1L, "x", 0.5), Row.of(2L, "y", 1.5)), List.of(Row.of(3L, "z", 2.5)));
+    try (Workers workers = new Workers(2)) {
+      Exchange exchange = new Exchange(workers, 2, false);
+      Given sharded = new Given(perShard, new int[] {0});
+      Exchange.Routed routed = exchange.route(new Keyed(List.of(sharded), new int[] {0}, 2));
+      for (int to = 0; to < 2; to++) {
+        assertThat(routed.inputs(to)[0]).as("worker %d gets a gathered buffer", to).isNotSameAs(sharded.out(to));
+        for (int i = 0; i < routed.inputs(to)[0].size(); i++) {
+          assertThat(routed.inputs(to)[0].row(i).shardOf(new int[] {0}, 2)).isEqualTo(to);
+        }
+      }
+      assertThat(exchange.updatesExchanged()).isEqualTo(3);
+      assertThat(exchange.exchangesSkipped()).isZero();
+    }
+  }
+
+  @Test
   void oneWorkerRoutesNothing() {
     try (Workers workers = new Workers(1)) {
-      Exchange exchange = new Exchange(workers, 1);
+      Exchange exchange = new Exchange(workers, 1, true);
       Given in = new Given(List.of(List.of(Row.of(1L, "x", 0.5), Row.of(2L, "y", 1.5))), null);
       Exchange.Routed routed = exchange.route(new Keyed(List.of(in), new int[] {0}, 1));
       assertThat(routed.inputs(0)[0]).isSameAs(in.out(0));
