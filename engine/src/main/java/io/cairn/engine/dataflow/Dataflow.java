@@ -57,6 +57,19 @@ public final class Dataflow implements Collection {
     return String.format(Locale.ROOT, "d%06d", id);
   }
 
+  /**
+   * Equivalent operator paths a view may take (the results are the same; tests turn one off to
+   * check the other against it).
+   *
+   * @param typedReduce a reduce whose shape fits takes its typed path ({@code Engine.Builder#typedReduce})
+   * @param shareJoinTraces a join side reads its input's arrangement when it is keyed by the join key
+   *     ({@code Engine.Builder#shareJoinTraces})
+   */
+  public record Choices(boolean typedReduce, boolean shareJoinTraces) {
+    /** Every faster path on. */
+    public static final Choices DEFAULT = new Choices(true, true);
+  }
+
   /** A source dataflow: one {@link SourceOp}. */
   public static Dataflow source(long id, String name, Schema schema, int[] primaryKey, int shards) {
     SourceOp op = new SourceOp(name, prefix(id) + ".0.collection", schema, primaryKey, shards);
@@ -66,13 +79,13 @@ public final class Dataflow implements Collection {
   /**
    * A view dataflow compiled from {@code plan}; {@code keyCols} are the output columns the view is
    * arranged (and looked up) by — null for the default: the group-by columns of a top-level
-   * Reduce, else the whole row. {@code typedReduce} false makes every reduce take its general path
-   * (the typed path's oracle in tests); the results are the same.
+   * Reduce, else the whole row. {@code choices} picks between equivalent paths (the results are
+   * the same; tests turn a path off to have its oracle).
    */
   public static Dataflow view(
       long id, String name, Plan plan, int[] keyCols, Function<String, Collection> resolve, int shards,
-      boolean typedReduce) {
-    Builder b = new Builder(id, resolve, shards, typedReduce);
+      Choices choices) {
+    Builder b = new Builder(id, resolve, shards, choices);
     Operator root = b.build(plan);
     int[] key = keyCols;
     if (key == null) {
@@ -94,16 +107,16 @@ public final class Dataflow implements Collection {
     final long id;
     final Function<String, Collection> resolve;
     final int shards;
-    final boolean typedReduce;
+    final Choices choices;
     final List<Operator> ops = new ArrayList<>();
     final Set<String> deps = new LinkedHashSet<>();
     final List<GetOp> gets = new ArrayList<>();
 
-    Builder(long id, Function<String, Collection> resolve, int shards, boolean typedReduce) {
+    Builder(long id, Function<String, Collection> resolve, int shards, Choices choices) {
       this.id = id;
       this.resolve = resolve;
       this.shards = shards;
-      this.typedReduce = typedReduce;
+      this.choices = choices;
     }
 
     String name(String role) {
@@ -131,10 +144,10 @@ public final class Dataflow implements Collection {
       } else if (p instanceof Plan.Join j) {
         Operator l = build(j.left());
         Operator r = build(j.right());
-        op = new JoinOp(name("join"), l, r, j.leftKeys(), j.rightKeys(), j.schema(), shards);
+        op = new JoinOp(name("join"), l, r, j.leftKeys(), j.rightKeys(), j.schema(), shards, choices.shareJoinTraces());
       } else if (p instanceof Plan.Reduce r) {
         Operator in = build(r.input());
-        op = new ReduceOp(name("reduce"), in, r.groupBy(), r.aggregates(), r.schema(), shards, typedReduce);
+        op = new ReduceOp(name("reduce"), in, r.groupBy(), r.aggregates(), r.schema(), shards, choices.typedReduce());
       } else {
         Plan.Distinct d = (Plan.Distinct) p;
         Operator in = build(d.input());

@@ -54,7 +54,7 @@ import java.util.List;
  *       restored with the collection it belongs to, and a view is restored only together with
  *       every collection it reads, so the restored trace is the one its output was computed
  *       against. A snapshot holding {@code -left}/{@code -right} arrangements for a side that is
- *       now shared (written while sharing was off, {@link #shareTraces}) restores: arrangements no
+ *       now shared (written while sharing was off: {@code Engine.Builder#shareJoinTraces}) restores: arrangements no
  *       dataflow claims are ignored. A snapshot without them, restored where the side owns its
  *       trace, lacks them, and the view is recomputed from its inputs.
  *   <li>Drop. The join owns only its own arrangements. A collection cannot be dropped while a
@@ -63,22 +63,20 @@ import java.util.List;
  * </ul>
  */
 final class JoinOp extends Operator {
-  /**
-   * Whether sides may share their input's arrangement (decided when the operator is built). Test
-   * hook: false (or {@code -Dcairn.join.shared=false}) gives every side its own trace, the
-   * oracle of the shared path and the writer of snapshots that hold {@code -left}/{@code -right}.
-   */
-  static volatile boolean shareTraces = !"false".equals(System.getProperty("cairn.join.shared"));
-
   private final Side left;
   private final Side right;
   /** Both keys are one BIGINT/TIMESTAMP column: compared as {@code long}s. */
   private final boolean longKeys;
 
-  JoinOp(String name, Operator l, Operator r, int[] leftKeys, int[] rightKeys, Schema schema, int shards) {
+  /**
+   * @param share whether a side may read its input's arrangement (decided here, when the operator is
+   *     built); false gives every side its own trace: the oracle of the shared path, and the writer
+   *     of snapshots that hold {@code -left}/{@code -right}
+   */
+  JoinOp(String name, Operator l, Operator r, int[] leftKeys, int[] rightKeys, Schema schema, int shards, boolean share) {
     super(schema, List.of(l, r), shards);
-    this.left = Side.of(name + "-left", l, leftKeys, shards);
-    this.right = Side.of(name + "-right", r, rightKeys, shards);
+    this.left = Side.of(name + "-left", l, leftKeys, shards, share);
+    this.right = Side.of(name + "-right", r, rightKeys, shards, share);
     this.longKeys = leftKeys.length == 1 && isLong(l.schema().type(leftKeys[0])) && isLong(r.schema().type(rightKeys[0]));
   }
 
@@ -419,9 +417,9 @@ final class JoinOp extends Operator {
       this.staging = staging;
     }
 
-    static Side of(String name, Operator in, int[] keys, int shards) {
+    static Side of(String name, Operator in, int[] keys, int shards, boolean share) {
       Schema schema = in.schema();
-      if (shareTraces && in instanceof GetOp g && Arrays.equals(g.upstream().layout().keyCols(), keys)) {
+      if (share && in instanceof GetOp g && Arrays.equals(g.upstream().layout().keyCols(), keys)) {
         Layout l = g.upstream().layout();
         return new Side(keys.clone(), null, g, g.upstream().arrangement(), schema.size(), l.keyCols(), l.valCols(), null);
       }

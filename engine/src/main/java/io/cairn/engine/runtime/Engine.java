@@ -119,8 +119,8 @@ public final class Engine implements AutoCloseable {
   /** The figures as last computed under the engine lock ({@link #metrics()}). */
   private volatile Metrics publishedMetrics = new Metrics(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   private final boolean readAhead;
-  /** Whether reduce operators may take their typed path ({@link Builder#typedReduce}). */
-  private final boolean typedReduce;
+  /** The equivalent operator paths views take ({@link Builder#typedReduce}, {@link Builder#shareJoinTraces}). */
+  private final io.cairn.engine.dataflow.Dataflow.Choices choices;
   /** Runs a tick's computation while the ticking thread reads ahead (only then; see {@link #runTick}). */
   private final java.util.concurrent.ExecutorService compute;
   /** The sources, readable without the engine lock (which a tick blocked in a source holds): for {@link #stop()}. */
@@ -144,7 +144,7 @@ public final class Engine implements AutoCloseable {
     this.state = new StateRestore(workers, shards);
     this.driver = new TickDriver(this::tick, ingest::lastTickIdle, policy);
     this.readAhead = b.readAhead;
-    this.typedReduce = b.typedReduce;
+    this.choices = new io.cairn.engine.dataflow.Dataflow.Choices(b.typedReduce, b.shareJoinTraces);
     this.compute = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "cairn-tick-compute");
       t.setDaemon(true);
@@ -167,6 +167,7 @@ public final class Engine implements AutoCloseable {
     private boolean readAhead = true;
     private boolean skipPartitionedExchange = true;
     private boolean typedReduce = true;
+    private boolean shareJoinTraces = true;
 
     /**
      * Whether a full tick's computation overlaps reading the next tick's records (default true;
@@ -194,6 +195,16 @@ public final class Engine implements AutoCloseable {
      */
     public Builder typedReduce(boolean on) {
       this.typedReduce = on;
+      return this;
+    }
+
+    /**
+     * Whether a join side whose input is arranged by the join key reads that arrangement instead of
+     * keeping its own trace (default true). Off, every side keeps its own: the same results, the
+     * shared path's oracle in tests, and the writer of snapshots that hold a join's own traces.
+     */
+    public Builder shareJoinTraces(boolean on) {
+      this.shareJoinTraces = on;
       return this;
     }
 
@@ -298,7 +309,7 @@ public final class Engine implements AutoCloseable {
     lock.lock();
     try {
       requireFreeName(name);
-      Dataflow d = Dataflow.view(id, name, plan, keyCols, this::collection, shards, typedReduce);
+      Dataflow d = Dataflow.view(id, name, plan, keyCols, this::collection, shards, choices);
       dataflows.put(name, d);
       publishedDataflows = List.copyOf(dataflows.values());
       driver.wake(); // an idle driver computes the new view now, rather than after its idle pause

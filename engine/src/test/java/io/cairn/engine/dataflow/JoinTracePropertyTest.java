@@ -27,7 +27,6 @@ import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -208,13 +207,8 @@ class JoinTracePropertyTest {
 
   // ------------------------------------------------------------------ engine
 
-  @AfterEach
-  void shareAgain() {
-    JoinOp.shareTraces = true;
-  }
-
-  static Engine engine(ScriptedConnector c, int workers) {
-    Engine e = Engine.builder().workers(workers).tickPolicy(ONE_POLL_PER_TICK).connector(c).build();
+  static Engine engine(ScriptedConnector c, int workers, boolean share) {
+    Engine e = Engine.builder().workers(workers).tickPolicy(ONE_POLL_PER_TICK).connector(c).shareJoinTraces(share).build();
     long id = 1;
     for (String s : List.of("u", "w", "a", "c", "e")) {
       e.createSource(id++, ScriptedConnector.definition(s));
@@ -222,21 +216,16 @@ class JoinTracePropertyTest {
     return e;
   }
 
-  /** Creates the GROUP BY view and the join views, built with sharing {@code share}; checks which sides share. */
+  /** Creates the GROUP BY view and the join views on an engine built with sharing {@code share}; checks which sides share. */
   static void createViews(Engine e, boolean share) {
-    JoinOp.shareTraces = share;
-    try {
-      e.createView(10, "ga", new Plan.Reduce(new Plan.Get("a", A), new int[] {0}, List.of(Aggregate.countStar()), GA));
-      long id = 11;
-      for (Map.Entry<String, View> v : views().entrySet()) {
-        e.createView(id++, v.getKey(), v.getValue().plan());
-        JoinOp join = e.dataflow(v.getKey()).orElseThrow().operators().stream()
-            .filter(JoinOp.class::isInstance).map(JoinOp.class::cast).findFirst().orElseThrow();
-        assertThat(join.shares(0)).as("%s: left shares", v.getKey()).isEqualTo(share && v.getValue().leftShared());
-        assertThat(join.shares(1)).as("%s: right shares", v.getKey()).isEqualTo(share && v.getValue().rightShared());
-      }
-    } finally {
-      JoinOp.shareTraces = true;
+    e.createView(10, "ga", new Plan.Reduce(new Plan.Get("a", A), new int[] {0}, List.of(Aggregate.countStar()), GA));
+    long id = 11;
+    for (Map.Entry<String, View> v : views().entrySet()) {
+      e.createView(id++, v.getKey(), v.getValue().plan());
+      JoinOp join = e.dataflow(v.getKey()).orElseThrow().operators().stream()
+          .filter(JoinOp.class::isInstance).map(JoinOp.class::cast).findFirst().orElseThrow();
+      assertThat(join.shares(0)).as("%s: left shares", v.getKey()).isEqualTo(share && v.getValue().leftShared());
+      assertThat(join.shares(1)).as("%s: right shares", v.getKey()).isEqualTo(share && v.getValue().rightShared());
     }
   }
 
@@ -268,7 +257,7 @@ class JoinTracePropertyTest {
       for (boolean share : new boolean[] {true, false}) {
         ScriptedConnector c = new ScriptedConnector();
         s.scripts().forEach(c::script);
-        try (Engine e = engine(c, s.workers())) {
+        try (Engine e = engine(c, s.workers(), share)) {
           for (int t = 0; t < s.ticks(); t++) {
             if (t == s.createAt()) {
               createViews(e, share);
@@ -310,7 +299,7 @@ class JoinTracePropertyTest {
       EngineState state;
       ScriptedConnector c1 = new ScriptedConnector();
       s.scripts().forEach(c1::script);
-      try (Engine e = engine(c1, s.workers())) {
+      try (Engine e = engine(c1, s.workers(), k.shareBefore())) {
         createViews(e, k.shareBefore());
         for (int t = 0; t < k.cut(); t++) {
           c1.release(t + 1);
@@ -322,7 +311,7 @@ class JoinTracePropertyTest {
       }
       ScriptedConnector c2 = new ScriptedConnector();
       s.scripts().forEach(c2::script);
-      try (Engine e = engine(c2, k.workersAfter())) {
+      try (Engine e = engine(c2, k.workersAfter(), k.shareAfter())) {
         createViews(e, k.shareAfter());
         Engine.Restored restored = e.restore(state);
         String how = "(restored at " + k.cut() + ", share " + k.shareBefore() + " -> " + k.shareAfter() + ", workers " + s.workers()
