@@ -674,12 +674,7 @@ final class PgConnection {
 
   /** Whether the statement only reads (SELECT, SHOW, EXPLAIN): it may be abandoned by a cancel. */
   private static boolean readOnly(String sql) {
-    String s = sql.stripLeading();
-    int end = 0;
-    while (end < s.length() && Character.isLetter(s.charAt(end))) {
-      end++;
-    }
-    String first = s.substring(0, end).toLowerCase(java.util.Locale.ROOT);
+    String first = io.cairn.engine.sql.SqlScanner.firstWord(sql);
     return first.equals("select") || first.equals("show") || first.equals("explain");
   }
 
