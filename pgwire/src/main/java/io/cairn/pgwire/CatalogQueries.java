@@ -37,6 +37,24 @@ import java.util.regex.PatternSyntaxException;
  * <p>Any other statement that reads {@code pg_catalog} or {@code information_schema} (a system
  * table, {@code format_type}, {@code current_schemas}) is refused with 0A000: an unknown shape,
  * or a known shape with a filter the layer does not understand, is never answered by a guess.
+ *
+ * <p>Design and invariants:
+ * <ul>
+ *   <li>Owns only the table of known shapes ({@code ANSWERS}), filled once by the static
+ *       initializers in order (the first shape that matches answers) and never changed after;
+ *       everything else is per call. Stateless, so any connection thread may call {@link #answer}
+ *       at once; the {@link PgCatalog} a call needs is built at most once per call, from the
+ *       relations the caller supplies, and only when a shape matched.
+ *   <li>Statement text is read only through the engine's tokenizer ({@link SqlScanner}): the
+ *       catalog-word test looks at word and quoted-identifier tokens, {@link QueryShape} normalizes
+ *       and matches shapes without a regex over the statement, and the clause regexes run over
+ *       hole text whose literals and quoted identifiers are placeholders ({@link
+ *       QueryShape#STRING}, {@link QueryShape#IDENTIFIER}). So time is linear in the statement,
+ *       and a megabyte literal or comment needs no stack.
+ *   <li>An answer is a function of the statement, the relations and the session only; a handler
+ *       that meets anything it does not understand throws {@link #unsupported} (0A000) rather than
+ *       answering part of the question.
+ * </ul>
  */
 final class CatalogQueries {
   /** In a clause: a string literal or NULL (group 1). */

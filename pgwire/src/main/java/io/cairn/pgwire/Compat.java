@@ -33,6 +33,9 @@ import org.slf4j.LoggerFactory;
  *       0A000, never answered by a guess.
  * </ul>
  *
+ * <p>A statement is recognized by its first word ({@link SqlScanner#firstWord}: comments before it
+ * are skipped); a {@code SET} value that is one string literal is stored as its content.
+ *
  * <p>pgjdbc 42.7 needs nothing more for queries, prepared statements and cancel: types of the
  * columns it is sent (int8, float8, bool, text, timestamp) are in its built-in table, so it issues
  * no pg_catalog query.
