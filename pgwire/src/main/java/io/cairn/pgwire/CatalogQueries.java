@@ -1,5 +1,7 @@
 package io.cairn.pgwire;
 
+import io.cairn.engine.sql.SqlScanner;
+import io.cairn.engine.sql.SqlScanner.Token;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -12,7 +14,6 @@ import java.util.Set;
 import java.util.function.BiFunction;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 
@@ -36,14 +37,32 @@ import java.util.regex.PatternSyntaxException;
  * <p>Any other statement that reads {@code pg_catalog} or {@code information_schema} (a system
  * table, {@code format_type}, {@code current_schemas}) is refused with 0A000: an unknown shape,
  * or a known shape with a filter the layer does not understand, is never answered by a guess.
+ *
+ * <p>Design and invariants:
+ * <ul>
+ *   <li>Owns only the table of known shapes ({@code ANSWERS}), filled once by the static
+ *       initializers in order (the first shape that matches answers) and never changed after;
+ *       everything else is per call. Stateless, so any connection thread may call {@link #answer}
+ *       at once; the {@link PgCatalog} a call needs is built at most once per call, from the
+ *       relations the caller supplies, and only when a shape matched.
+ *   <li>Statement text is read only through the engine's tokenizer ({@link SqlScanner}): the
+ *       catalog-word test looks at word and quoted-identifier tokens, {@link QueryShape} normalizes
+ *       and matches shapes without a regex over the statement, and the clause regexes run over
+ *       hole text whose literals and quoted identifiers are placeholders ({@link
+ *       QueryShape#STRING}, {@link QueryShape#IDENTIFIER}). So time is linear in the statement,
+ *       and a megabyte literal or comment needs no stack.
+ *   <li>An answer is a function of the statement, the relations and the session only; a handler
+ *       that meets anything it does not understand throws {@link #unsupported} (0A000) rather than
+ *       answering part of the question.
+ * </ul>
  */
 final class CatalogQueries {
-  private static final String LIT = "('(?:[^']|'')*'|NULL)";
-  private static final Pattern QUOTED = Pattern.compile("'(?:[^']|'')*'");
-  private static final Pattern CATALOG_WORDS = Pattern.compile(
-      "\\b(pg_catalog|information_schema|pg_class|pg_namespace|pg_attribute|pg_type|pg_database|pg_settings|pg_proc"
-          + "|pg_index|pg_description|pg_roles|pg_tables|pg_views|pg_matviews|current_schemas|format_type)\\b",
-      Pattern.CASE_INSENSITIVE);
+  /** In a clause: a string literal or NULL (group 1). */
+  private static final String LIT = "(" + QueryShape.STRING + "|NULL)";
+  /** Names that make a statement a catalog query, as a word or a quoted identifier. */
+  private static final Set<String> CATALOG_NAMES = Set.of("pg_catalog", "information_schema", "pg_class", "pg_namespace",
+      "pg_attribute", "pg_type", "pg_database", "pg_settings", "pg_proc", "pg_index", "pg_description", "pg_roles", "pg_tables",
+      "pg_views", "pg_matviews", "current_schemas", "format_type");
 
   /** What a handler reads: the catalog (built on first use) and the session. */
   private record Context(Supplier<PgCatalog> catalog, Compat.Session session) {}
@@ -56,12 +75,12 @@ final class CatalogQueries {
 
   /**
    * The answer to a catalog query, or empty when {@code statement} reads no catalog (names no
-   * catalog table or function outside quoted strings).
+   * catalog table or function as a word or quoted identifier; string literals and comments do not count).
    *
    * @throws SqlStates.PgError 0A000 for a catalog query the layer does not answer
    */
   static Optional<PgResult> answer(String statement, Supplier<List<CatalogRelation>> relations, Compat.Session session) {
-    if (!CATALOG_WORDS.matcher(QUOTED.matcher(statement).replaceAll("''")).find()) {
+    if (!readsCatalog(statement)) {
       return Optional.empty();
     }
     String sql = QueryShape.normalize(statement);
@@ -81,6 +100,17 @@ final class CatalogQueries {
     throw unsupported("this catalog query");
   }
 
+  /** Whether {@code sql} names a catalog table or function (ignoring case) outside string literals and comments. */
+  static boolean readsCatalog(String sql) {
+    for (Token t = SqlScanner.first(sql); t != null; t = t.next()) {
+      if ((t.kind() == SqlScanner.Kind.WORD || t.kind() == SqlScanner.Kind.QUOTED_IDENTIFIER)
+          && t.end() - t.start() <= 20 && CATALOG_NAMES.contains(t.value().toLowerCase(Locale.ROOT))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   static SqlStates.PgError unsupported(String what) {
     return new SqlStates.PgError(SqlStates.FEATURE_NOT_SUPPORTED, "Cannot answer " + what + ": cairn's pgwire compatibility layer "
         + "answers only psql's \\d, \\dt, \\dv, \\dm, \\dn and \\d NAME and JDBC's getTables, getColumns, getSchemas and "
@@ -93,14 +123,12 @@ final class CatalogQueries {
 
   // ------------------------------------------------------------------ psql 15
 
-  private static final Pattern NSP_COND = Pattern.compile("n\\.nspname (<>|=|!~|~) '((?:[^']|'')*)'", Pattern.CASE_INSENSITIVE);
-
   /** The WHERE conditions psql puts on pg_class and pg_namespace (relkind aside). */
   private static final List<Pattern> PSQL_WHERE = List.of(
-      QueryShape.clause("AND n\\.nspname (<>|=|!~|~) '((?:[^']|'')*)'"),
+      QueryShape.clause("AND n\\.nspname (<>|=|!~|~) (" + QueryShape.STRING + ")"),
       QueryShape.clause("AND pg_catalog\\.pg_table_is_visible\\(c\\.oid\\)"),
-      QueryShape.clause("AND c\\.relname OPERATOR\\(pg_catalog\\.~\\) '((?:[^']|'')*)' COLLATE pg_catalog\\.default"),
-      QueryShape.clause("AND n\\.nspname OPERATOR\\(pg_catalog\\.~\\) '((?:[^']|'')*)' COLLATE pg_catalog\\.default"));
+      QueryShape.clause("AND c\\.relname OPERATOR\\(pg_catalog\\.~\\) (" + QueryShape.STRING + ") COLLATE pg_catalog\\.default"),
+      QueryShape.clause("AND n\\.nspname OPERATOR\\(pg_catalog\\.~\\) (" + QueryShape.STRING + ") COLLATE pg_catalog\\.default"));
 
   /** Which relations pass psql's WHERE conditions ({@code where} starting with AND). */
   private static Predicate<PgCatalog.Rel> psqlWhere(String where) {
@@ -130,7 +158,7 @@ final class CatalogQueries {
       "Access method", "am.amname",
       "Size", "pg_catalog.pg_size_pretty(pg_catalog.pg_table_size(c.oid))",
       "Description", "pg_catalog.obj_description(c.oid, 'pg_class')");
-  private static final Pattern EXTRA = QueryShape.clause(",(.+?) as \"([^\"]+)\"");
+  private static final Pattern EXTRA = QueryShape.clause(",(.+?) as (" + QueryShape.IDENTIFIER + ")");
 
   static {
     // \d, \dt, \dv, \dm (and combinations, +, patterns): the list of relations
@@ -154,11 +182,12 @@ final class CatalogQueries {
             throw unsupported("a psql list of relations with the columns '" + h.get("extra") + "'");
           }
           for (QueryShape.Clause e : extras) {
-            String expected = PSQL_LIST_EXTRAS.get(e.group(2));
+            String label = unquote(e.group(2));
+            String expected = PSQL_LIST_EXTRAS.get(label);
             if (expected == null || !QueryShape.normalize(expected).equalsIgnoreCase(e.group(1))) {
-              throw unsupported("a psql list of relations with the column " + e.group(1) + " as \"" + e.group(2) + "\"");
+              throw unsupported("a psql list of relations with the column " + e.group(1) + " as " + e.group(2));
             }
-            columns.add(e.group(2));
+            columns.add(label);
           }
           Set<Character> kinds = kinds(h.get("kinds"));
           Predicate<PgCatalog.Rel> where = psqlWhere(h.get("where"));
@@ -352,9 +381,16 @@ final class CatalogQueries {
       QueryShape.clause("AND c\\.relname LIKE " + LIT),
       QueryShape.clause("AND \\(false (.*)\\)"),
       QueryShape.clause("AND attname LIKE " + LIT));
-  private static final Pattern TYPE_CLAUSE = QueryShape.clause(
-      "OR \\(c\\.relkind (?:= '(\\w)'|IN \\(((?:'\\w',?)+)\\))((?: AND (?:n\\.nspname (?:<>|=|!~|~) '(?:[^']|'')*'"
-          + "|\\(n\\.nspname = '(?:[^']|'')*' OR n\\.nspname = '(?:[^']|'')*'\\)))*)\\)");
+  /**
+   * The parts of getTables' type clauses: {@code OR (c.relkind = 'r'} or {@code OR (c.relkind IN
+   * ('r','p')}, then conditions on the schema, then {@code )}.
+   */
+  private static final List<Pattern> TYPE_PARTS = List.of(
+      QueryShape.clause("OR \\(c\\.relkind = (" + QueryShape.STRING + ")"),
+      QueryShape.clause("OR \\(c\\.relkind IN \\(([^)]*)\\)"),
+      QueryShape.clause("AND n\\.nspname (<>|=|!~|~) (" + QueryShape.STRING + ")"),
+      QueryShape.clause("AND \\(n\\.nspname = (" + QueryShape.STRING + ") OR n\\.nspname = (" + QueryShape.STRING + ")\\)"),
+      QueryShape.clause("\\)"));
 
   /** What getTables/getColumns filter on: schema, name and column patterns, and the relkinds of the requested types. */
   private record JdbcFilter(Predicate<String> schema, Predicate<String> name, Predicate<String> column, Set<Character> kinds) {
@@ -385,31 +421,66 @@ final class CatalogQueries {
 
   /** The relkinds getTables' type clauses select in schema public ("OR (c.relkind = 'r' AND n.nspname !~ '^pg_' ...)"). */
   private static Set<Character> tableTypes(String clauses) {
-    List<QueryShape.Clause> cs = QueryShape.clauses(clauses, List.of(TYPE_CLAUSE));
+    List<QueryShape.Clause> cs = QueryShape.clauses(clauses, TYPE_PARTS);
     if (cs == null) {
       throw unsupported("a JDBC getTables query with the table types '" + clauses + "'");
     }
     Set<Character> kinds = new HashSet<>();
+    Set<Character> open = null; // the relkinds of the clause being read, null between clauses
+    boolean publicPasses = true;
     for (QueryShape.Clause c : cs) {
-      boolean publicPasses = true;
-      String conds = c.group(3);
-      Matcher or = Pattern.compile("\\(n\\.nspname = '((?:[^']|'')*)' OR n\\.nspname = '((?:[^']|'')*)'\\)").matcher(conds);
-      while (or.find()) {
-        publicPasses &= unquote(or.group(1)).equals(PgCatalog.SCHEMA) || unquote(or.group(2)).equals(PgCatalog.SCHEMA);
-      }
-      Matcher m = NSP_COND.matcher(or.replaceAll(""));
-      while (m.find()) {
-        publicPasses &= compare(PgCatalog.SCHEMA, m.group(1), unquote(m.group(2)));
-      }
-      if (publicPasses) {
-        if (c.group(1) != null) {
-          kinds.addAll(kinds("'" + c.group(1) + "'"));
-        } else {
-          kinds.addAll(kinds(c.group(2)));
+      switch (c.kind()) {
+        case 0, 1 -> {
+          if (open != null) {
+            throw unsupported("a JDBC getTables query with the table types '" + clauses + "'");
+          }
+          open = relkinds(c.group(1), clauses);
+          publicPasses = true;
+        }
+        case 2 -> publicPasses &= compare(PgCatalog.SCHEMA, c.group(1), unquote(c.group(2)));
+        case 3 -> publicPasses &= (unquote(c.group(1)).equals(PgCatalog.SCHEMA) || unquote(c.group(2)).equals(PgCatalog.SCHEMA));
+        default -> {
+          if (open == null) {
+            throw unsupported("a JDBC getTables query with the table types '" + clauses + "'");
+          }
+          if (publicPasses) {
+            kinds.addAll(open);
+          }
+          open = null;
         }
       }
+      if (open == null && c.kind() != 4) {
+        throw unsupported("a JDBC getTables query with the table types '" + clauses + "'");
+      }
+    }
+    if (open != null) {
+      throw unsupported("a JDBC getTables query with the table types '" + clauses + "'");
     }
     return kinds;
+  }
+
+  /** The relkinds of {@code 'r'} or {@code 'r','p'}: single-letter literals separated by commas, else unsupported. */
+  private static Set<Character> relkinds(String list, String clauses) {
+    Set<Character> out = new HashSet<>();
+    boolean expectLiteral = true;
+    for (Token t = SqlScanner.first(list); t != null; t = t.next()) {
+      if (t.kind() == SqlScanner.Kind.WHITESPACE) {
+        continue;
+      }
+      String v = t.value();
+      if (expectLiteral && t.kind() == SqlScanner.Kind.STRING && t.closed() && isRelkind(v)) {
+        out.add(v.charAt(0));
+        expectLiteral = false;
+      } else if (!expectLiteral && t.isSymbol(',')) {
+        expectLiteral = true;
+      } else {
+        throw unsupported("a JDBC getTables query with the table types '" + clauses + "'");
+      }
+    }
+    if (out.isEmpty()) {
+      throw unsupported("a JDBC getTables query with the table types '" + clauses + "'");
+    }
+    return out;
   }
 
   static {
@@ -537,16 +608,27 @@ final class CatalogQueries {
     return "SELECT " + rows.size();
   }
 
-  /** The relkinds of "'r','p','v'". */
+  /** The relkinds of "'r','p','v'": the single-character string literals of the list (others, such as '', are skipped). */
   private static Set<Character> kinds(String list) {
     Set<Character> out = new HashSet<>();
-    Matcher m = Pattern.compile("'(\\w?)'").matcher(list);
-    while (m.find()) {
-      if (!m.group(1).isEmpty()) {
-        out.add(m.group(1).charAt(0));
+    for (Token t = SqlScanner.first(list); t != null; t = t.next()) {
+      if (t.kind() == SqlScanner.Kind.STRING && t.closed()) {
+        String v = t.value();
+        if (isRelkind(v)) {
+          out.add(v.charAt(0));
+        }
       }
     }
     return out;
+  }
+
+  /** Whether {@code v} is one ASCII letter, digit or underscore (a regex {@code \\w}). */
+  private static boolean isRelkind(String v) {
+    if (v.length() != 1) {
+      return false;
+    }
+    char c = v.charAt(0);
+    return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_';
   }
 
   /** {@code value <op> literal} for the operators psql and pgjdbc put on nspname. */
@@ -562,41 +644,74 @@ final class CatalogQueries {
   private static Pattern regex(String re) {
     try {
       return Pattern.compile(re);
-    } catch (PatternSyntaxException e) {
-      throw unsupported("the regular expression '" + re + "'");
+    } catch (PatternSyntaxException | StackOverflowError e) {
+      throw unsupported("the regular expression '" + (re.length() <= 100 ? re : re.substring(0, 100) + "...") + "'");
     }
   }
 
-  /** The predicate of {@code LIKE literal} (backslash escapes; NULL matches nothing). */
+  private static final int ANY_ONE = -1;
+  private static final int ANY_SEQUENCE = -2;
+
+  /**
+   * The predicate of {@code LIKE literal} (backslash escapes; NULL matches nothing). Matched
+   * without a regular expression, code point by code point, so a long pattern needs no stack.
+   */
   private static Predicate<String> like(String literal) {
     if (literal.equalsIgnoreCase("NULL")) {
       return s -> false;
     }
-    String p = unquote(literal);
-    StringBuilder re = new StringBuilder();
-    for (int i = 0; i < p.length(); i++) {
-      char c = p.charAt(i);
-      if (c == '\\' && i + 1 < p.length()) {
-        re.append(Pattern.quote(String.valueOf(p.charAt(++i))));
-      } else if (c == '%') {
-        re.append(".*");
-      } else if (c == '_') {
-        re.append('.');
+    int[] p = unquote(literal).codePoints().toArray();
+    int[] pattern = new int[p.length];
+    int len = 0;
+    for (int i = 0; i < p.length; i++) {
+      if (p[i] == '\\' && i + 1 < p.length) {
+        pattern[len++] = p[++i];
       } else {
-        re.append(Pattern.quote(String.valueOf(c)));
+        pattern[len++] = p[i] == '%' ? ANY_SEQUENCE : p[i] == '_' ? ANY_ONE : p[i];
       }
     }
-    Pattern compiled = Pattern.compile(re.toString(), Pattern.DOTALL);
-    return s -> compiled.matcher(s).matches();
+    int[] compiled = Arrays.copyOf(pattern, len);
+    return s -> likeMatches(compiled, s.codePoints().toArray());
   }
 
-  /** The text of a quoted SQL literal ('it''s' → it's). */
+  /** Whether {@code s} matches {@code pattern}: backtracking only to the last {@code %}, so time is at most their product. */
+  private static boolean likeMatches(int[] pattern, int[] s) {
+    int p = 0;
+    int i = 0;
+    int star = -1;
+    int starAt = 0;
+    while (i < s.length) {
+      if (p < pattern.length && pattern[p] == ANY_SEQUENCE) {
+        star = p++;
+        starAt = i;
+      } else if (p < pattern.length && (pattern[p] == ANY_ONE || pattern[p] == s[i])) {
+        p++;
+        i++;
+      } else if (star >= 0) {
+        p = star + 1;
+        i = ++starAt;
+      } else {
+        return false;
+      }
+    }
+    while (p < pattern.length && pattern[p] == ANY_SEQUENCE) {
+      p++;
+    }
+    return p == pattern.length;
+  }
+
+  /**
+   * The text of a quoted SQL literal or identifier ('it''s' → it's, "Name" → Name); text that is
+   * not quoted is returned as it is.
+   */
   private static String unquote(String literal) {
     String s = literal.strip();
-    if (s.length() >= 2 && s.startsWith("'") && s.endsWith("'")) {
-      return s.substring(1, s.length() - 1).replace("''", "'");
+    Token t = SqlScanner.first(s);
+    if (t != null && (t.kind() == SqlScanner.Kind.STRING || t.kind() == SqlScanner.Kind.QUOTED_IDENTIFIER) && t.closed()
+        && t.end() == s.length()) {
+      return t.value();
     }
-    if (!s.isEmpty() && !s.startsWith("'")) {
+    if (!s.isEmpty() && !s.startsWith("'") && !s.startsWith("\"")) {
       return s;
     }
     throw unsupported("the literal " + literal.toLowerCase(Locale.ROOT));

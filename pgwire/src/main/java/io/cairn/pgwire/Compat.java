@@ -1,5 +1,6 @@
 package io.cairn.pgwire;
 
+import io.cairn.engine.sql.SqlScanner;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -31,6 +32,9 @@ import org.slf4j.LoggerFactory;
  *       statement that reads {@code pg_catalog} or {@code information_schema} is refused with
  *       0A000, never answered by a guess.
  * </ul>
+ *
+ * <p>A statement is recognized by its first word ({@link SqlScanner#firstWord}: comments before it
+ * are skipped); a {@code SET} value that is one string literal is stored as its content.
  *
  * <p>pgjdbc 42.7 needs nothing more for queries, prepared statements and cancel: types of the
  * columns it is sent (int8, float8, bool, text, timestamp) are in its built-in table, so it issues
@@ -76,16 +80,13 @@ final class Compat {
 
   /** The answer to {@code statement} (stripped, no trailing semicolon), or empty to let the engine run it. */
   static Optional<PgResult> answer(String statement, Session s) {
+    String first = SqlScanner.firstWord(statement);
     String lower = statement.toLowerCase(Locale.ROOT).replaceAll("\\s+", " ").strip();
-    String first = lower.split(" ", 2)[0];
     switch (first) {
       case "set" -> {
         Matcher m = SET.matcher(statement.strip());
         if (m.matches()) {
-          String v = m.group(2).strip();
-          if (v.length() >= 2 && v.startsWith("'") && v.endsWith("'")) {
-            v = v.substring(1, v.length() - 1).replace("''", "'");
-          }
+          String v = settingValue(m.group(2).strip());
           s.parameters().put(m.group(1).toLowerCase(Locale.ROOT), v);
         }
         return Optional.of(PgResult.command("SET"));
@@ -152,6 +153,15 @@ final class Compat {
       LOG.debug("pgwire: catalog query not answered by the compatibility layer: {}", statement);
       throw e;
     }
+  }
+
+  /** A SET value as given: the content of a single string literal ('5s' → 5s), else the text as written. */
+  private static String settingValue(String v) {
+    SqlScanner.Token t = SqlScanner.first(v);
+    if (t != null && t.kind() == SqlScanner.Kind.STRING && t.closed() && t.end() == v.length()) {
+      return t.value();
+    }
+    return v;
   }
 
   private static String show(String name, Session s) {

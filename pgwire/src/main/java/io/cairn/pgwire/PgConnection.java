@@ -23,17 +23,41 @@ import org.slf4j.LoggerFactory;
 /**
  * One client connection: startup, authentication, then the simple and extended query protocols.
  *
- * <p>Owned by one thread (the pool thread running {@link #run}); the only other entry is {@link
- * #cancel}, which sets {@code cancelRequested} while a query is in progress ({@code busy}). The
- * flag is checked before each statement runs, while a read-only statement runs (it is abandoned:
- * see {@link PgWireServer#executeCancellable}), and again before its rows are sent; the client
- * gets 57014. A DDL statement is not abandoned: it completes, and the cancel takes effect before
- * the next statement.
+ * <p>Owns: the socket and its buffered streams ({@code in}, {@link Out}), the session the
+ * compatibility layer sees ({@link Compat.Session}: user, database, pid, {@code SET} values), the
+ * transaction status byte ({@code txStatus}: {@code I} idle, {@code T} in a block, {@code E} in a
+ * failed block), the prepared statements and portals of the extended protocol, and the
+ * skip-until-Sync flag.
  *
- * <p>Extended protocol: prepared statements and portals live in this connection; a portal runs
- * its statement (parameters substituted as literals, see {@link SqlText}) at its first Describe
- * or Execute and keeps the rows, so Execute with a row limit returns PortalSuspended and resumes.
- * After an error, messages are skipped until Sync, as the protocol requires.
+ * <p>Threading: owned by one thread (the pool thread running {@link #run}); nothing above is read
+ * or written by another. The only other entries are {@link #cancel}, which sets {@code
+ * cancelRequested} while a query is in progress ({@code busy}) and cancels the budget of the
+ * read-only statement in progress ({@code cancellable}), and {@link #stuckWriting}, which reads
+ * when the write in progress started; those fields are volatile. The flag is checked before each
+ * statement runs, while a read-only statement runs (it is abandoned: see {@link
+ * PgWireServer#executeCancellable}), and again before its rows are sent; the client gets 57014. A
+ * DDL statement is not abandoned: it completes, and the cancel takes effect before the next
+ * statement. {@link #ready} clears the flag, so a cancel never outlives the query it was sent for.
+ *
+ * <p>Invariants and failure semantics:
+ * <ul>
+ *   <li>Statement text is split by the engine's {@link Statements} and otherwise read only through
+ *       {@link SqlText}, {@link Compat} and {@link CatalogQueries}, all on the engine's tokenizer;
+ *       this class scans no SQL itself beyond asking for a statement's first word.
+ *   <li>A failed statement answers ErrorResponse (SQLSTATE from {@link SqlStates}, position
+ *       relative to the text the client sent) and ends the rest of a simple query; a statement
+ *       failing in a transaction block makes it failed ({@code E}), where only ROLLBACK or COMMIT
+ *       (answered ROLLBACK) are accepted. After an error in the extended protocol, messages are
+ *       skipped until Sync, as the protocol requires.
+ *   <li>Portals live at most until the Sync that ends their transaction; a portal runs its
+ *       statement (parameters substituted as literals, see {@link SqlText}) at its first Describe
+ *       or Execute and keeps the rows, so Execute with a row limit returns PortalSuspended and
+ *       resumes.
+ *   <li>Only Terminate, a malformed or oversized message, an idle timeout, a client that stops
+ *       reading (closed by the server's watchdog) or an I/O failure closes the connection (after a
+ *       FATAL ErrorResponse where the protocol allows one); a statement's failure, even a
+ *       StackOverflowError (54001), does not.
+ * </ul>
  */
 final class PgConnection {
   private static final Logger LOG = LoggerFactory.getLogger(PgConnection.class);
@@ -674,12 +698,7 @@ final class PgConnection {
 
   /** Whether the statement only reads (SELECT, SHOW, EXPLAIN): it may be abandoned by a cancel. */
   private static boolean readOnly(String sql) {
-    String s = sql.stripLeading();
-    int end = 0;
-    while (end < s.length() && Character.isLetter(s.charAt(end))) {
-      end++;
-    }
-    String first = s.substring(0, end).toLowerCase(java.util.Locale.ROOT);
+    String first = io.cairn.engine.sql.SqlScanner.firstWord(sql);
     return first.equals("select") || first.equals("show") || first.equals("explain");
   }
 

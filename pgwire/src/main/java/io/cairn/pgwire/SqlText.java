@@ -1,24 +1,27 @@
 package io.cairn.pgwire;
 
+import io.cairn.engine.sql.SqlScanner;
+import io.cairn.engine.sql.SqlScanner.Token;
 import io.cairn.engine.sql.Statements;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
 
 /**
- * Statement text handling (splitting is the engine's {@link Statements}): substituting extended
- * protocol parameters ({@code $1}, {@code $2}, ...) as SQL literals, since the engine has no
- * parameter binding. Quotes ({@code '...'}, {@code "..."}) and comments ({@code --}, {@code /* *\/})
- * are skipped by both. A string parameter becomes a single-quoted literal with quotes doubled
- * (standard_conforming_strings is on: backslashes are literal); a number becomes a number literal
- * after its text is checked to be one; a parameter that is neither cannot inject SQL.
+ * Statement text handling on the engine's tokenizer ({@link SqlScanner}; splitting is the
+ * engine's {@link Statements}): substituting extended protocol parameters ({@code $1}, {@code $2},
+ * ...) as SQL literals, since the engine has no parameter binding. A parameter is a {@link
+ * SqlScanner.Kind#PARAMETER} token, so {@code $1} inside quotes or comments is left alone. A
+ * string parameter becomes a single-quoted literal with quotes doubled (standard_conforming_strings
+ * is on: backslashes are literal); a number becomes a number literal after its text is checked to
+ * be one; a parameter that is neither cannot inject SQL.
  *
  * <p>The engine has no {@code ::} casts, but drivers that inline parameters themselves (pgjdbc's
  * {@code preferQueryMode=simple}) write {@code '1'::int8}: {@link #rewriteCasts} turns a quoted
  * literal cast to a number, boolean or text type into the plain literal (when its text is one).
+ * Both work token by token: linear in the text, whatever its literals and comments hold.
  */
 final class SqlText {
   private static final Pattern INTEGER = Pattern.compile("-?\\d{1,19}");
@@ -26,66 +29,61 @@ final class SqlText {
 
   private SqlText() {}
 
-  /** {@code sql} with {@code 'literal'::type} (number, boolean and text types) replaced by plain literals. */
+  /**
+   * {@code sql} with {@code 'literal'::type} (number, boolean and text types; whitespace allowed
+   * before {@code ::}, none after it) replaced by plain literals; other text unchanged.
+   */
   static String rewriteCasts(String sql) {
     if (!sql.contains("::")) {
       return sql;
     }
     StringBuilder out = new StringBuilder(sql.length());
     int last = 0;
-    int i = 0;
-    int n = sql.length();
-    while (i < n) {
-      char c = sql.charAt(i);
-      int past = Statements.skipComment(sql, i);
-      if (past != i) {
-        i = past;
-      } else if (c == '"') {
-        i = Statements.skipQuoted(sql, i, c);
-      } else if (c == '\'') {
-        int end = Statements.skipQuoted(sql, i, c);
-        int j = end;
-        while (j < n && Character.isWhitespace(sql.charAt(j))) {
-          j++;
+    for (Token t = SqlScanner.first(sql); t != null; t = t.next()) {
+      if (t.kind() != SqlScanner.Kind.STRING) {
+        continue;
+      }
+      Token c = t.next();
+      if (c != null && c.kind() == SqlScanner.Kind.WHITESPACE) {
+        c = c.next();
+      }
+      if (c == null || !c.isSymbol(':') || c.next() == null || !c.next().isSymbol(':')) {
+        continue;
+      }
+      Token typeToken = c.next().next();
+      if (typeToken == null || typeToken.kind() != SqlScanner.Kind.WORD) {
+        continue;
+      }
+      String type = typeToken.text().toLowerCase(Locale.ROOT);
+      Token lastOfType = typeToken;
+      if (type.equals("double") || type.equals("character")) {
+        Token space = typeToken.next();
+        Token second = space == null || !onlySpaces(space) ? null : space.next();
+        if (second != null && second.isWord(type.equals("double") ? "precision" : "varying")) {
+          type = type + " " + second.text().toLowerCase(Locale.ROOT);
+          lastOfType = second;
         }
-        if (end <= n && sql.startsWith("::", j)) {
-          int t0 = j + 2;
-          int typeEnd = word(sql, t0);
-          String type = sql.substring(t0, typeEnd).toLowerCase(Locale.ROOT);
-          if (type.equals("double") || type.equals("character")) {
-            int w = typeEnd;
-            while (w < n && sql.charAt(w) == ' ') {
-              w++;
-            }
-            int w2 = word(sql, w);
-            String second = sql.substring(w, w2).toLowerCase(Locale.ROOT);
-            if (second.equals(type.equals("double") ? "precision" : "varying")) {
-              type = type + " " + second;
-              typeEnd = w2;
-            }
-          }
-          String replacement = castLiteral(type, sql.substring(i + 1, end - 1).replace("''", "'"));
-          if (replacement != null) {
-            out.append(sql, last, i).append(replacement);
-            last = typeEnd;
-            i = typeEnd;
-            continue;
-          }
-        }
-        i = end;
-      } else {
-        i++;
+      }
+      String replacement = castLiteral(type, t.value());
+      if (replacement != null) {
+        out.append(sql, last, t.start()).append(replacement);
+        last = lastOfType.end();
+        t = lastOfType;
       }
     }
-    return out.append(sql, last, n).toString();
+    return out.append(sql, last, sql.length()).toString();
   }
 
-  private static int word(String sql, int from) {
-    int k = from;
-    while (k < sql.length() && (Character.isLetterOrDigit(sql.charAt(k)) || sql.charAt(k) == '_')) {
-      k++;
+  private static boolean onlySpaces(Token t) {
+    if (t.kind() != SqlScanner.Kind.WHITESPACE) {
+      return false;
     }
-    return k;
+    for (int i = t.start(); i < t.end(); i++) {
+      if (t.sql().charAt(i) != ' ') {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static String castLiteral(String type, String text) {
@@ -115,61 +113,46 @@ final class SqlText {
 
   /** The highest parameter number ({@code $n}) in {@code sql}, 0 when none. */
   static int maxParameter(String sql) {
-    int[] max = {0};
-    scanParameters(sql, (n, from, to) -> max[0] = Math.max(max[0], n));
-    return max[0];
+    int max = 0;
+    for (Token t = SqlScanner.first(sql); t != null; t = t.next()) {
+      if (t.kind() == SqlScanner.Kind.PARAMETER) {
+        max = Math.max(max, parameterNumber(t));
+      }
+    }
+    return max;
   }
 
   /** {@code sql} with every {@code $n} replaced by {@code literals.get(n - 1)}. */
   static String substitute(String sql, List<String> literals) {
     StringBuilder sb = new StringBuilder(sql.length() + 16 * literals.size());
-    int[] last = {0};
-    scanParameters(sql, (n, from, to) -> {
+    int last = 0;
+    for (Token t = SqlScanner.first(sql); t != null; t = t.next()) {
+      if (t.kind() != SqlScanner.Kind.PARAMETER) {
+        continue;
+      }
+      int n = parameterNumber(t);
       if (n > literals.size()) {
         throw new SqlStates.PgError("08P01", "there is no parameter $" + n + " (" + literals.size() + " bound)");
       }
-      sb.append(sql, last[0], from).append(literals.get(n - 1));
-      last[0] = to;
-    });
-    sb.append(sql, last[0], sql.length());
+      sb.append(sql, last, t.start()).append(literals.get(n - 1));
+      last = t.end();
+    }
+    sb.append(sql, last, sql.length());
     return sb.toString();
   }
 
-  private interface ParamVisitor {
-    void visit(int number, int from, int to);
-  }
-
-  private static void scanParameters(String sql, ParamVisitor v) {
-    int i = 0;
-    int n = sql.length();
-    while (i < n) {
-      char c = sql.charAt(i);
-      int past = Statements.skipComment(sql, i);
-      if (past != i) {
-        i = past;
-      } else if (c == '\'' || c == '"') {
-        i = Statements.skipQuoted(sql, i, c);
-      } else if (c == '$' && i + 1 < n && Character.isDigit(sql.charAt(i + 1))
-          && (i == 0 || !Character.isLetterOrDigit(sql.charAt(i - 1)) && sql.charAt(i - 1) != '_')) {
-        int j = i + 1;
-        while (j < n && Character.isDigit(sql.charAt(j))) {
-          j++;
-        }
-        int num;
-        try {
-          num = Integer.parseInt(sql.substring(i + 1, j));
-        } catch (NumberFormatException e) {
-          throw new SqlStates.PgError("08P01", "parameter number " + sql.substring(i + 1, j) + " is out of range");
-        }
-        if (num < 1) {
-          throw new SqlStates.PgError("08P01", "there is no parameter $" + num);
-        }
-        v.visit(num, i, j);
-        i = j;
-      } else {
-        i++;
-      }
+  private static int parameterNumber(Token t) {
+    String digits = t.text().substring(1);
+    int num;
+    try {
+      num = Integer.parseInt(digits);
+    } catch (NumberFormatException e) {
+      throw new SqlStates.PgError("08P01", "parameter number " + digits + " is out of range");
     }
+    if (num < 1) {
+      throw new SqlStates.PgError("08P01", "there is no parameter $" + num);
+    }
+    return num;
   }
 
   /** The SQL literal for a parameter value sent with type {@code oid} in {@code format} (0 text, 1 binary); null → NULL. */

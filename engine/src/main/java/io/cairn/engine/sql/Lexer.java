@@ -5,9 +5,11 @@ import java.util.List;
 import java.util.Locale;
 
 /**
- * Splits a statement into tokens with their positions, for the hand-written parts of the grammar
- * (CREATE SOURCE, DROP, SHOW, the prefixes of CREATE MATERIALIZED VIEW and EXPLAIN). SELECT
- * bodies are parsed by JSqlParser.
+ * The engine parser's view of a statement: the {@link SqlScanner} tokens that mean something
+ * (whitespace and comments dropped), with line and column, words lower-cased and quotes removed.
+ * Used by the hand-written parts of the grammar (CREATE SOURCE, DROP, SHOW, the prefixes of
+ * CREATE MATERIALIZED VIEW and EXPLAIN); SELECT bodies are parsed by JSqlParser. Unlike the
+ * scanner, it refuses an unterminated string literal or quoted identifier.
  */
 final class Lexer {
   enum Kind {
@@ -15,6 +17,7 @@ final class Lexer {
     QUOTED, // "quoted identifier"
     STRING, // 'string literal'
     NUMBER,
+    PARAMETER, // $1
     SYMBOL,
     END
   }
@@ -44,80 +47,49 @@ final class Lexer {
     return tokenize(sql, StatementBudget.unlimited());
   }
 
-  /** Tokenizes {@code sql}, checking {@code budget} every 4,096 tokens (a statement may be a megabyte). */
+  /**
+   * Tokenizes {@code sql}, checking {@code budget} every 4,096 tokens (a statement may be a megabyte).
+   * Lines are counted at {@code \n}; a column is 1-based, in chars.
+   *
+   * @throws SqlException for an unterminated string literal or quoted identifier
+   */
   static List<Token> tokenize(String sql, StatementBudget budget) {
     List<Token> out = new ArrayList<>();
-    int i = 0;
     int line = 1;
     int lineStart = 0;
-    int n = sql.length();
-    while (i < n) {
-      char c = sql.charAt(i);
-      if (c == '\n') {
-        line++;
-        lineStart = i + 1;
-        i++;
-        continue;
-      }
-      if (Character.isWhitespace(c)) {
-        i++;
-        continue;
-      }
-      if (c == '-' && i + 1 < n && sql.charAt(i + 1) == '-') {
-        while (i < n && sql.charAt(i) != '\n') {
-          i++;
+    for (SqlScanner.Token s = SqlScanner.first(sql); s != null; s = s.next()) {
+      int start = s.start();
+      int col = start - lineStart + 1;
+      int tokenLine = line;
+      for (int k = start; k < s.end(); k++) {
+        if (sql.charAt(k) == '\n') {
+          line++;
+          lineStart = k + 1;
         }
+      }
+      if (s.isBlank()) {
         continue;
       }
       if ((out.size() & 4095) == 4095) {
         budget.check();
       }
-      int start = i;
-      int col = i - lineStart + 1;
-      if (Character.isLetter(c) || c == '_') {
-        while (i < n && (Character.isLetterOrDigit(sql.charAt(i)) || sql.charAt(i) == '_')) {
-          i++;
-        }
-        out.add(new Token(Kind.WORD, sql.substring(start, i).toLowerCase(Locale.ROOT), start, line, col));
-      } else if (Character.isDigit(c)) {
-        while (i < n && (Character.isDigit(sql.charAt(i)) || sql.charAt(i) == '.')) {
-          i++;
-        }
-        out.add(new Token(Kind.NUMBER, sql.substring(start, i), start, line, col));
-      } else if (c == '\'' || c == '"') {
-        StringBuilder sb = new StringBuilder();
-        i++;
-        boolean closed = false;
-        while (i < n) {
-          char d = sql.charAt(i);
-          if (d == c) {
-            if (i + 1 < n && sql.charAt(i + 1) == c) {
-              sb.append(c);
-              i += 2;
-              continue;
-            }
-            i++;
-            closed = true;
-            break;
+      Token t = switch (s.kind()) {
+        case WORD -> new Token(Kind.WORD, s.text().toLowerCase(Locale.ROOT), start, tokenLine, col);
+        case NUMBER -> new Token(Kind.NUMBER, s.text(), start, tokenLine, col);
+        case PARAMETER -> new Token(Kind.PARAMETER, s.text(), start, tokenLine, col);
+        case STRING, QUOTED_IDENTIFIER -> {
+          boolean string = s.kind() == SqlScanner.Kind.STRING;
+          if (!s.closed()) {
+            // the line is where the text ended, as the scan reached it
+            throw new SqlException("Cannot parse statement: unterminated " + (string ? "string" : "quoted identifier"), line, col);
           }
-          if (d == '\n') {
-            line++;
-            lineStart = i + 1;
-          }
-          sb.append(d);
-          i++;
+          yield new Token(string ? Kind.STRING : Kind.QUOTED, s.value(), start, tokenLine, col);
         }
-        if (!closed) {
-          throw new SqlException("Cannot parse statement: unterminated " + (c == '\'' ? "string" : "quoted identifier"), line, col);
-        }
-        out.add(new Token(c == '\'' ? Kind.STRING : Kind.QUOTED, sb.toString(), start, line, col));
-      } else {
-        i++;
-        out.add(new Token(Kind.SYMBOL, String.valueOf(c), start, line, col));
-      }
+        default -> new Token(Kind.SYMBOL, s.text(), start, tokenLine, col);
+      };
+      out.add(t);
     }
-    int endCol = n - lineStart + 1;
-    out.add(new Token(Kind.END, "", n, line, endCol));
+    out.add(new Token(Kind.END, "", sql.length(), line, sql.length() - lineStart + 1));
     return out;
   }
 }
