@@ -1,9 +1,9 @@
 package io.cairn.testkit.kafka;
 
+import io.cairn.testkit.FreePort;
+import io.cairn.testkit.TempDirs;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,7 +18,6 @@ import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.stream.Stream;
 import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
@@ -101,8 +100,8 @@ import org.apache.kafka.server.common.MetadataVersion;
  * #childProcess}, {@link #main}); the entry points ({@link #shared()}, {@link #uniqueTopic}, {@link #start()} and {@code
  * startOnce}, the broker's configuration); addresses and topic administration; producing and
  * {@link #readAll}; the lifecycle ({@link #restart}, {@link #close()}); private helpers (the
- * producer, partition leader waits, bounded future gets, free ports, stopping the child, deleting
- * the directory).
+ * producer, partition leader waits, bounded future gets, stopping the child). Ports come from
+ * {@link io.cairn.testkit.FreePort}; the directory is deleted with {@link io.cairn.testkit.TempDirs}.
  */
 public final class KafkaBroker implements AutoCloseable {
   private static final Duration TIMEOUT = Duration.ofSeconds(30);
@@ -262,9 +261,9 @@ public final class KafkaBroker implements AutoCloseable {
     }
     KafkaRaftServer server = null;
     try {
-      int brokerPort = freePort();
-      int controllerPort = freePort();
-      int saslPort = freePort();
+      int brokerPort = FreePort.onLoopback();
+      int controllerPort = FreePort.onLoopback();
+      int saslPort = FreePort.onLoopback();
       Path logDir = dir.resolve("log");
       Path metaDir = dir.resolve("meta");
       Files.createDirectories(logDir);
@@ -330,7 +329,7 @@ public final class KafkaBroker implements AutoCloseable {
           // best effort
         }
       }
-      deleteRecursively(dir);
+      TempDirs.deleteQuietly(dir);
       throw new IllegalStateException("Cannot start Kafka broker: " + e, e);
     }
   }
@@ -484,7 +483,7 @@ public final class KafkaBroker implements AutoCloseable {
           server.shutdown();
           server.awaitShutdown();
         } finally {
-          deleteRecursively(dir);
+          TempDirs.deleteQuietly(dir);
         }
       }
     }
@@ -551,13 +550,6 @@ public final class KafkaBroker implements AutoCloseable {
     return s == null ? null : s.getBytes(StandardCharsets.UTF_8);
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-      s.setReuseAddress(true);
-      return s.getLocalPort();
-    }
-  }
-
   private void stopChild() {
     try {
       child.getOutputStream().close();
@@ -569,23 +561,6 @@ public final class KafkaBroker implements AutoCloseable {
     } catch (InterruptedException e) {
       child.destroyForcibly();
       Thread.currentThread().interrupt();
-    }
-  }
-
-  private static void deleteRecursively(Path dir) {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (Stream<Path> walk = Files.walk(dir)) {
-      walk.sorted(Comparator.reverseOrder()).forEach(p -> {
-        try {
-          Files.deleteIfExists(p);
-        } catch (IOException ignored) {
-          // best effort
-        }
-      });
-    } catch (IOException ignored) {
-      // best effort
     }
   }
 }
