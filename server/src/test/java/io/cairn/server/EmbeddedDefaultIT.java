@@ -10,8 +10,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -30,26 +28,14 @@ class EmbeddedDefaultIT {
     try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       port = s.getLocalPort();
     }
-    Process node = start(dir, port, "run.log", "run");
+    ChildNode node = start(dir, port, "run.log", "run");
     try {
       HttpClient http = HttpClient.newHttpClient();
-      String status = null;
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-      while (System.nanoTime() < deadline && status == null) {
-        try {
-          // HTTP answers from the first second; the node serves once /health/ready says 200
-          if (http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health/ready")).build(),
-              HttpResponse.BodyHandlers.ofString()).statusCode() == 200) {
-            status = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/status")).build(),
-                HttpResponse.BodyHandlers.ofString()).body();
-          } else {
-            Thread.sleep(200);
-          }
-        } catch (java.io.IOException notYet) {
-          Thread.sleep(200);
-        }
-      }
-      assertThat(status).as("node log: %s", log(dir, "run.log")).contains("revenue_by_category").contains("RUNNING");
+      // HTTP answers from the first second; the node serves once /health/ready says 200
+      node.awaitReady(port, Duration.ofSeconds(60), "cairn run with no configuration");
+      String status = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/status")).build(),
+          HttpResponse.BodyHandlers.ofString()).body();
+      assertThat(status).as("node log: %s", node.logText()).contains("revenue_by_category").contains("RUNNING");
       String rows = post(http, port, "/sql", "SELECT * FROM revenue_by_category");
       assertThat(rows).contains("category").contains("revenue");
       String snap = post(http, port, "/snapshot", "");
@@ -62,12 +48,11 @@ class EmbeddedDefaultIT {
       assertThat(metrics).containsPattern("cairn_tick_reading_seconds_total [0-9.eE-]*[1-9]")
           .containsPattern("cairn_tick_computing_seconds_total [0-9.eE-]*[1-9]");
     } finally {
-      node.destroyForcibly();
-      node.waitFor(10, TimeUnit.SECONDS);
+      node.killAndWait();
     }
-    Process recover = start(dir, port, "recover.log", "recover", "--until-caught-up");
-    assertThat(recover.waitFor(120, TimeUnit.SECONDS)).isTrue();
-    String out = log(dir, "recover.log");
+    ChildNode recover = start(dir, port, "recover.log", "recover", "--until-caught-up");
+    assertThat(recover.waitFor(Duration.ofSeconds(120))).isTrue();
+    String out = recover.logText();
     assertThat(recover.exitValue()).as(out).isZero();
     assertThat(out).contains("cairn recovery report").doesNotContain("full replay").containsPattern("catch-up: .* tick\\(s\\): reading the sources");
   }
@@ -79,20 +64,10 @@ class EmbeddedDefaultIT {
     return r.body();
   }
 
-  private static Process start(Path dir, int port, String logName, String... args) throws Exception {
-    List<String> cmd = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
-        "-cp", System.getProperty("java.class.path"), "io.cairn.server.cli.CairnCommand"));
-    cmd.addAll(List.of(args));
-    ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true)
-        .redirectOutput(dir.resolve(logName).toFile());
-    pb.environment().put("CAIRN_HTTP_PORT", Integer.toString(port));
-    pb.environment().put("CAIRN_PGWIRE_PORT", "0"); // not the default 6875: other builds may be running
-    return pb.start();
-  }
-
-  private static String log(Path dir, String name) throws Exception {
-    Path f = dir.resolve(name);
-    return Files.exists(f) ? Files.readString(f) : "";
+  /** {@code cairn <args>} in a child JVM in {@code dir}, HTTP on {@code port}, pgwire on an ephemeral port. */
+  private static ChildNode start(Path dir, int port, String logName, String... args) throws Exception {
+    // pgwire not on the default 6875: other builds may be running
+    return ChildNode.command(args).jvmOptions("-Xmx512m").directory(dir).env("CAIRN_HTTP_PORT", Integer.toString(port))
+        .env("CAIRN_PGWIRE_PORT", "0").start(dir.resolve(logName));
   }
 }

@@ -60,6 +60,8 @@ class HostileClientIT {
   private static final int BAD_GOOD_BEFORE = 100;
   private static final int BAD_GOOD_AFTER = 100;
   private static final int WIDE_ROWS = 100_000;
+  /** How long the node may take from its start to {@code /health/ready}. */
+  private static final Duration READY_WITHIN = Duration.ofSeconds(120);
 
   @Test
   @Timeout(value = 10, unit = TimeUnit.MINUTES)
@@ -92,9 +94,13 @@ class HostileClientIT {
           .replaceFirst("pgwire:\n  port: \\d+", "pgwire:\n  port: " + pgPort);
       Files.writeString(config, yaml);
       Path log = dir.resolve("node.log");
-      Process node = startNode(config, log, pg.password());
+      ChildNode node = startNode(config, log, pg.password());
       try {
-        awaitReady(httpPort, node, log);
+        // /status must answer (live) while the node recovers
+        node.awaitReady(httpPort, READY_WITHIN, "hostile-client node", notReady -> {
+          assertThat(notReady.code()).isEqualTo(503);
+          assertThat(Http.get(httpPort, "/health/live").code()).isEqualTo(200);
+        });
         Figures figures = attack(kafka, scenario, badTopics, httpPort, pgPort, node.pid());
         // every view equals its oracle once the sources have caught up
         Map<String, List<Row>> expected = new java.util.LinkedHashMap<>();
@@ -138,11 +144,8 @@ class HostileClientIT {
         assertThat(node.isAlive()).isTrue();
         figures.write(dir);
       } finally {
-        node.destroy();
-        if (!node.waitFor(20, TimeUnit.SECONDS)) {
-          node.destroyForcibly();
-        }
-        LOG.info("node log tail:\n{}", KillRecoveryIT.tail(log));
+        node.stop(Duration.ofSeconds(20));
+        LOG.info("node log tail:\n{}", node.tail());
       }
     }
   }
@@ -189,39 +192,9 @@ class HostileClientIT {
     return rows;
   }
 
-  static Process startNode(Path config, Path log, String pgPassword) throws Exception {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx1g");
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add("io.cairn.server.cli.CairnCommand");
-    cmd.add("run");
-    cmd.add("--config");
-    cmd.add(config.toString());
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
-    pb.environment().put("PGPASSWORD", pgPassword);
-    return pb.start();
-  }
-
-  /** Waits for /health/ready; /status must answer (live) while the node recovers. */
-  private static void awaitReady(int port, Process node, Path log) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-    while (System.nanoTime() < deadline) {
-      assertThat(node.isAlive()).as("node running; log:\n%s", KillRecoveryIT.tail(log)).isTrue();
-      try {
-        Http.Response ready = Http.get(port, "/health/ready");
-        if (ready.code() == 200) {
-          return;
-        }
-        assertThat(ready.code()).isEqualTo(503);
-        assertThat(Http.get(port, "/health/live").code()).isEqualTo(200);
-      } catch (java.io.UncheckedIOException e) {
-        // not listening yet
-      }
-      Thread.sleep(100);
-    }
-    throw new AssertionError("node not ready in 120 s; log:\n" + KillRecoveryIT.tail(log));
+  /** {@code cairn run --config <config>} in a child JVM with 1 GB of heap. */
+  static ChildNode startNode(Path config, Path log, String pgPassword) throws Exception {
+    return ChildNode.command("run", "--config", config.toString()).jvmOptions("-Xmx1g").env("PGPASSWORD", pgPassword).start(log);
   }
 
   /** What the attack measured. */

@@ -11,7 +11,6 @@ import io.cairn.node.Node;
 import io.cairn.testkit.kafka.KafkaBroker;
 import io.cairn.testkit.postgres.PostgresServer;
 import io.cairn.testkit.s3.S3ProxyServer;
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -86,6 +85,8 @@ class KillRecoveryIT {
   private static final long CRASH_SEEN_LAG_NANOS = TimeUnit.SECONDS.toNanos(1);
   /** How long a node may take from its start to {@code /health/ready} (a whole round measured at most 58 s). */
   private static final Duration READY_WITHIN = Duration.ofSeconds(120);
+  /** How long a round waits for its crash point to halt the node before it kills it. */
+  private static final Duration CRASH_POINT_WAIT = Duration.ofSeconds(40);
   /** The time limit per round: about twice the measured average (28 s, setup and final recovery included), so a hang fails by name. */
   static final Duration ROUND_BUDGET = Duration.ofSeconds(60);
   /** The time limit for the servers' start and the final recovery (measured under a minute). */
@@ -131,30 +132,29 @@ class KillRecoveryIT {
         Path log = dir.resolve("node-" + round + ".log");
         if (crashAt != null && RECOVERY_CRASH_POINTS.contains(crashAt)) {
           // halts while recovering: never ready, so by design not checked; traffic meets a node that is starting
-          Process p = startNode(config, crashAt, log, pg.password());
+          ChildNode p = startNode(config, crashAt, log, pg.password());
           try (Traffic t = new Traffic(port, scenario, random.nextLong(), false)) {
             p.onExit().thenRun(() -> t.killedAt(System.nanoTime() - CRASH_SEEN_LAG_NANOS, "crash point " + crashAt));
-            boolean exited = p.waitFor(40, TimeUnit.SECONDS);
+            boolean exited = p.waitFor(CRASH_POINT_WAIT);
             t.stop();
             recordCrash(p, exited, crashAt, log, round, crashPointsHit, outcomes, "while recovering, not checked by design");
             trafficFailures.addAll(t.failuresOutsideWindows(round));
           } finally {
-            p.destroyForcibly();
-            p.waitFor(10, TimeUnit.SECONDS);
+            p.killAndWait();
           }
           scenario.produce(300 + random.nextInt(700));
           continue;
         }
-        Process p = startNode(crashAt != null ? uploadCrashConfig : config, crashAt, log, pg.password());
+        ChildNode p = startNode(crashAt != null ? uploadCrashConfig : config, crashAt, log, pg.password());
         try {
-          awaitReady(p, port, log, round);
+          p.awaitReady(port, READY_WITHIN, "round " + round);
           checkAgainstOracle(port, scenario, round);
           checkedRounds++;
           if (crashAt != null) {
             // traffic (snapshots above all) until the crash point halts the node
             try (Traffic t = new Traffic(port, scenario, random.nextLong(), true)) {
               p.onExit().thenRun(() -> t.killedAt(System.nanoTime() - CRASH_SEEN_LAG_NANOS, "crash point " + crashAt));
-              boolean exited = p.waitFor(40, TimeUnit.SECONDS);
+              boolean exited = p.waitFor(CRASH_POINT_WAIT);
               if (!exited) {
                 t.killedAt(System.nanoTime(), "kill -9 after 40 s without the crash point");
               }
@@ -201,7 +201,7 @@ class KillRecoveryIT {
                 Thread.sleep(50);
               }
               t.killedAt(System.nanoTime(), "kill -9 while the source was " + state);
-              p.destroyForcibly(); // kill -9 while the source is RESTARTING
+              p.kill(); // kill -9 while the source is RESTARTING
               t.stop();
               r.join(120_000);
               t.outage(outage, System.nanoTime(), "broker restart", "produce");
@@ -215,10 +215,10 @@ class KillRecoveryIT {
               Files.writeString(config2, Files.readString(config).replace("port: " + port, "port: " + port2));
               Path log2 = dir.resolve("node-" + round + "-second.log");
               t.killedAt(System.nanoTime(), "a second node takes the store: the first is fenced");
-              Process second = startNode(config2, null, log2, pg.password());
+              ChildNode second = startNode(config2, null, log2, pg.password());
               try {
-                awaitReady(second, port2, log2, round);
-                assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("the first node exits once fenced: %s", tail(log)).isTrue();
+                second.awaitReady(port2, READY_WITHIN, "round " + round);
+                assertThat(p.waitFor(Duration.ofSeconds(30))).as("the first node exits once fenced: %s", p.tail()).isTrue();
                 assertThat(p.exitValue()).as("exit code of the fenced node").isEqualTo(5);
                 assertThat(Files.readString(log)).contains("Fenced");
                 t.quiesce(); // no change may land after the oracle is read
@@ -227,23 +227,21 @@ class KillRecoveryIT {
                 assertThat(snap.code()).as("the new owner snapshots: %s", snap.body()).isEqualTo(200);
                 Thread.sleep(500 + random.nextInt(1500));
               } finally {
-                second.destroyForcibly(); // kill -9 the new owner too
-                second.waitFor(10, TimeUnit.SECONDS);
+                second.killAndWait(); // kill -9 the new owner too
               }
               specialRounds.add("a second node took the store mid-run; the first was fenced (exit 5)");
             } else {
               Thread.sleep(800 + random.nextInt(3500));
             }
             t.killedAt(System.nanoTime(), "kill -9");
-            p.destroyForcibly(); // SIGKILL
+            p.kill(); // SIGKILL
             t.stop();
             t.assertNoDeadlock(round);
             trafficFailures.addAll(t.failuresOutsideWindows(round));
           }
           outcomes.add("round " + round + ": checked, then killed under traffic" + (special ? " (" + specialRounds.toArray()[specialRounds.size() - 1] + ")" : ""));
         } finally {
-          p.destroyForcibly();
-          p.waitFor(10, TimeUnit.SECONDS);
+          p.killAndWait();
         }
         scenario.produce(300 + random.nextInt(700));
       }
@@ -319,7 +317,7 @@ class KillRecoveryIT {
     return out;
   }
 
-  private static void recordCrash(Process p, boolean exited, String crashAt, Path log, int round, Set<String> hit, List<String> outcomes,
+  private static void recordCrash(ChildNode p, boolean exited, String crashAt, Path log, int round, Set<String> hit, List<String> outcomes,
       String what) throws Exception {
     if (exited && p.exitValue() == 137 && Files.readString(log).contains("CRASH " + crashAt)) {
       hit.add(crashAt);
@@ -328,34 +326,6 @@ class KillRecoveryIT {
       outcomes.add("round " + round + ": crash point " + crashAt + " NOT reached (" + (exited ? "exit " + p.exitValue() : "killed after 40 s")
           + ")");
     }
-  }
-
-  /**
-   * Waits until the node answers {@code GET /health/ready} with 200 (recovered, serving, every
-   * source caught up); fails with the last answer and the node's log if it exits or takes longer
-   * than {@link #READY_WITHIN}.
-   */
-  private static void awaitReady(Process p, int port, Path log, int round) throws Exception {
-    long deadline = System.nanoTime() + READY_WITHIN.toNanos();
-    String last = "no answer yet";
-    while (System.nanoTime() < deadline) {
-      if (!p.isAlive()) {
-        throw new AssertionError("round " + round + ": node exited before it was ready (code " + p.exitValue() + "), last /health/ready: "
-            + last + "\n" + tail(log));
-      }
-      try {
-        Http.Response r = Http.get(port, "/health/ready");
-        if (r.code() == 200) {
-          return;
-        }
-        last = r.code() + " " + r.body().strip();
-      } catch (RuntimeException notYet) {
-        last = "not listening: " + notYet.getMessage();
-      }
-      Thread.sleep(100);
-    }
-    throw new AssertionError("round " + round + ": node not ready within " + READY_WITHIN.toSeconds() + " s, last /health/ready: " + last
-        + "\n" + tail(log));
   }
 
   /** After recovery and before new input: the Kafka and Postgres views equal the oracle once the sources caught up. */
@@ -576,28 +546,16 @@ class KillRecoveryIT {
     }
   }
 
-  static Process startNode(Path config, String crashAt, Path log, String pgPassword) throws Exception {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-Xmx512m");
-    cmd.add("-XX:TieredStopAtLevel=1");
+  /**
+   * {@code cairn run --config <config>} in a child JVM with 512 MB of heap and the C1 compiler
+   * only, halting at {@code crashAt} if not null, on an ephemeral pgwire port (two nodes may run at
+   * once: not both on 6875).
+   */
+  static ChildNode startNode(Path config, String crashAt, Path log, String pgPassword) throws Exception {
+    ChildNode.Builder node = ChildNode.command("run", "--config", config.toString()).jvmOptions("-Xmx512m", "-XX:TieredStopAtLevel=1");
     if (crashAt != null) {
-      cmd.add("-Dcairn.crash-at=" + crashAt);
+      node.jvmOptions("-Dcairn.crash-at=" + crashAt);
     }
-    cmd.add("-cp");
-    cmd.add(System.getProperty("java.class.path"));
-    cmd.add("io.cairn.server.cli.CairnCommand");
-    cmd.add("run");
-    cmd.add("--config");
-    cmd.add(config.toString());
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
-    pb.environment().put("PGPASSWORD", pgPassword);
-    pb.environment().put("CAIRN_PGWIRE_PORT", "0"); // two nodes may run at once: not both on 6875
-    return pb.start();
-  }
-
-  static String tail(Path log) throws Exception {
-    List<String> lines = Files.readAllLines(log);
-    return String.join(File.separator.equals("/") ? "\n" : "\r\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+    return node.env("PGPASSWORD", pgPassword).env("CAIRN_PGWIRE_PORT", "0").start(log);
   }
 }

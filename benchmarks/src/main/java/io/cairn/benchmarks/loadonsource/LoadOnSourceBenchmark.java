@@ -49,32 +49,79 @@ import org.slf4j.LoggerFactory;
  * The load-on-source benchmark (issue 8): how much a cairn recovery costs the sources and the
  * object store, per recovery strategy, all measured in one run on the same data.
  *
- * <h2>Run</h2>
- * A Kafka broker (in a child JVM, as in production; in this JVM for the test suite's tiny run) and a
- * private PostgreSQL 15 server start on 127.0.0.1. An ingest
- * node (a real {@link Node} on a local object store) reads the topic of orders and the table of
- * customers (Debezium CDC) into two views: orders per customer, and orders per customer region
- * (a join with the table). The history ({@link LoadOnSourceConfig}) is produced hour by simulated
- * hour; after each hour the node ingests it completely. At chosen hour boundaries the engine's
- * state is captured between two ticks and written as a snapshot into a store of its own (one
- * directory per strategy, with a copy of the catalog objects {@code catalog/*.json}), so that
- * {@link Node#recover} on that store starts from exactly that snapshot. The ingest node never
- * commits a snapshot to its sources ({@code Engine.onSnapshotCommitted} is not called), so the
- * replication slot keeps every WAL byte since the slot was created: every strategy can resume,
- * and the WAL retained at the crash is the cost side of that choice.
+ * <p>Run it with {@code cairn bench load-on-source} (options in {@code BenchCommand}; the report
+ * goes to {@code report.md}, {@code report.html}, {@code results.json} and {@code results.csv} via
+ * {@link ReportWriter}), or at full size from Maven: {@code mvn -pl benchmarks -am verify
+ * -Pbench-full -Dtest=LoadOnSourceBenchmarkTest -Dsurefire.failIfNoSpecifiedTests=false} (report in
+ * {@code target/bench-report}). The test suite runs a tiny size.
  *
- * <p>Crash: the ingest node is closed without a final snapshot. Then each strategy's store is
- * recovered with {@link Node#recover} (the store wrapped in a {@link MeteredObjectStore}), one
- * after the other, the full replay last (its initial load drops and re-creates the slot). Every
- * recovery's views are compared with the naive oracle of {@link Workload}.
+ * <p>Phases, in the order {@link #run()} runs them:
  *
- * <p>Peer: on the same topic, a Kafka-only cairn node (orders per customer) ingests from the
- * beginning (throughput), snapshots, restarts from the snapshot; Kafka Streams ({@link
- * KafkaStreamsPeer}) processes the topic, is killed and restores from its changelogs.
+ * <ol>
+ *   <li>Servers. A Kafka broker (in a child JVM, as in production; in this JVM for the test suite's
+ *       tiny run) and a private PostgreSQL 15 server start on 127.0.0.1.
+ *   <li>History. An ingest node (a real {@link Node} on a local object store) reads the topic of
+ *       orders and the table of customers (Debezium CDC) into two views: orders per customer, and
+ *       orders per customer region (a join with the table). The history ({@link
+ *       LoadOnSourceConfig}) is produced hour by simulated hour; after each hour the node ingests
+ *       it completely. At chosen hour boundaries the engine's state is captured between two ticks
+ *       and written as a snapshot into a store of its own (one directory per strategy, with a copy
+ *       of the catalog objects {@code catalog/*.json}), so that {@link Node#recover} on that store
+ *       starts from exactly that snapshot.
+ *   <li>Crash. The ingest node is closed without a final snapshot.
+ *   <li>Recoveries. Each strategy's store is recovered with {@link Node#recover} (the store wrapped
+ *       in a {@link MeteredObjectStore}), {@code repeats} times, one after the other, the full
+ *       replay last (its initial load drops and re-creates the slot). Every recovery's views are
+ *       compared with the naive oracle of {@link Workload}.
+ *   <li>Peer. On the same topic, a Kafka-only cairn node (orders per customer) ingests from the
+ *       beginning (throughput), snapshots, restarts from the snapshot; Kafka Streams ({@link
+ *       KafkaStreamsPeer}) processes the topic, is killed and restores from its changelogs.
+ * </ol>
+ *
+ * <p>What it owns: the broker and the {@link PgSetup} (server, database, role {@value #PG_USER},
+ * a workload connection the {@link Workload} writes through and a second one for the statistics
+ * queries), both closed before {@link #run()} returns or throws; the work directory {@code
+ * work-<8 hex>} under the output directory (the ingest store and one store per strategy), deleted
+ * when the run succeeds and left for inspection when it fails; the notes that end in the report;
+ * the broker's process handle, whose CPU {@link CpuSplit} reports apart.
+ *
+ * <p>Threading: one instance runs once, on the calling thread, and is not thread-safe. That thread
+ * ticks the ingest and recovering nodes itself ({@code engine.tick()}), and captures between two
+ * ticks ({@code Engine.betweenTicks}); Kafka Streams runs its stream threads inside {@link
+ * KafkaStreamsPeer}.
+ *
+ * <p>Invariants:
+ *
+ * <ul>
+ *   <li>Every strategy recovers from a store that holds exactly its one snapshot and a copy of the
+ *       ingest node's catalog: no recovery sees another strategy's snapshot.
+ *   <li>The ingest node never commits a snapshot to its sources ({@code
+ *       Engine.onSnapshotCommitted} is not called), so the replication slot keeps every WAL byte
+ *       since the slot was created: every strategy can resume, and the WAL retained at the crash is
+ *       the cost side of that choice.
+ *   <li>A recovery's figures are its own: it starts only once the previous recovery's walsender
+ *       has released the slot, the Postgres statistics are read as differences around it, and the
+ *       sources' meters count from their opening by this recovery.
+ *   <li>A recovery whose views do not yet equal the oracle when {@link Node#recover} returns keeps
+ *       ticking (up to 60 s); that wait is counted in its time and written in a note. Of several
+ *       runs the median by wall time is reported, unless one did not match: then that one, so a
+ *       mismatch is never hidden.
+ * </ul>
+ *
+ * <p>Failure: without the environment variable {@value #PASSWORD_ENV} the Postgres part refuses to
+ * start; a history the ingest node has not read within {@code INGEST_TIMEOUT} (5 min) fails the
+ * run; both with an {@link IllegalStateException} "Cannot ...". I/O errors are wrapped in {@link
+ * UncheckedIOException}.
  *
  * <p>Postgres passwords reach a node only through {@code Secrets.environment()}: the Postgres part
  * needs the environment variable {@value #PASSWORD_ENV} (any value; the benchmark gives its
  * private server's role that password). {@code cairn bench load-on-source} sets it in a child JVM.
+ *
+ * <p>Where the parts are, in order: {@link #run()} and {@code runWith} (the phases); the node's
+ * configuration and store URIs; ingesting ({@code ingestAll}) and snapshotting ({@code snapshot},
+ * {@code copyCatalog}); recovering ({@code recoverRepeatedly}, {@code recover}, the oracle
+ * comparison); the peer ({@code comparePeer}); helpers (the machine's description, sleeping,
+ * deleting); {@link PgSetup}, the private Postgres server and its statistics queries.
  */
 public final class LoadOnSourceBenchmark {
   private static final Logger LOG = LoggerFactory.getLogger(LoadOnSourceBenchmark.class);
@@ -92,10 +139,10 @@ public final class LoadOnSourceBenchmark {
     this.command = command;
   }
 
-  /** Runs the whole benchmark; servers it starts are stopped before it returns or throws. */
   /** The broker's JVM when it runs in a child process (its CPU is then the {@code broker} figure); else null. */
   private ProcessHandle brokerProcess;
 
+  /** Runs the whole benchmark; servers it starts are stopped before it returns or throws. */
   public LoadOnSourceResult run() {
     if (config.postgres() && System.getenv(PASSWORD_ENV) == null) {
       throw new IllegalStateException("Cannot run the Postgres part of the benchmark: environment variable " + PASSWORD_ENV

@@ -99,7 +99,42 @@ import org.slf4j.LoggerFactory;
  * offset of the application's group at its end offset, read with the admin client every 20 ms, so
  * measured times include up to one {@link PeerConfig#commitInterval()}.
  *
- * <p>Not thread-safe: one caller drives it.
+ * <p>What it owns: the {@link PeerConfig}; the admin client (client id {@code
+ * <application.id>-peer-admin}) it reads offsets, committed offsets, topics and log directories
+ * with; the state directory parent (a temporary one it deletes on {@link #close()} when the config
+ * names none, else the caller's, which it keeps); and at most one running {@code Instance}: a
+ * {@link KafkaStreams} with its restore bookkeeping (the partitions restoring and restored, the
+ * records restored, its first RUNNING time, its first uncaught failure).
+ *
+ * <p>Threading: not thread-safe; one caller thread drives it, and every wait runs on that thread,
+ * polling every {@code POLL} (20 ms). Kafka Streams' own threads run the topology and call the
+ * instance's state listener, restore listener and uncaught-exception handler; those write only
+ * atomics and concurrent sets of the {@code Instance}, which the caller's thread reads.
+ *
+ * <p>Invariants and failure:
+ *
+ * <ul>
+ *   <li>{@code current} is the one running instance or null: {@link #processFromBeginning()}
+ *       refuses to start a second one, {@link #killAndRestore} clears it before killing and sets
+ *       the new one, {@link #aggregate()} needs one.
+ *   <li>Measured times start when {@code KafkaStreams.start} is called and end when the wait that
+ *       follows is done; the wait for a killed instance's threads to stop and the wipe of its state
+ *       directory fall outside them.
+ *   <li>Every wait and every admin call is bounded by {@link PeerConfig#timeout()} and fails with
+ *       an {@link IllegalStateException} "Cannot X: reason" that names the application and the
+ *       bootstrap servers; a wait fails at once when the instance's stream thread failed or it is
+ *       ERROR, PENDING_ERROR or NOT_RUNNING (an uncaught exception shuts the client down).
+ *   <li>The CPU figures count the live threads whose name contains the application id, except the
+ *       peer's own admin client.
+ *   <li>After {@link #close()} (idempotent; a running instance is closed cleanly, leaving the group)
+ *       the measurements and reads throw {@link IllegalStateException}.
+ * </ul>
+ *
+ * <p>Where the parts are, in order: {@link #create}; the measurements ({@link
+ * #processFromBeginning()}, {@link #killAndRestore}); reads ({@link #aggregate()}, {@link
+ * #internalTopics()}, {@link #awaitChangelogCompaction}, {@link #result}); {@link #close()}; then
+ * the topology and its properties, starting an instance, the restored and caught-up waits, admin
+ * helpers (partitions, offsets, bounded gets), the CPU count, and the {@code Instance} class.
  */
 public final class KafkaStreamsPeer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(KafkaStreamsPeer.class);

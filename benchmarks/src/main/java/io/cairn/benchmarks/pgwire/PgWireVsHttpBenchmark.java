@@ -2,6 +2,7 @@ package io.cairn.benchmarks.pgwire;
 
 import io.cairn.node.config.CairnConfig;
 import io.cairn.node.Node;
+import io.cairn.testkit.FreePort;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -48,8 +49,8 @@ public final class PgWireVsHttpBenchmark {
         "CREATE SOURCE gen FROM LOAD GENERATOR (keys = 1000, categories = 20, seed = 1, limit = 20000, delete-percent = 0)",
         "CREATE MATERIALIZED VIEW by_cat AS SELECT category, COUNT(*) AS n, SUM(amount) AS total FROM gen GROUP BY category");
     CairnConfig cfg = new CairnConfig(uri, Map.of(), 2, 50_000, Duration.ofMillis(TICK_MILLIS), "0 0 0 * * ?", ZoneId.of("UTC"), 10, 30,
-        Duration.ofHours(1), "127.0.0.1", freePort(), 0, init, 1 << 20, io.cairn.engine.runtime.RestartStrategy.DEFAULT,
-        "127.0.0.1", freePort(), 64);
+        Duration.ofHours(1), "127.0.0.1", FreePort.onLoopback(), 0, init, 1 << 20, io.cairn.engine.runtime.RestartStrategy.DEFAULT,
+        "127.0.0.1", FreePort.onLoopback(), 64);
     try (Node node = Node.recover(cfg, Node.Options.defaults())) {
       node.serve();
       System.out.printf(Locale.ROOT, "cairn pgwire vs HTTP, %d iterations each, one client, tick max-duration %d ms; Java %s, %d cores%n",
@@ -115,11 +116,5 @@ public final class PgWireVsHttpBenchmark {
     Arrays.sort(t);
     System.out.printf(Locale.ROOT, "%-44s %10.0f %10.0f %10.0f %10.0f%n", name, t[iterations / 2] / 1e3,
         t[(int) (iterations * 0.99)] / 1e3, total / 1e3 / iterations, iterations / (total / 1e9));
-  }
-
-  private static int freePort() throws java.io.IOException {
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
   }
 }

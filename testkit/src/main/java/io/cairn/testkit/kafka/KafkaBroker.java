@@ -1,9 +1,9 @@
 package io.cairn.testkit.kafka;
 
+import io.cairn.testkit.FreePort;
+import io.cairn.testkit.TempDirs;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,7 +18,6 @@ import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.stream.Stream;
 import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
 import org.apache.kafka.clients.admin.Admin;
@@ -44,15 +43,9 @@ import org.apache.kafka.metadata.storage.Formatter;
 import org.apache.kafka.server.common.MetadataVersion;
 
 /**
- * A real single-node Kafka broker (KRaft, combined broker + controller) running in this JVM,
- * listening on 127.0.0.1 only, with its data in a temporary directory deleted by {@link #close()}.
- *
- * <p>Most tests use {@link #shared()}: one broker per test JVM, started on first use (about 1.5 s)
- * and stopped by a shutdown hook. Tests on the shared broker must use their own topic names
- * (e.g. {@link #uniqueTopic(String)}).
- *
- * <p>Other modules get it from {@code io.cairn:cairn-testkit} (test scope; the benchmarks at compile
- * scope), which brings the Kafka server artifacts with it.
+ * A real single-node Kafka broker (KRaft, combined broker + controller) for tests and benchmarks,
+ * listening on 127.0.0.1 only: in this JVM ({@link #start()}, {@link #shared()}) or in a child JVM
+ * ({@link #startInChildJvm()}).
  *
  * <pre>{@code
  * KafkaBroker broker = KafkaBroker.shared();
@@ -60,6 +53,55 @@ import org.apache.kafka.server.common.MetadataVersion;
  * broker.produce(topic, 0, "{\"id\":1}", "{\"id\":1,\"qty\":2}");
  * String bootstrap = broker.bootstrapServers();
  * }</pre>
+ *
+ * <p>Most tests use {@link #shared()}: one broker per test JVM, started on first use (about 1.5 s)
+ * and stopped by a shutdown hook. Tests on the shared broker must use their own topic names
+ * (e.g. {@link #uniqueTopic(String)}). Other modules get it from {@code io.cairn:cairn-testkit}
+ * (test scope; the benchmarks at compile scope), which brings the Kafka server artifacts with it.
+ *
+ * <p>What it owns:
+ *
+ * <ul>
+ *   <li>In process: the {@link KafkaRaftServer}, its {@link KafkaConfig} (kept so that {@link
+ *       #restart} starts the same broker again) and a temporary directory with its log and metadata
+ *       directories, deleted by {@link #close()}.
+ *   <li>In a child JVM: the child {@link Process}, which runs {@link #main} (an in-process broker of
+ *       its own) and stops when its standard input closes; once it is ready a daemon thread drains its
+ *       output. The
+ *       parent has no directory and no server ({@code dir}, {@code server}, {@code config} null).
+ *   <li>In both: three fixed ports (PLAINTEXT, SASL_PLAINTEXT with PLAIN and {@link #SASL_USER},
+ *       and in process the controller's), an {@link Admin} client (handed out by {@link #admin()},
+ *       never to be closed by the caller) and a producer created on first use.
+ * </ul>
+ *
+ * <p>Threading: any thread may call any method. {@link #shared()} and {@link #uniqueTopic} lock
+ * the class; {@link #restart}, {@link #close()} and the lazy producer lock the instance. {@code server} is volatile
+ * because {@link #restart} replaces it. The admin client and the producer are Kafka's thread-safe
+ * clients; {@link #readAll} creates, uses and closes a consumer of its own on the calling thread (a
+ * consumer is single-threaded).
+ *
+ * <p>Invariants and failure:
+ *
+ * <ul>
+ *   <li>The ports never change for the broker's life: a restart binds the same ones, so clients
+ *       reconnect by themselves.
+ *   <li>{@code child != null} exactly when the broker runs in a child JVM; {@link #restart} refuses
+ *       it ({@link UnsupportedOperationException}).
+ *   <li>{@code closed} only goes from false to true; after it, {@link #close()} does nothing and
+ *       producing or restarting throws {@link IllegalStateException}.
+ *   <li>Every wait on the broker (start, topic creation, partition leaders, produce acks, reads) is
+ *       bounded by {@code TIMEOUT} (30 s) and fails with an {@link IllegalStateException} reading
+ *       "Cannot X: reason". {@link #start()} retries a failed start twice on new ports (a port taken
+ *       between probing and binding); a failed start shuts its server down and deletes its
+ *       directory before it throws.
+ * </ul>
+ *
+ * <p>Where the parts are, in order: the child-JVM mode ({@link #startInChildJvm}, {@link
+ * #childProcess}, {@link #main}); the entry points ({@link #shared()}, {@link #uniqueTopic}, {@link #start()} and {@code
+ * startOnce}, the broker's configuration); addresses and topic administration; producing and
+ * {@link #readAll}; the lifecycle ({@link #restart}, {@link #close()}); private helpers (the
+ * producer, partition leader waits, bounded future gets, stopping the child). Ports come from
+ * {@link io.cairn.testkit.FreePort}; the directory is deleted with {@link io.cairn.testkit.TempDirs}.
  */
 public final class KafkaBroker implements AutoCloseable {
   private static final Duration TIMEOUT = Duration.ofSeconds(30);
@@ -219,9 +261,9 @@ public final class KafkaBroker implements AutoCloseable {
     }
     KafkaRaftServer server = null;
     try {
-      int brokerPort = freePort();
-      int controllerPort = freePort();
-      int saslPort = freePort();
+      int brokerPort = FreePort.onLoopback();
+      int controllerPort = FreePort.onLoopback();
+      int saslPort = FreePort.onLoopback();
       Path logDir = dir.resolve("log");
       Path metaDir = dir.resolve("meta");
       Files.createDirectories(logDir);
@@ -287,7 +329,7 @@ public final class KafkaBroker implements AutoCloseable {
           // best effort
         }
       }
-      deleteRecursively(dir);
+      TempDirs.deleteQuietly(dir);
       throw new IllegalStateException("Cannot start Kafka broker: " + e, e);
     }
   }
@@ -441,7 +483,7 @@ public final class KafkaBroker implements AutoCloseable {
           server.shutdown();
           server.awaitShutdown();
         } finally {
-          deleteRecursively(dir);
+          TempDirs.deleteQuietly(dir);
         }
       }
     }
@@ -508,13 +550,6 @@ public final class KafkaBroker implements AutoCloseable {
     return s == null ? null : s.getBytes(StandardCharsets.UTF_8);
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-      s.setReuseAddress(true);
-      return s.getLocalPort();
-    }
-  }
-
   private void stopChild() {
     try {
       child.getOutputStream().close();
@@ -526,23 +561,6 @@ public final class KafkaBroker implements AutoCloseable {
     } catch (InterruptedException e) {
       child.destroyForcibly();
       Thread.currentThread().interrupt();
-    }
-  }
-
-  private static void deleteRecursively(Path dir) {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (Stream<Path> walk = Files.walk(dir)) {
-      walk.sorted(Comparator.reverseOrder()).forEach(p -> {
-        try {
-          Files.deleteIfExists(p);
-        } catch (IOException ignored) {
-          // best effort
-        }
-      });
-    } catch (IOException ignored) {
-      // best effort
     }
   }
 }

@@ -1,9 +1,9 @@
 package io.cairn.testkit.postgres;
 
+import io.cairn.testkit.FreePort;
+import io.cairn.testkit.TempDirs;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,12 +13,10 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * A real PostgreSQL 15 server for tests, started from Debian's binaries
@@ -106,7 +104,7 @@ public final class PostgresServer implements AutoCloseable {
       throw new UncheckedIOException("Cannot start PostgreSQL: cannot create a temporary directory", e);
     }
     String password = UUID.randomUUID().toString().replace("-", "");
-    PostgresServer server = new PostgresServer(base, bin, freePort(), password, root);
+    PostgresServer server = new PostgresServer(base, bin, FreePort.onLoopback(), password, root);
     try {
       server.initAndStart();
       return server;
@@ -190,14 +188,6 @@ public final class PostgresServer implements AutoCloseable {
     }
   }
 
-  private static int freePort() {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot find a free port", e);
-    }
-  }
-
   public String host() {
     return "127.0.0.1";
   }
@@ -276,24 +266,7 @@ public final class PostgresServer implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       System.err.println("Cannot stop PostgreSQL in " + baseDir + ": " + e.getMessage());
     } finally {
-      deleteRecursively(baseDir);
-    }
-  }
-
-  private static void deleteRecursively(Path dir) {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(dir)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(p -> {
-        try {
-          Files.deleteIfExists(p);
-        } catch (IOException ignored) {
-          // best effort
-        }
-      });
-    } catch (IOException ignored) {
-      // best effort
+      TempDirs.deleteQuietly(baseDir);
     }
   }
 

@@ -1,11 +1,11 @@
 package io.cairn.testkit.s3;
 
+import io.cairn.testkit.FreePort;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.io.Writer;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -114,7 +114,7 @@ public final class S3ProxyServer implements AutoCloseable {
   }
 
   private void launch(Path jar) {
-    int port = freePort();
+    int port = FreePort.onLoopback();
     endpoint = URI.create("http://127.0.0.1:" + port);
     Properties props = new Properties();
     props.setProperty("s3proxy.endpoint", endpoint.toString());
@@ -195,15 +195,6 @@ public final class S3ProxyServer implements AutoCloseable {
     }
     throw new IllegalStateException("Cannot start s3proxy: " + JAR_NAME + " not found at " + candidates
         + "; fetch it with: mvn dependency:get -Dartifact=org.gaul:s3proxy:" + VERSION + ":jar:jar-with-dependencies");
-  }
-
-  private static int freePort() {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      s.setReuseAddress(true);
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot find a free port on 127.0.0.1", e);
-    }
   }
 
   private static boolean accepts(int port) {
