@@ -60,9 +60,11 @@ class KafkaBrokerRestartLogTest {
         events.setContext(ctx);
         events.start();
         ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).addAppender(events);
-        Thread restart = new Thread(() -> broker.restart(Duration.ofSeconds(3)), "test-broker-restart");
+        // away for twice the source's request timeout (3 s), so that the source surely meets the
+        // outage (at 3 s a restart could fall between two requests and go unseen: 1 run in CI did)
+        Thread restart = new Thread(() -> broker.restart(Duration.ofSeconds(6)), "test-broker-restart");
         restart.start();
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(8);
         while (System.nanoTime() < end) {
           e.tick(); // the node keeps ticking while the broker is away
         }
