@@ -133,6 +133,8 @@ public final class Node implements AutoCloseable, NodeApi {
   private volatile RecoveryReport report;
   /** The listeners started for this node ({@link Frontend}): early ones, then the rest at {@link #serve()}. */
   private final List<Frontend> frontends = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** This node's membership of its group; null without one. Closing it hands the store over at once. */
+  private volatile io.cairn.node.group.GroupMembership membership;
   private AutoCloseable schedule;
   private java.util.concurrent.ScheduledExecutorService background;
 
@@ -240,6 +242,7 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     StartingApi starting = new StartingApi(config);
     List<Frontend> early = new ArrayList<>();
+    io.cairn.node.group.GroupMembership membership = null;
     Node node;
     try {
       if (options.httpWhileRecovering()) {
@@ -250,11 +253,16 @@ public final class Node implements AutoCloseable, NodeApi {
           }
         }
       }
+      membership = standBy(config, starting);
       node = new Node(config, options);
     } catch (RuntimeException e) {
       early.forEach(Frontend::close);
+      if (membership != null) {
+        membership.close();
+      }
       throw e;
     }
+    node.membership = membership;
     node.frontends.addAll(early);
     starting.node = node;
     try {
@@ -276,6 +284,53 @@ public final class Node implements AutoCloseable, NodeApi {
       node.close();
       throw e;
     }
+  }
+
+  /**
+   * With a group configured ({@code group.*}), joins it and waits, as a standby, until the group
+   * makes this member the owner; null without a group. Until then the node has read and written
+   * nothing of the store, and its early frontends answer STANDBY. The group says who should own
+   * the store; the epoch this node takes next ({@link StoreFence}) says who may write.
+   */
+  private static io.cairn.node.group.GroupMembership standBy(CairnConfig config, StartingApi starting) {
+    CairnConfig.Group g = config.group();
+    if (!g.enabled()) {
+      return null;
+    }
+    String member = memberId(config);
+    java.util.concurrent.CountDownLatch owner = new java.util.concurrent.CountDownLatch(1);
+    io.cairn.node.group.GroupMembership m = io.cairn.node.group.GroupMembership.join(
+        new io.cairn.node.group.GroupMembership.Settings(g.bootstrapServers(), g.name(), member, g.sessionTimeout(), g.properties()),
+        own -> {
+          if (own) {
+            owner.countDown();
+          } else if (starting.node != null) {
+            LOG.warn("Group '{}' gave the store to another member: this node serves until the store's epoch fences it", g.name());
+          }
+        });
+    starting.standby = g.name();
+    LOG.info("Group '{}' on {}: member {} stands by until the group makes it the owner", g.name(), g.bootstrapServers(), member);
+    try {
+      owner.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      m.close();
+      throw new IllegalStateException("Cannot start: interrupted while standing by in group '" + g.name() + "'", e);
+    }
+    starting.standby = null;
+    LOG.info("Group '{}': member {} owns the store now; taking it", g.name(), member);
+    return m;
+  }
+
+  /** This member's name in its group: host, process and HTTP port. */
+  static String memberId(CairnConfig config) {
+    String host;
+    try {
+      host = java.net.InetAddress.getLocalHost().getHostName();
+    } catch (java.net.UnknownHostException e) {
+      host = "unknown-host";
+    }
+    return host + "-" + ProcessHandle.current().pid() + "-" + config.httpPort();
   }
 
   /** Starts serving: ticks in the background, snapshots on the schedule, the {@link Frontend}s (HTTP, pgwire). */
@@ -461,6 +516,12 @@ public final class Node implements AutoCloseable, NodeApi {
     out.put("uptimeMillis", (System.nanoTime() - startedNanos) / 1_000_000);
     out.put("epoch", fence.epoch());
     out.put("fencedBy", fencedBy());
+    io.cairn.node.group.GroupMembership m = membership;
+    if (m != null) {
+      out.put("group", m.settings().group());
+      // the group's word, not the epoch's: a member the group has moved on from serves until it is fenced
+      out.put("role", m.isOwner() ? "owner" : "owner, no longer assigned by the group");
+    }
     out.put("statementsRunning", statementsRunning.get());
     out.putAll(s);
     return json(out);
@@ -544,6 +605,9 @@ public final class Node implements AutoCloseable, NodeApi {
     engine.close();
     snapshots.close();
     fence.release();
+    if (membership != null) {
+      membership.close(); // leaves the group: a standby takes over without waiting for the session timeout
+    }
     try {
       store.close();
     } catch (RuntimeException e) {
@@ -560,15 +624,22 @@ public final class Node implements AutoCloseable, NodeApi {
     private final CairnConfig config;
     private final long since = System.nanoTime();
     volatile Node node;
+    /** The group this node stands by in, while it waits to own the store; null otherwise. */
+    volatile String standby;
 
     StartingApi(CairnConfig config) {
       this.config = config;
     }
 
+    private String doing() {
+      String g = standby;
+      return g == null ? "starting: reading the catalog and taking the store"
+          : "standing by in group '" + g + "': another member owns the store; this one takes over when the group assigns it";
+    }
+
     private io.cairn.node.NodeUnavailableException starting() {
       return new io.cairn.node.NodeUnavailableException(io.cairn.node.NodeUnavailableException.Reason.NOT_READY,
-          "Cannot answer: the node is starting (reading the catalog and taking the store, for "
-              + (System.nanoTime() - since) / 1_000_000 + " ms)");
+          "Cannot answer: the node is " + doing() + " (for " + (System.nanoTime() - since) / 1_000_000 + " ms)");
     }
 
     @Override
@@ -606,10 +677,15 @@ public final class Node implements AutoCloseable, NodeApi {
         return n.statusJson();
       }
       Map<String, Object> s = new LinkedHashMap<>();
-      s.put("state", "STARTING");
+      String g = standby;
+      s.put("state", g == null ? "STARTING" : "STANDBY");
+      if (g != null) {
+        s.put("role", "standby");
+        s.put("group", g);
+      }
       s.put("live", true);
       s.put("ready", false);
-      s.put("notReady", "reading the catalog and taking the store");
+      s.put("notReady", doing());
       s.put("uptimeMillis", (System.nanoTime() - since) / 1_000_000);
       return json(s);
     }
@@ -641,7 +717,7 @@ public final class Node implements AutoCloseable, NodeApi {
     @Override
     public Health health() {
       Node n = node;
-      return n == null ? new Health(true, false, "STARTING", "reading the catalog and taking the store") : n.health();
+      return n == null ? new Health(true, false, standby == null ? "STARTING" : "STANDBY", doing()) : n.health();
     }
   }
 

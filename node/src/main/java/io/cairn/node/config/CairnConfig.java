@@ -37,6 +37,7 @@ import java.util.Objects;
  * @param pgwirePort its port; key {@code pgwire.port} (6875, 0 = disabled)
  * @param pgwireMaxConnections most concurrent pgwire sessions; key {@code pgwire.max-connections} (64)
  * @param limits the bounds on what clients can start (statement timeout, HTTP connections and timeouts)
+ * @param group the group of nodes this node belongs to ({@link Group#NONE}: none, one process as on a laptop)
  */
 public record CairnConfig(
     String storeUri,
@@ -58,7 +59,48 @@ public record CairnConfig(
     String pgwireHost,
     int pgwirePort,
     int pgwireMaxConnections,
-    Limits limits) {
+    Limits limits,
+    Group group) {
+
+  /** The configuration without a group (one node alone). */
+  public CairnConfig(String storeUri, Map<String, String> storeProperties, int workers, int tickMaxRecords, Duration tickMaxDuration,
+      String snapshotCron, ZoneId snapshotZone, int keepLast, int keepDailyDays, Duration gcGrace, String httpHost, int httpPort,
+      double catchUpRateLimit, List<String> init, int httpMaxBodyBytes, io.cairn.engine.runtime.RestartStrategy sourceRestart,
+      String pgwireHost, int pgwirePort, int pgwireMaxConnections, Limits limits) {
+    this(storeUri, storeProperties, workers, tickMaxRecords, tickMaxDuration, snapshotCron, snapshotZone, keepLast, keepDailyDays,
+        gcGrace, httpHost, httpPort, catchUpRateLimit, init, httpMaxBodyBytes, sourceRestart, pgwireHost, pgwirePort,
+        pgwireMaxConnections, limits, Group.NONE);
+  }
+
+  /**
+   * A group of nodes on one store: every member is started with the same store and these settings;
+   * the member Kafka's consumer-group protocol assigns the group's coordination partition owns the
+   * store, the others stand by and take over when it dies or leaves.
+   *
+   * @param bootstrapServers the Kafka cluster the group meets on; key {@code group.bootstrap-servers}
+   *     (empty: no group)
+   * @param name the group; key {@code group.name} (empty: one derived from the store URI, so that
+   *     nodes on one store form one group)
+   * @param sessionTimeout how long a silent member stays a member; key {@code group.session-timeout}
+   *     (6s, the broker's default minimum)
+   * @param properties passed to the Kafka clients; keys {@code group.properties.*}
+   */
+  public record Group(String bootstrapServers, String name, Duration sessionTimeout, Map<String, String> properties) {
+    /** No group. */
+    public static final Group NONE = new Group("", "", Duration.ofSeconds(6), Map.of());
+
+    public Group {
+      Objects.requireNonNull(bootstrapServers, "bootstrapServers");
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(sessionTimeout, "sessionTimeout");
+      properties = Map.copyOf(properties);
+    }
+
+    /** Whether a group is configured. */
+    public boolean enabled() {
+      return !bootstrapServers.isBlank();
+    }
+  }
 
   /**
    * What a client can make the node do, bounded.
@@ -112,7 +154,14 @@ public record CairnConfig(
   public CairnConfig withLimits(Limits l) {
     return new CairnConfig(storeUri, storeProperties, workers, tickMaxRecords, tickMaxDuration, snapshotCron, snapshotZone, keepLast,
         keepDailyDays, gcGrace, httpHost, httpPort, catchUpRateLimit, init, httpMaxBodyBytes, sourceRestart, pgwireHost, pgwirePort,
-        pgwireMaxConnections, l);
+        pgwireMaxConnections, l, group);
+  }
+
+  /** This configuration in group {@code g}. */
+  public CairnConfig withGroup(Group g) {
+    return new CairnConfig(storeUri, storeProperties, workers, tickMaxRecords, tickMaxDuration, snapshotCron, snapshotZone, keepLast,
+        keepDailyDays, gcGrace, httpHost, httpPort, catchUpRateLimit, init, httpMaxBodyBytes, sourceRestart, pgwireHost, pgwirePort,
+        pgwireMaxConnections, limits, g);
   }
 
   /** A configuration with the default {@link Limits}. */

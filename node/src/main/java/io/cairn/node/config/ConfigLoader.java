@@ -55,6 +55,9 @@ public final class ConfigLoader {
     k.put("sources.restart.multiplier", decimalText(d.sourceRestart().multiplier()));
     k.put("sources.restart.jitter", decimalText(d.sourceRestart().jitter()));
     k.put("sources.restart.max-attempts", String.valueOf(d.sourceRestart().maxAttempts()));
+    k.put("group.bootstrap-servers", d.group().bootstrapServers());
+    k.put("group.name", d.group().name());
+    k.put("group.session-timeout", formatDuration(d.group().sessionTimeout()));
     return java.util.Collections.unmodifiableMap(k);
   }
 
@@ -148,11 +151,14 @@ public final class ConfigLoader {
 
   private static CairnConfig build(Map<String, String> flat, List<String> init) {
     Map<String, String> storeProps = new TreeMap<>();
+    Map<String, String> groupProps = new TreeMap<>();
     for (String key : flat.keySet()) {
       if (key.startsWith("store.properties.")) {
         storeProps.put(key.substring("store.properties.".length()), flat.get(key));
+      } else if (key.startsWith("group.properties.")) {
+        groupProps.put(key.substring("group.properties.".length()), flat.get(key));
       } else if (!DEFAULTS.containsKey(key)) {
-        throw new ConfigException("Unknown configuration key '" + key + "' (known: " + DEFAULTS.keySet() + ", store.properties.*, init)");
+        throw new ConfigException("Unknown configuration key '" + key + "' (known: " + DEFAULTS.keySet() + ", store.properties.*, group.properties.*, init)");
       }
     }
     String uri = normalizeStoreUri(flat.get("store.uri").trim());
@@ -219,7 +225,36 @@ public final class ConfigLoader {
         flat.get("pgwire.host").trim(), integer(flat, "pgwire.port", 0, 65535), integer(flat, "pgwire.max-connections", 1, 10_000),
         new CairnConfig.Limits(duration(flat, "sql.statement-timeout"), integer(flat, "http.max-connections", 1, 1_000_000),
             positive(flat, "http.request-timeout"), positive(flat, "http.idle-timeout"), integer(flat, "http.sql-threads", 1, 1024),
-            integer(flat, "http.sql-queue", 0, 100_000), integer(flat, "sql.max-concurrent-statements", 0, 10_000)));
+            integer(flat, "http.sql-queue", 0, 100_000), integer(flat, "sql.max-concurrent-statements", 0, 10_000)),
+        group(flat, uri, groupProps));
+  }
+
+  /** The group settings: a name derived from the store when none is given, a session timeout of at least 1 s. */
+  private static CairnConfig.Group group(Map<String, String> flat, String storeUri, Map<String, String> props) {
+    String servers = flat.get("group.bootstrap-servers").trim();
+    String name = flat.get("group.name").trim();
+    Duration session = positive(flat, "group.session-timeout");
+    if (servers.isEmpty()) {
+      return CairnConfig.Group.NONE;
+    }
+    if (session.compareTo(Duration.ofSeconds(1)) < 0) {
+      throw new ConfigException("Bad configuration key 'group.session-timeout': " + formatDuration(session)
+          + " is less than 1s (Kafka brokers refuse less than 6s unless group.min.session.timeout.ms is lowered)");
+    }
+    if (name.isEmpty()) {
+      name = "store-" + java.util.HexFormat.of().formatHex(sha256(storeUri)).substring(0, 16);
+    } else if (!name.matches("[A-Za-z0-9._-]{1,200}")) {
+      throw new ConfigException("Bad configuration key 'group.name': '" + name + "' is not 1 to 200 letters, digits, '.', '_' or '-'");
+    }
+    return new CairnConfig.Group(servers, name, session, props);
+  }
+
+  private static byte[] sha256(String s) {
+    try {
+      return java.security.MessageDigest.getInstance("SHA-256").digest(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   private static Duration positive(Map<String, String> flat, String key) {

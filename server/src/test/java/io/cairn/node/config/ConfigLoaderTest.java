@@ -23,6 +23,31 @@ class ConfigLoaderTest {
   }
 
   @Test
+  void groupKeysAreReadAndCheckedBeforeAnythingElseHappens(@TempDir Path dir) throws Exception {
+    assertThat(ConfigLoader.load(null, Map.of()).group().enabled()).as("no group by default: one node, no Kafka").isFalse();
+    String store = "memory:group-test";
+    CairnConfig a = ConfigLoader.load(null, Map.of("CAIRN_STORE_URI", store, "CAIRN_GROUP_BOOTSTRAP_SERVERS", "127.0.0.1:9092"));
+    CairnConfig b = ConfigLoader.load(null, Map.of("CAIRN_STORE_URI", store, "CAIRN_GROUP_BOOTSTRAP_SERVERS", "127.0.0.1:9092"));
+    assertThat(a.group().enabled()).isTrue();
+    assertThat(a.group().name()).as("derived from the store: nodes on one store form one group").startsWith("store-")
+        .isEqualTo(b.group().name());
+    assertThat(ConfigLoader.load(null, Map.of("CAIRN_STORE_URI", "memory:other", "CAIRN_GROUP_BOOTSTRAP_SERVERS", "k:9092"))
+        .group().name()).isNotEqualTo(a.group().name());
+    assertThat(a.group().sessionTimeout()).isEqualTo(Duration.ofSeconds(6));
+    Path file = dir.resolve("g.yaml");
+    Files.writeString(file, "group:\n  bootstrap-servers: k:9092\n  name: blue\n  session-timeout: 10s\n"
+        + "  properties:\n    security.protocol: SASL_PLAINTEXT\n");
+    CairnConfig.Group g = ConfigLoader.load(file, Map.of()).group();
+    assertThat(g.name()).isEqualTo("blue");
+    assertThat(g.sessionTimeout()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(g.properties()).containsEntry("security.protocol", "SASL_PLAINTEXT");
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("CAIRN_GROUP_BOOTSTRAP_SERVERS", "k:9092", "CAIRN_GROUP_SESSION_TIMEOUT", "500ms")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("group.session-timeout");
+    assertThatThrownBy(() -> ConfigLoader.load(null, Map.of("CAIRN_GROUP_BOOTSTRAP_SERVERS", "k:9092", "CAIRN_GROUP_NAME", "no spaces")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("group.name");
+  }
+
+  @Test
   void theLaunchersOwnVariablesAreNotConfiguration() {
     // bin/cairn documents these; a node started with any of them set must start
     Map<String, String> env = Map.of("CAIRN_LOG_LEVEL", "DEBUG", "CAIRN_EXTRA_CLASSPATH", "/x.jar", "CAIRN_CLASS_CACHE", "off",
