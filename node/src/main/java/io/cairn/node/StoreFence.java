@@ -78,7 +78,7 @@ final class StoreFence {
   }
 
   static String key(long epoch) {
-    return String.format(Locale.ROOT, "%s%020d.json", PREFIX, epoch);
+    return io.cairn.objectstore.NumberedObjects.key(PREFIX, epoch);
   }
 
   /**
@@ -131,16 +131,11 @@ final class StoreFence {
 
   /** The owner with the highest epoch, if any. */
   static Optional<Owner> newest(ObjectStore store) {
-    long max = -1;
-    for (ObjectInfo o : store.list(PREFIX)) {
-      String name = o.key().substring(o.key().lastIndexOf('/') + 1);
-      if (name.matches("\\d{20}\\.json")) {
-        max = Math.max(max, Long.parseLong(name.substring(0, 20)));
-      }
-    }
-    if (max < 0) {
+    java.util.OptionalLong highest = io.cairn.objectstore.NumberedObjects.highest(store, PREFIX);
+    if (highest.isEmpty()) {
       return Optional.empty();
     }
+    long max = highest.getAsLong();
     try {
       JsonNode n = JSON.readTree(store.readAllBytes(key(max)));
       return Optional.of(new Owner(max, n.path("host").asText("?"), n.path("pid").asLong(-1), n.path("startedAt").asText("?")));

@@ -8,7 +8,9 @@ import io.cairn.testkit.kafka.KafkaBroker;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
@@ -92,6 +94,52 @@ class GroupTakeoverIT {
     assertThat(text(last)).as("%s: view by_cat against the oracle", who).isEqualTo(text(oracle));
   }
 
+  /**
+   * Waits until one of the standbys {@code standing} answers {@code /health/ready} with 200 and
+   * returns it (removed from {@code standing}); every other standby must still be standing by.
+   */
+  private static int awaitOneReady(List<ChildNode> nodes, List<Integer> ports, List<Integer> standing, Duration within, String when)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + within.toNanos();
+    while (System.nanoTime() < deadline) {
+      for (int i : standing) {
+        assertThat(nodes.get(i).isAlive()).as("standby %d alive %s; log: %s", i, when, nodes.get(i).tail()).isTrue();
+        try {
+          if (Http.get(ports.get(i), "/health/ready").code() == 200) {
+            standing.remove(Integer.valueOf(i));
+            for (int other : standing) {
+              assertThat(Http.get(ports.get(other), "/status").json().path("state").asText())
+                  .as("only one member takes the store %s", when).isEqualTo("STANDBY");
+            }
+            return i;
+          }
+        } catch (RuntimeException notAnswering) {
+          // busy starting to serve
+        }
+      }
+      Thread.sleep(50);
+    }
+    throw new AssertionError("no standby took the store within " + within + " " + when);
+  }
+
+  /** Sends {@code SIG<name>} to the child's JVM (a process this test started). */
+  private static void signal(String name, ChildNode node) throws Exception {
+    Process p = new ProcessBuilder("kill", "-" + name, Long.toString(node.pid())).inheritIO().start();
+    assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).as("kill -%s %d", name, node.pid()).isZero();
+  }
+
+  /** Every file under {@code root} with its last-modified time. */
+  private static Map<Path, Long> listing(Path root) throws Exception {
+    Map<Path, Long> out = new TreeMap<>();
+    try (var s = Files.walk(root)) {
+      for (Path p : (Iterable<Path>) s.filter(Files::isRegularFile)::iterator) {
+        out.put(p, Files.getLastModifiedTime(p).toMillis() * 1_000_000L + Files.size(p));
+      }
+    }
+    return out;
+  }
+
   private static ChildNode start(Path dir, String name, Path config, int port) throws Exception {
     Path work = Files.createDirectories(dir.resolve(name));
     return ChildNode.command("run", "--config", config.toString()).jvmOptions("-Xmx512m").directory(work)
@@ -119,7 +167,7 @@ class GroupTakeoverIT {
   }
 
   @Test
-  void aStandbyTakesOverAfterAKillAndAfterACleanStopLosingNothing(@TempDir Path dir) throws Exception {
+  void standbysTakeOverAfterAKillACleanStopAndAPauseLosingNothing(@TempDir Path dir) throws Exception {
     KafkaBroker kafka = KafkaBroker.shared();
     Path config = dir.resolve("cairn.yaml");
     Files.writeString(config, String.join("\n",
@@ -135,51 +183,83 @@ class GroupTakeoverIT {
         "  - \"CREATE MATERIALIZED VIEW by_cat AS SELECT category, COUNT(*) AS n, SUM(amount) AS total FROM gen GROUP BY category\"",
         ""));
     Map<Long, long[]> oracle = oracle();
-    int pa = Http.freePort();
-    int pb = Http.freePort();
-    int pc = Http.freePort();
-    ChildNode a = start(dir, "a", config, pa);
-    ChildNode b = null;
-    ChildNode c = null;
+    List<String> names = List.of("a", "b", "c", "d");
+    List<Integer> ports = new ArrayList<>();
+    List<ChildNode> nodes = new ArrayList<>();
     try {
-      a.awaitReady(pa, Duration.ofSeconds(90), "a, the first member");
-      assertThat(Http.get(pa, "/status").json().path("role").asText()).isEqualTo("owner");
-      b = start(dir, "b", config, pb);
-      awaitStandby(b, pb, "b");
-      Thread.sleep(1500); // a keeps ingesting; then a snapshot, and more records after it
-      Http.Response snap = Http.post(pa, "/snapshot", "");
+      ports.add(Http.freePort());
+      nodes.add(start(dir, "a", config, ports.get(0)));
+      nodes.get(0).awaitReady(ports.get(0), Duration.ofSeconds(90), "a, the first member");
+      assertThat(Http.get(ports.get(0), "/status").json().path("role").asText()).isEqualTo("owner");
+      for (int i = 1; i < 4; i++) { // three standbys, started together
+        ports.add(Http.freePort());
+        nodes.add(start(dir, names.get(i), config, ports.get(i)));
+      }
+      for (int i = 1; i < 4; i++) {
+        awaitStandby(nodes.get(i), ports.get(i), names.get(i));
+      }
+      Http.Response snap = Http.post(ports.get(0), "/snapshot", ""); // a snapshot, and more records after it
       assertThat(snap.code()).as(snap.body()).isEqualTo(200);
-      Thread.sleep(1500);
-      assertThat(Http.get(pb, "/status").json().path("state").asText()).as("b still stands by while a lives").isEqualTo("STANDBY");
+      Thread.sleep(1000);
+      for (int i = 1; i < 4; i++) {
+        assertThat(Http.get(ports.get(i), "/status").json().path("state").asText()).as("%s stands by while a lives", names.get(i))
+            .isEqualTo("STANDBY");
+      }
+      List<Integer> standing = new ArrayList<>(List.of(1, 2, 3));
 
-      // 1. kill -9 of the owner: the group notices after the session timeout; b takes the store
+      // 1. kill -9 of the owner: the group notices after the session timeout; one standby takes the store
       long t0 = System.nanoTime();
-      a.killAndWait();
-      b.awaitReady(pb, SESSION.plusSeconds(60), "b taking over from a killed owner");
+      nodes.get(0).killAndWait();
+      int owner1 = awaitOneReady(nodes, ports, standing, SESSION.plusSeconds(60), "after a's kill -9");
       long killTakeover = (System.nanoTime() - t0) / 1_000_000;
-      assertThat(Http.get(pb, "/status").json().path("role").asText()).isEqualTo("owner");
-      awaitOracle(pb, oracle, "b after a's kill -9");
+      assertThat(Http.get(ports.get(owner1), "/status").json().path("role").asText()).isEqualTo("owner");
+      awaitOracle(ports.get(owner1), oracle, names.get(owner1) + " after a's kill -9");
 
-      // 2. a clean stop of the owner: it leaves the group, so c takes over without the session timeout
-      c = start(dir, "c", config, pc);
-      awaitStandby(c, pc, "c");
+      // 2. a clean stop of the owner: it leaves the group, so another standby takes over without the session timeout
       long t1 = System.nanoTime();
-      b.stop(Duration.ofSeconds(30));
-      assertThat(b.exitValue()).as("b stopped by its SIGTERM (143), not killed after the grace period; log: %s", b.tail())
-          .isEqualTo(143);
-      c.awaitReady(pc, Duration.ofSeconds(60), "c taking over from a cleanly stopped owner");
+      nodes.get(owner1).stop(Duration.ofSeconds(30));
+      assertThat(nodes.get(owner1).exitValue()).as("%s stopped by its SIGTERM (143), not killed after the grace period; log: %s",
+          names.get(owner1), nodes.get(owner1).tail()).isEqualTo(143);
+      int owner2 = awaitOneReady(nodes, ports, standing, Duration.ofSeconds(60), "after " + names.get(owner1) + "'s clean stop");
       long stopTakeover = (System.nanoTime() - t1) / 1_000_000;
-      awaitOracle(pc, oracle, "c after b's clean stop");
+      awaitOracle(ports.get(owner2), oracle, names.get(owner2) + " after a clean stop");
+
+      // 3. a zombie: the owner paused past the session timeout; the last standby takes over; the zombie,
+      //    resumed, writes nothing to the store and exits 5
+      ChildNode zombie = nodes.get(owner2);
+      long zombieEpoch = Http.get(ports.get(owner2), "/status").json().path("epoch").asLong();
+      signal("STOP", zombie);
+      long t2 = System.nanoTime();
+      int owner3 = awaitOneReady(nodes, ports, standing, SESSION.plusSeconds(60), "after " + names.get(owner2) + "'s pause");
+      long pauseTakeover = (System.nanoTime() - t2) / 1_000_000;
+      assertThat(Http.get(ports.get(owner3), "/status").json().path("epoch").asLong()).isGreaterThan(zombieEpoch);
+      Map<Path, Long> before = listing(dir.resolve("store"));
+      signal("CONT", zombie);
+      assertThat(zombie.waitFor(Duration.ofSeconds(30))).as("the resumed zombie stops; log: %s", zombie.tail()).isTrue();
+      assertThat(zombie.exitValue()).as("fenced: exit 5; log: %s", zombie.tail()).isEqualTo(5);
+      assertThat(zombie.logText()).contains("Fenced");
+      Map<Path, Long> after = listing(dir.resolve("store"));
+      for (Map.Entry<Path, Long> e : after.entrySet()) {
+        if (!e.getValue().equals(before.get(e.getKey())) && e.getKey().toString().endsWith(".json")) {
+          // epochs, catalog entries, witnesses and manifests are JSON and name their writer's epoch
+          String written = Files.readString(e.getKey());
+          assertThat(written).as("%s, written after the zombie resumed, is not the zombie's (epoch %d)", e.getKey(), zombieEpoch)
+              .doesNotContainPattern("\"epoch\"\\s*:\\s*" + zombieEpoch + "\\b");
+        }
+      }
+      awaitOracle(ports.get(owner3), oracle, names.get(owner3) + " after the zombie's pause");
       String figures = String.format(java.util.Locale.ROOT,
-          "takeover (kill -9 to the standby ready): %d ms with a %d s session timeout; (SIGTERM to the standby ready): %d ms%n",
-          killTakeover, SESSION.toSeconds(), stopTakeover);
+          "takeover (kill -9 to a standby ready): %d ms with a %d s session timeout; (SIGTERM to a standby ready): %d ms;"
+              + " (SIGSTOP to a standby ready): %d ms%n",
+          killTakeover, SESSION.toSeconds(), stopTakeover, pauseTakeover);
       LOG.info("Group takeover figures:\n{}", figures);
       Files.writeString(Path.of("target", "group-takeover-figures.txt"), figures);
       assertThat(stopTakeover).as("a clean stop hands over without waiting for the session timeout (%s)", figures)
           .isLessThan(killTakeover);
     } finally {
-      for (ChildNode n : new ChildNode[] {a, b, c}) {
-        if (n != null && n.isAlive()) {
+      for (ChildNode n : nodes) {
+        if (n.isAlive()) {
+          signal("CONT", n); // a paused JVM is continued before it is killed
           n.killAndWait();
         }
       }

@@ -35,7 +35,7 @@ public final class StoreVerifier {
     }
     // a catalog that does not read (a gap) is counted by listing: "0 entries" would hide what is there
     long present = catalogProblem == null ? entries.size() : store.list(ObjectStoreCatalogLog.PREFIX).stream()
-        .filter(o -> o.key().substring(o.key().lastIndexOf('/') + 1).matches("\\d{20}\\.json")).count();
+        .filter(o -> io.cairn.objectstore.NumberedObjects.number(o.key()) >= 0).count();
     lines.add(new VerifyReport.Line("catalog (" + present + " entries)",
         catalogProblem == null ? VerifyReport.Status.OK : VerifyReport.Status.INVALID, catalogProblem == null ? "" : catalogProblem));
     for (ManifestInfo i : reader.list()) {

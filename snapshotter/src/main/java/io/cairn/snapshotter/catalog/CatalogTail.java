@@ -63,23 +63,18 @@ public final class CatalogTail {
   private CatalogTail() {}
 
   public static String key(long position) {
-    return String.format(Locale.ROOT, "%s%020d.json", PREFIX, position);
+    return io.cairn.objectstore.NumberedObjects.key(PREFIX, position);
   }
 
   /** The highest witness in {@code store}, if any: its position and the hash it records ("" if unreadable). */
   public record Witness(long position, String hash, long epoch, String wallClock) {}
 
   public static Optional<Witness> highest(ObjectStore store) {
-    long max = -1;
-    for (ObjectInfo o : store.list(PREFIX)) {
-      String name = o.key().substring(o.key().lastIndexOf('/') + 1);
-      if (name.matches("\\d{20}\\.json")) {
-        max = Math.max(max, Long.parseLong(name.substring(0, 20)));
-      }
-    }
-    if (max < 0) {
+    java.util.OptionalLong highest = io.cairn.objectstore.NumberedObjects.highest(store, PREFIX);
+    if (highest.isEmpty()) {
       return Optional.empty();
     }
+    long max = highest.getAsLong();
     try {
       JsonNode n = JSON.readTree(store.readAllBytes(key(max)));
       return Optional.of(new Witness(max, n.path("hash").asText(""), n.path("epoch").asLong(0), n.path("wallClock").asText("?")));

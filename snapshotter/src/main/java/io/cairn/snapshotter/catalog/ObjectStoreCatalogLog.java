@@ -95,7 +95,7 @@ public final class ObjectStoreCatalogLog implements CatalogLog {
 
   /** The key of entry {@code position}. */
   public static String key(long position) {
-    return String.format(Locale.ROOT, "%s%020d.json", PREFIX, position);
+    return io.cairn.objectstore.NumberedObjects.key(PREFIX, position);
   }
 
   @Override
@@ -209,7 +209,7 @@ public final class ObjectStoreCatalogLog implements CatalogLog {
   private boolean laterEntryExists(long missing) {
     for (var o : store.list(PREFIX)) {
       String name = o.key().substring(o.key().lastIndexOf('/') + 1);
-      if (name.matches("\\d{20}\\.json") && Long.parseLong(name.substring(0, 20)) > missing) {
+      if (io.cairn.objectstore.NumberedObjects.number(name) > missing) {
         return true;
       }
     }
