@@ -308,6 +308,7 @@ public final class Node implements AutoCloseable, NodeApi {
             LOG.warn("Group '{}' gave the store to another member: this node serves until the store's epoch fences it", g.name());
           }
         });
+    starting.membership = m;
     starting.standby = g.name();
     LOG.info("Group '{}' on {}: member {} stands by until the group makes it the owner", g.name(), g.bootstrapServers(), member);
     try {
@@ -521,6 +522,11 @@ public final class Node implements AutoCloseable, NodeApi {
       out.put("group", m.settings().group());
       // the group's word, not the epoch's: a member the group has moved on from serves until it is fenced
       out.put("role", m.isOwner() ? "owner" : "owner, no longer assigned by the group");
+      out.put("member", m.settings().memberId());
+      io.cairn.node.group.GroupMembership.View v = m.view();
+      out.put("members", v.members());
+      out.put("groupOwner", v.owner());
+      out.put("groupReadAt", v.readAtMillis() == 0 ? null : java.time.Instant.ofEpochMilli(v.readAtMillis()).toString());
     }
     out.put("statementsRunning", statementsRunning.get());
     out.putAll(s);
@@ -626,6 +632,8 @@ public final class Node implements AutoCloseable, NodeApi {
     volatile Node node;
     /** The group this node stands by in, while it waits to own the store; null otherwise. */
     volatile String standby;
+    /** Its membership of that group (for the members and the owner in status). */
+    volatile io.cairn.node.group.GroupMembership membership;
 
     StartingApi(CairnConfig config) {
       this.config = config;
@@ -682,6 +690,13 @@ public final class Node implements AutoCloseable, NodeApi {
       if (g != null) {
         s.put("role", "standby");
         s.put("group", g);
+        io.cairn.node.group.GroupMembership m = membership;
+        if (m != null) {
+          io.cairn.node.group.GroupMembership.View v = m.view();
+          s.put("member", m.settings().memberId());
+          s.put("members", v.members());
+          s.put("groupOwner", v.owner());
+        }
       }
       s.put("live", true);
       s.put("ready", false);

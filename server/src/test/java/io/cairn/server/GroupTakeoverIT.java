@@ -198,6 +198,16 @@ class GroupTakeoverIT {
       for (int i = 1; i < 4; i++) {
         awaitStandby(nodes.get(i), ports.get(i), names.get(i));
       }
+      // any member's status shows the group: four members, a the owner
+      long seen = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+      while (true) {
+        var st = Http.get(ports.get(1), "/status").json();
+        if (st.path("members").size() == 4 && st.path("groupOwner").asText().endsWith("-" + ports.get(0))) {
+          break;
+        }
+        assertThat(System.nanoTime()).as("b's status shows the four members and a as the owner: %s", st).isLessThan(seen);
+        Thread.sleep(100);
+      }
       Http.Response snap = Http.post(ports.get(0), "/snapshot", ""); // a snapshot, and more records after it
       assertThat(snap.code()).as(snap.body()).isEqualTo(200);
       Thread.sleep(1000);

@@ -89,6 +89,10 @@ public final class GroupMembership implements AutoCloseable {
   private final KafkaConsumer<byte[], byte[]> consumer;
   private final Thread thread;
   private final AtomicBoolean owner = new AtomicBoolean();
+  /** The group as last described (members, owner), refreshed by the member's thread; never fetched by a reader. */
+  private volatile View view = new View(List.of(), "", 0);
+  private long viewDueNanos;
+  private Admin admin;
   private final AtomicBoolean closed = new AtomicBoolean();
   private final CountDownLatch stopped = new CountDownLatch(1);
 
@@ -113,6 +117,23 @@ public final class GroupMembership implements AutoCloseable {
     m.thread.start();
     return m;
   }
+
+  /**
+   * The group as Kafka last described it: its members' names (client ids, sorted), the owner's
+   * name ("" when none is assigned) and when it was read (epoch milliseconds, 0 before the first).
+   */
+  public record View(List<String> members, String owner, long readAtMillis) {
+    public View {
+      members = List.copyOf(members);
+    }
+  }
+
+  /** The group as last described, at most about {@value #VIEW_EVERY_MILLIS} ms old while the member runs; never waits. */
+  public View view() {
+    return view;
+  }
+
+  static final long VIEW_EVERY_MILLIS = 2000;
 
   /** Whether the group has assigned this member the coordination partition: it should own the store. */
   public boolean isOwner() {
@@ -188,6 +209,7 @@ public final class GroupMembership implements AutoCloseable {
       });
       while (!closed.get()) {
         consumer.poll(Duration.ofMillis(200));
+        describe();
       }
     } catch (WakeupException e) {
       // closing
@@ -199,8 +221,44 @@ public final class GroupMembership implements AutoCloseable {
       } catch (RuntimeException e) {
         LOG.debug("Group '{}': closing the consumer: {}", settings.group(), e.toString());
       }
+      if (admin != null) {
+        admin.close(Duration.ofSeconds(1));
+      }
       set(false);
       stopped.countDown();
+    }
+  }
+
+  /** Refreshes {@link #view} every {@value #VIEW_EVERY_MILLIS} ms, on this member's thread, bounded by 1 s. */
+  private void describe() {
+    long now = System.nanoTime();
+    if (now < viewDueNanos) {
+      return;
+    }
+    viewDueNanos = now + TimeUnit.MILLISECONDS.toNanos(VIEW_EVERY_MILLIS);
+    try {
+      if (admin == null) {
+        Properties p = new Properties();
+        p.putAll(settings.properties());
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, settings.bootstrapServers());
+        admin = Admin.create(p);
+      }
+      var d = admin.describeConsumerGroups(List.of(settings.consumerGroup())).all().get(1, TimeUnit.SECONDS)
+          .get(settings.consumerGroup());
+      List<String> members = new java.util.ArrayList<>();
+      String ownerName = "";
+      for (var m : d.members()) {
+        members.add(m.clientId());
+        if (!m.assignment().topicPartitions().isEmpty()) {
+          ownerName = m.clientId();
+        }
+      }
+      java.util.Collections.sort(members);
+      view = new View(members, ownerName, System.currentTimeMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException | RuntimeException e) {
+      LOG.debug("Group '{}': cannot describe the group now: {}", settings.group(), e.toString());
     }
   }
 

@@ -65,6 +65,12 @@ class GroupMembershipTest {
       assertThat(a.isOwner()).as("a joining standby does not take the store from the owner").isTrue();
       assertThat(b.isOwner()).isFalse();
       assertThat(aEvents).as("the owner was never revoked").containsExactly(true);
+      await("both members to describe the group with a as its owner", Duration.ofSeconds(10), () -> {
+        GroupMembership.View va = a.view();
+        return va.members().equals(List.of("a", "b")) && va.owner().equals("a");
+      });
+      GroupMembership late = b;
+      await("b to describe the group too", Duration.ofSeconds(10), () -> late.view().owner().equals("a"));
       long t0 = System.nanoTime();
       a.close();
       GroupMembership standby = b;
