@@ -90,15 +90,13 @@ final class PgConnection {
   /** A bound statement and, once run, its result and how many rows were sent. */
   private static final class Portal {
     final String sql;
-    final String cacheKey;
     final short[] resultFormats;
     final boolean hasParams;
     PgResult result;
     int sent;
 
-    Portal(String sql, String cacheKey, short[] resultFormats, boolean hasParams) {
+    Portal(String sql, short[] resultFormats, boolean hasParams) {
       this.sql = sql;
-      this.cacheKey = cacheKey;
       this.resultFormats = resultFormats;
       this.hasParams = hasParams;
     }
@@ -388,7 +386,7 @@ final class PgConnection {
     for (Statements.Piece p : pieces) {
       try {
         checkCanceled();
-        PgResult r = run(p.text(), p.text());
+        PgResult r = run(p.text());
         checkCanceled();
         if (r.hasColumns()) {
           rowDescription(r, new short[0]);
@@ -486,7 +484,7 @@ final class PgConnection {
     if (!portal.isEmpty() && portals.containsKey(portal)) {
       throw new SqlStates.PgError("42P03", "cursor \"" + portal + "\" already exists");
     }
-    portals.put(portal, new Portal(sql, p.sql(), resultFormats, n > 0));
+    portals.put(portal, new Portal(sql, resultFormats, n > 0));
     out.begin('2').end();
   }
 
@@ -593,7 +591,7 @@ final class PgConnection {
         return;
       }
       try {
-        p.result = run(p.sql, p.cacheKey);
+        p.result = run(p.sql);
       } catch (RuntimeException e) {
         if (!p.hasParams) {
           throw new PositionedError(e, SqlStates.position(e, p.sql));
@@ -616,7 +614,7 @@ final class PgConnection {
   // ------------------------------------------------------------------ running statements
 
   /** Runs one statement: the compatibility layer's answer, or the engine's. */
-  private PgResult run(String statement, String cacheKey) {
+  private PgResult run(String statement) {
     String sql = SqlText.rewriteCasts(statement);
     Optional<PgResult> compat = Compat.answer(sql, session);
     if (txStatus == 'E' && !(compat.isPresent() && (compat.get().tag().equals("ROLLBACK") || compat.get().tag().equals("COMMIT")))) {

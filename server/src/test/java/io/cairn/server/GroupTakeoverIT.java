@@ -235,7 +235,7 @@ class GroupTakeoverIT {
       awaitOracle(ports.get(owner2), oracle, names.get(owner2) + " after a clean stop");
 
       // 3. a zombie: the owner paused past the session timeout; the last standby takes over; the zombie,
-      //    resumed, writes nothing to the store and exits 5
+      //    resumed, writes no epoch, catalog entry, witness or manifest (each names its writer's epoch) and exits 5
       ChildNode zombie = nodes.get(owner2);
       long zombieEpoch = Http.get(ports.get(owner2), "/status").json().path("epoch").asLong();
       signal("STOP", zombie);
