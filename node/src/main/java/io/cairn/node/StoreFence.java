@@ -22,36 +22,51 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One writer per store: epochs, after Kafka's producer epochs.
+ * One writer per store: epochs, after Kafka's producer epochs, and commit slots that fence a
+ * zombie by construction.
  *
  * <p>Design and invariants:
  *
  * <ul>
- *   <li>A node that will write (run, recover) takes the store by creating the object {@code
- *       nodes/<epoch, 20 digits>.json} (host, pid, start time) with create-if-absent, one above
- *       the highest epoch it lists; of two nodes racing for one epoch exactly one wins, the other
- *       takes the next. The newest epoch owns the store: a new node <em>fences</em> the old one
- *       (an overlapping deploy hands over to the new node, as a new Kafka producer with the same
- *       transactional id fences the old one). {@code --no-takeover} refuses to start instead while
- *       the owner looks alive.
- *   <li>Every write that changes the store's history — a catalog append, a manifest commit, a
- *       delete by garbage collection — goes through {@link #guard}, which first lists {@code
- *       nodes/} and throws {@link FencedException} if a newer epoch exists. A fenced node writes
- *       nothing more and stops ({@link Node} exits with a message naming the node that fenced it);
- *       it also finds out within {@code checkInterval} when idle. Catalog entries and manifests
- *       record the writer's epoch.
- *   <li>What this cannot prevent, and why it is safe: a write that passed the check just before
- *       a newer node took the store. Such a write is still create-if-absent (a catalog entry the
- *       new node did not read makes its own append at that position fail, and it re-reads — the
- *       catalog's optimistic commit, as in Iceberg), or a complete manifest (a valid snapshot), or
- *       a GC delete that re-listed every manifest just before deleting and honours the grace
- *       period, so it never deletes a file a manifest references.
- *   <li>Readers (snapshots list/verify, sql/status against a node) take no epoch.
+ *   <li>A node that will write (run, recover, a standby taking over) takes the store by creating
+ *       the object {@code nodes/<epoch, 20 digits>.json} (host, pid, start time) with
+ *       create-if-absent, one above the highest epoch it lists; of two nodes racing for one epoch
+ *       exactly one wins, the other takes the next. The newest epoch owns the store: a new node
+ *       <em>fences</em> the old one (an overlapping deploy hands over to the new node, as a new Kafka
+ *       producer with the same transactional id fences the old one). {@code --no-takeover} refuses
+ *       to start instead while the owner looks alive.
+ *   <li><b>Fenced by construction.</b> Every write that changes the store's history — a catalog
+ *       append (and its head witness), a manifest commit, a delete by garbage collection — first
+ *       claims the next <em>commit slot</em>: it creates {@code commits/<n, 20 digits>.json}
+ *       (the writer's epoch and what it is about to write) with create-if-absent, where {@code n}
+ *       is one above the slot this node claimed last. A node never re-lists to find {@code n}:
+ *       right after taking its epoch, and before it reads anything to recover from, a new owner
+ *       claims one above the highest slot it lists. So a node that froze (SIGSTOP, a long GC, a
+ *       partition) and wakes up after a takeover finds its next slot already taken by a newer
+ *       epoch: that conditional write fails, nothing of the write it guarded happens, and the node
+ *       is fenced ({@link FencedException}; {@link Node} stops and exits 5). A check made after a
+ *       write would come too late: the write would have happened. A slot that exists with this
+ *       node's own epoch is its own (an earlier attempt whose answer was lost) and counts as
+ *       claimed.
+ *   <li>What a claim cannot prevent, and why it is safe: a write whose claim landed just before
+ *       the new owner's first claim (the old owner was still the owner then). It completes as
+ *       a create-if-absent catalog entry (the new owner's own append at that position then fails
+ *       and it re-reads, the catalog's optimistic commit, as in Iceberg), a complete manifest (a
+ *       valid snapshot of a prefix of every source), or a GC delete that re-listed every manifest
+ *       and honours the grace period, so it never deletes a file a manifest references.
+ *   <li>Batch files are written before their manifest under names no one else uses; a node checks
+ *       its epoch (one listing of {@code nodes/}, at most once a second) before writing one, so a
+ *       zombie that wakes up in the middle of an upload stops at its next file instead of leaving
+ *       files behind. The background check every few seconds finds out when idle.
+ *   <li>Readers (snapshots list/verify, sql/status against a node, a standby) take no epoch and
+ *       claim nothing.
  * </ul>
  */
 final class StoreFence {
   private static final Logger LOG = LoggerFactory.getLogger(StoreFence.class);
   static final String PREFIX = "nodes/";
+  /** Where commit slots are claimed ({@link #claim}). */
+  static final String COMMITS = "commits/";
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** A node found a newer epoch in the store: it must stop writing. */
@@ -71,6 +86,10 @@ final class StoreFence {
   private final ObjectStore store;
   private final Owner self;
   private volatile FencedException fenced;
+  /** The last commit slot this node claimed (guarded by {@code this}). */
+  private long slot;
+  /** When {@link #check} last found this node the owner (nanoTime), for {@link #checkRecently}. */
+  private volatile long checkedAt;
 
   private StoreFence(ObjectStore store, Owner self) {
     this.store = store;
@@ -104,12 +123,14 @@ final class StoreFence {
       Owner me = new Owner(epoch, host, pid, Instant.now(clock).toString());
       try {
         store.putIfAbsent(key(epoch), JSON.writeValueAsBytes(me));
-        current.ifPresent(old -> LOG.warn("Took the store {} as epoch {}: {} is fenced and will stop writing",
-            store.describe(), epoch, old.describe()));
+        StoreFence f = new StoreFence(store, me);
+        long first = f.claimFirstSlot();
+        current.ifPresent(old -> LOG.warn("Took the store {} as epoch {} (commit slot {}): {} is fenced and will stop writing",
+            store.describe(), epoch, first, old.describe()));
         if (current.isEmpty()) {
-          LOG.info("Took the store {} as epoch {}", store.describe(), epoch);
+          LOG.info("Took the store {} as epoch {} (commit slot {})", store.describe(), epoch, first);
         }
-        return new StoreFence(store, me);
+        return f;
       } catch (ObjectAlreadyExistsException raced) {
         LOG.debug("Epoch {} was taken by another node; trying the next", epoch);
       } catch (IOException e) {
@@ -148,6 +169,121 @@ final class StoreFence {
     return self.epoch();
   }
 
+  static String slotKey(long n) {
+    return io.cairn.objectstore.NumberedObjects.key(COMMITS, n);
+  }
+
+  /**
+   * Right after taking the epoch: claims one above the highest commit slot listed (the one listing
+   * a node ever makes of them), so that the previous owner's next claim fails. A slot taken
+   * meanwhile by an older epoch is passed over (that write was ordered before this epoch); one
+   * taken by a newer epoch means this node is fenced already.
+   */
+  private synchronized long claimFirstSlot() {
+    long n = io.cairn.objectstore.NumberedObjects.highest(store, COMMITS).orElse(0L);
+    for (int attempt = 0; attempt < 100; attempt++) {
+      n++;
+      try {
+        if (tryClaim(n, "took the store", true)) {
+          slot = n;
+          return n;
+        }
+      } catch (OlderSlot older) {
+        continue;
+      }
+      FencedException f = new FencedException("Fenced while taking the store " + store.describe() + ": commit slot " + n
+          + " was claimed by newer epoch " + slotEpoch(n) + "; this node (epoch " + self.epoch() + ") stops writing");
+      fenced = f;
+      throw f;
+    }
+    throw new IllegalStateException("Cannot take the store " + store.describe() + ": 100 commit slots raced away");
+  }
+
+  /**
+   * Claims the next commit slot before {@code what} is written (see the design block): throws
+   * {@link FencedException} when a newer epoch claimed it first.
+   */
+  synchronized void claim(String what) {
+    FencedException f = fenced;
+    if (f != null) {
+      throw f;
+    }
+    long n = slot + 1;
+    boolean mine;
+    while (true) {
+      try {
+        mine = tryClaim(n, what, true);
+        break;
+      } catch (OlderSlot older) {
+        n++; // an older epoch's claim that raced this node's first one; never more than a few
+      }
+    }
+    if (!mine) {
+      Optional<Owner> newest = newest(store);
+      f = new FencedException("Fenced: commit slot " + n + " was claimed by epoch " + slotEpoch(n) + " after "
+          + newest.map(Owner::describe).orElse("another node") + " took the store " + store.describe()
+          + "; this node (epoch " + self.epoch() + ") stops writing");
+      fenced = f;
+      throw f;
+    }
+    slot = n;
+  }
+
+  /** Creates slot {@code n} for this epoch; false when it exists for another epoch (true when it is this epoch's). */
+  private boolean tryClaim(long n, String what) {
+    return tryClaim(n, what, false);
+  }
+
+  /** A slot taken by an older epoch: that write was ordered before this one, the next slot is tried. */
+  private static final class OlderSlot extends RuntimeException {
+    OlderSlot() {
+      super(null, null, false, false);
+    }
+  }
+
+  private boolean tryClaim(long n, String what, boolean stepOverOlder) {
+    try {
+      java.util.Map<String, Object> body = new java.util.LinkedHashMap<>();
+      body.put("epoch", self.epoch());
+      body.put("pid", self.pid());
+      body.put("write", what);
+      store.putIfAbsent(slotKey(n), JSON.writeValueAsBytes(body));
+      return true;
+    } catch (ObjectAlreadyExistsException taken) {
+      long by = slotEpoch(n);
+      if (by == self.epoch()) {
+        return true; // an earlier attempt of this node landed although its answer was lost
+      }
+      if (by < self.epoch() && by >= 0 && stepOverOlder) {
+        throw new OlderSlot();
+      }
+      return false;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private long slotEpoch(long n) {
+    try {
+      return JSON.readTree(store.readAllBytes(slotKey(n))).path("epoch").asLong(-1);
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
+  }
+
+  /** The last commit slot this node claimed. */
+  synchronized long slot() {
+    return slot;
+  }
+
+  /** {@link #check}, unless it found this node the owner less than a second ago. */
+  void checkRecently() {
+    if (fenced == null && System.nanoTime() - checkedAt < 1_000_000_000L) {
+      return;
+    }
+    check();
+  }
+
   /** Throws {@link FencedException} if a newer epoch owns the store (and remembers it). */
   void check() {
     FencedException f = fenced;
@@ -161,6 +297,7 @@ final class StoreFence {
       fenced = f;
       throw f;
     }
+    checkedAt = System.nanoTime();
   }
 
   /** The fencing error once fenced, else null. */
@@ -182,32 +319,51 @@ final class StoreFence {
   }
 
   /**
-   * The store as this node writes it: catalog appends, manifest commits and deletes first check
-   * the epoch ({@link #check}); {@code onFenced} is told once when that finds a newer owner.
+   * The store as this node writes it: catalog appends, manifest commits and deletes first claim a
+   * commit slot ({@link #claim}), batch files first check the epoch ({@link #checkRecently});
+   * {@code onFenced} is told once when either finds a newer owner.
    */
   ObjectStore guard(ObjectStore delegate, Consumer<FencedException> onFenced) {
+    java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
+    Consumer<FencedException> tellOnce = e -> {
+      if (told.compareAndSet(false, true)) {
+        onFenced.accept(e);
+      }
+    };
     return new ObjectStore() {
+      private void claimed(String what) {
+        try {
+          claim(what);
+        } catch (FencedException e) {
+          tellOnce.accept(e);
+          throw new FencedException(e.getMessage() + " (refused: " + what + ")");
+        }
+      }
+
       private void checked(String what) {
         try {
-          check();
+          checkRecently();
         } catch (FencedException e) {
-          onFenced.accept(e);
+          tellOnce.accept(e);
           throw new FencedException(e.getMessage() + " (refused: " + what + ")");
         }
       }
 
       @Override
       public void put(String key, byte[] bytes) {
+        checked("write " + key);
         delegate.put(key, bytes);
       }
 
       @Override
       public void put(String key, InputStream in, long length) {
+        checked("write " + key);
         delegate.put(key, in, length);
       }
 
       @Override
       public void put(String key, Path file) {
+        checked("write " + key);
         delegate.put(key, file);
       }
 
@@ -218,13 +374,14 @@ final class StoreFence {
 
       @Override
       public io.cairn.objectstore.ObjectWrite openWrite(String key) {
-        return delegate.openWrite(key); // batch files, like put: the manifest commit checks the epoch
+        checked("write " + key);
+        return delegate.openWrite(key); // batch files, like put: the manifest commit claims a slot
       }
 
       @Override
       public void putIfAbsent(String key, byte[] bytes) {
         if (!key.startsWith(PREFIX)) {
-          checked("write " + key);
+          claimed("write " + key);
         }
         delegate.putIfAbsent(key, bytes);
       }
@@ -256,7 +413,7 @@ final class StoreFence {
 
       @Override
       public void delete(Collection<String> keys) {
-        checked("delete " + keys.size() + " objects");
+        claimed("delete " + keys.size() + " objects");
         delegate.delete(keys);
       }
 
