@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -55,6 +56,8 @@ public final class Node implements AutoCloseable, NodeApi {
   private static final Logger LOG = LoggerFactory.getLogger(Node.class);
 
   public enum State {
+    /** A member of a group that does not own the store: serves reads from the newest snapshot it loaded ({@link Standby}). */
+    STANDBY,
     RECOVERING,
     CAUGHT_UP,
     SERVING,
@@ -138,38 +141,72 @@ public final class Node implements AutoCloseable, NodeApi {
   private AutoCloseable schedule;
   private java.util.concurrent.ScheduledExecutorService background;
 
-  private Node(CairnConfig config, Options options) {
+  /**
+   * Opens the store. An owner takes it at once ({@link #takeStore}); a standby ({@code asStandby})
+   * reads it through a closed {@link WriteGate} and a {@link BatchFileCache}, and takes it only when
+   * the group makes it the owner ({@link #takeOver}).
+   */
+  private Node(CairnConfig config, Options options, boolean asStandby) {
     this.config = config;
     this.options = options;
     this.statementSlots = new java.util.concurrent.Semaphore(config.limits().statementSlots(), true);
     ObjectStore raw = ObjectStores.open(config.storeUri(), config.storeProperties());
-    ObjectStore decorated = options.storeDecorator().apply(CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw);
+    this.decorated = options.storeDecorator().apply(CrashPoints.enabled() ? CrashPoints.wrap(raw) : raw);
+    this.cache = asStandby ? new BatchFileCache(decorated) : null;
+    this.gate = new WriteGate(asStandby ? cache : decorated, "this node is a standby in group '" + config.group().name()
+        + "': only the owner writes the store");
+    this.store = gate;
+    if (asStandby) {
+      this.snapshots = SnapshotStore.open(store, config, options.clock());
+      this.state.set(State.STANDBY);
+      Pair empty = freshPair(); // serves (nothing) until the first load
+      this.engine = empty.engine();
+      this.session = empty.session();
+      return;
+    }
     io.cairn.snapshotter.catalog.ObjectStoreCatalogLog catalog;
     try {
-      // a start that would fail on a broken catalog must not first fence the node that owns the store
-      // nor on a catalog shorter than its head witness says it was (reads only; listed before the catalog is read)
-      java.util.Optional<io.cairn.snapshotter.catalog.CatalogTail.Witness> tail = io.cairn.snapshotter.catalog.CatalogTail.highest(decorated);
-      catalog = new io.cairn.snapshotter.catalog.ObjectStoreCatalogLog(decorated);
-      List<io.cairn.engine.catalog.CatalogEntry> entries = catalog.read(CatalogLog.FIRST_POSITION);
-      io.cairn.engine.catalog.CatalogIntegrityException.verifyChain(entries, "", catalog.describe());
-      boolean headWitnessed = io.cairn.snapshotter.catalog.CatalogTail.check(tail, entries, catalog.describe());
-      this.fence = StoreFence.acquire(decorated, options.clock(), options.takeover());
-      if (!headWitnessed) {
-        io.cairn.snapshotter.catalog.CatalogTail.witness(decorated, entries.get(entries.size() - 1));
-      }
+      catalog = takeStore();
     } catch (RuntimeException e) {
       decorated.close();
       throw e;
     }
-    this.store = fence.guard(decorated, this::onFenced);
     // the session reads the catalog through the guarded store, sharing the entries just read
     this.snapshots = SnapshotStore.open(store, config, options.clock(), catalog);
     newEngine();
   }
 
-  /** A new, empty engine, its SQL session and the snapshot service over them. */
-  private void newEngine() {
-    this.engine =
+  /**
+   * Checks the catalog and takes the store: a start that would fail on a broken catalog must not
+   * first fence the node that owns the store, nor on a catalog shorter than its head witness says
+   * it was (reads only; listed before the catalog is read). Then the epoch, the first commit slot
+   * ({@link StoreFence}), and writes go through the epoch's guard. Returns the catalog as read.
+   */
+  private io.cairn.snapshotter.catalog.ObjectStoreCatalogLog takeStore() {
+    java.util.Optional<io.cairn.snapshotter.catalog.CatalogTail.Witness> tail = io.cairn.snapshotter.catalog.CatalogTail.highest(decorated);
+    io.cairn.snapshotter.catalog.ObjectStoreCatalogLog catalog = new io.cairn.snapshotter.catalog.ObjectStoreCatalogLog(decorated);
+    List<io.cairn.engine.catalog.CatalogEntry> entries = catalog.read(CatalogLog.FIRST_POSITION);
+    io.cairn.engine.catalog.CatalogIntegrityException.verifyChain(entries, "", catalog.describe());
+    boolean headWitnessed = io.cairn.snapshotter.catalog.CatalogTail.check(tail, entries, catalog.describe());
+    StoreFence f = StoreFence.acquire(decorated, options.clock(), options.takeover());
+    this.fence = f;
+    gate.open(f.guard(decorated, this::onFenced));
+    if (!headWitnessed) {
+      io.cairn.snapshotter.catalog.CatalogTail.witness(decorated, entries.get(entries.size() - 1));
+    }
+    return catalog;
+  }
+
+  /** An engine and its SQL session. */
+  record Pair(Engine engine, SqlSession session) {
+    void close() {
+      engine.close();
+    }
+  }
+
+  /** A new, empty engine and its SQL session (read-only while this node is a standby). */
+  private Pair freshPair() {
+    Engine e =
         Engine.builder()
             .workers(config.workers())
             .tickPolicy(new TickPolicy(config.tickMaxRecords(), config.tickMaxDuration()))
@@ -177,13 +214,43 @@ public final class Node implements AutoCloseable, NodeApi {
             .secrets(options.secrets())
             .restartStrategy(config.sourceRestart())
             .build();
-    CatalogLog log = snapshots.sessionCatalog();
-    this.session = new SqlSession(engine, log, options.clock());
-    session.setEpoch(fence.epoch());
+    SqlSession s = new SqlSession(e, snapshots.sessionCatalog(), options.clock());
+    StoreFence f = fence;
+    if (f != null) {
+      s.setEpoch(f.epoch());
+    } else {
+      s.setReadOnly("this node is a standby in group '" + config.group().name() + "'; run it on the owner ("
+          + groupOwner() + ")");
+    }
+    return new Pair(e, s);
+  }
+
+  private String groupOwner() {
+    io.cairn.node.group.GroupMembership m = membership;
+    String o = m == null ? "" : m.view().owner();
+    return o == null || o.isEmpty() ? "see /status on any member" : "member " + o;
+  }
+
+  /** A new, empty engine, its SQL session and the snapshot service over them. */
+  private void newEngine() {
+    Pair p = freshPair();
+    this.engine = p.engine();
+    this.session = p.session();
     this.snapshotService = new SnapshotService(config, options, snapshots, engine, session, fence, this::onFenced);
   }
 
-  private final StoreFence fence;
+  /** The store as opened, before the write gate (reads; the epoch's guard wraps it for writes). */
+  private final ObjectStore decorated;
+  /** Reads and, once this node owns the store, writes through its epoch's guard. */
+  private final WriteGate gate;
+  /** A standby's copies of batch files (null for a node that owned the store from its start). */
+  private final BatchFileCache cache;
+  /** Following the owner's snapshots while this node stands by; null otherwise. */
+  private volatile Standby standby;
+  /** Whether the engine holds a standby's loaded state: reads are served while the takeover catches up. */
+  private volatile boolean warm;
+  /** The epoch this node writes under; null while it is a standby. */
+  private volatile StoreFence fence;
   private final java.util.concurrent.atomic.AtomicBoolean fencedOnce = new java.util.concurrent.atomic.AtomicBoolean();
 
   /** A newer node took the store: stop writing and shut down (on another thread: the caller may hold locks). */
@@ -199,13 +266,15 @@ public final class Node implements AutoCloseable, NodeApi {
 
   /** Why this node stopped because another node took its store, or null. */
   public String fencedBy() {
-    StoreFence.FencedException f = fence.fenced();
-    return f == null ? null : f.getMessage();
+    StoreFence f = fence;
+    StoreFence.FencedException e = f == null ? null : f.fenced();
+    return e == null ? null : e.getMessage();
   }
 
-  /** The epoch this node owns the store with. */
+  /** The epoch this node owns the store with (0 while it is a standby). */
   public long epoch() {
-    return fence.epoch();
+    StoreFence f = fence;
+    return f == null ? 0 : f.epoch();
   }
 
   /**
@@ -234,7 +303,13 @@ public final class Node implements AutoCloseable, NodeApi {
     }
   }
 
-  /** Starts a node: recovery from the newest valid snapshot, then catch-up. */
+  /**
+   * Starts a node: recovery from the newest valid snapshot, then catch-up. With a group ({@code
+   * group.*}) the node first joins it; unless the group makes it the owner within the session
+   * timeout, it stands by as a warm {@link Standby} — serving reads from the owner's newest
+   * snapshot through every frontend — and this call returns when the group makes it the owner and
+   * it has taken the store over ({@link #takeOver}).
+   */
   public static Node recover(CairnConfig config, Options options) {
     List<Frontend.Provider> providers = Frontend.providers();
     for (Frontend.Provider p : providers) {
@@ -242,7 +317,7 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     StartingApi starting = new StartingApi(config);
     List<Frontend> early = new ArrayList<>();
-    io.cairn.node.group.GroupMembership membership = null;
+    Joined joined = null;
     Node node;
     try {
       if (options.httpWhileRecovering()) {
@@ -253,16 +328,24 @@ public final class Node implements AutoCloseable, NodeApi {
           }
         }
       }
-      membership = standBy(config, starting);
-      node = new Node(config, options);
+      joined = join(config, starting);
+      if (joined != null && !joined.awaitOwner(config.group().sessionTimeout())) {
+        for (Frontend.Provider p : providers) { // a standby serves reads on every listener
+          if (p.enabled(config) && early.stream().noneMatch(f -> f.name().equals(p.name()))) {
+            early.add(p.start(config, starting));
+          }
+        }
+        return standByThenTakeOver(config, options, starting, early, joined);
+      }
+      node = new Node(config, options, false);
     } catch (RuntimeException e) {
       early.forEach(Frontend::close);
-      if (membership != null) {
-        membership.close();
+      if (joined != null) {
+        joined.membership().close();
       }
       throw e;
     }
-    node.membership = membership;
+    node.membership = joined == null ? null : joined.membership();
     node.frontends.addAll(early);
     starting.node = node;
     try {
@@ -276,9 +359,7 @@ public final class Node implements AutoCloseable, NodeApi {
         node.report = new Recovery(config, node.options, node.store, node.snapshots, node.engine, node.session, again)
             .onPhaseEnd(p -> node.phase = p).run();
       }
-      node.phase = "recovered";
-      node.state.set(State.CAUGHT_UP);
-      NodeMetrics.register(node.registry, node.engine, () -> node.report, node.snapshotService::lastSnapshot);
+      node.recovered();
       return node;
     } catch (RuntimeException e) {
       node.close();
@@ -286,41 +367,156 @@ public final class Node implements AutoCloseable, NodeApi {
     }
   }
 
+  private void recovered() {
+    phase = "recovered";
+    state.set(State.CAUGHT_UP);
+    NodeMetrics.register(registry, engine, () -> report, snapshotService::lastSnapshot);
+  }
+
+  /** A membership of a group and the latch the group opens when it makes this member the owner. */
+  private record Joined(io.cairn.node.group.GroupMembership membership, CountDownLatch owner) {
+    boolean awaitOwner(Duration within) {
+      try {
+        return within == null ? awaitForever() : owner.await(within.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("Cannot start: interrupted while standing by in group '"
+            + membership.settings().group() + "'", e);
+      }
+    }
+
+    private boolean awaitForever() throws InterruptedException {
+      owner.await();
+      return true;
+    }
+  }
+
   /**
-   * With a group configured ({@code group.*}), joins it and waits, as a standby, until the group
-   * makes this member the owner; null without a group. Until then the node has read and written
-   * nothing of the store, and its early frontends answer STANDBY. The group says who should own
-   * the store; the epoch this node takes next ({@link StoreFence}) says who may write.
+   * With a group configured ({@code group.*}), joins it; null without a group. The group says who
+   * should own the store; the epoch this node takes when it does ({@link StoreFence}) says who may
+   * write.
    */
-  private static io.cairn.node.group.GroupMembership standBy(CairnConfig config, StartingApi starting) {
+  private static Joined join(CairnConfig config, StartingApi starting) {
     CairnConfig.Group g = config.group();
     if (!g.enabled()) {
       return null;
     }
     String member = memberId(config);
-    java.util.concurrent.CountDownLatch owner = new java.util.concurrent.CountDownLatch(1);
+    CountDownLatch owner = new CountDownLatch(1);
     io.cairn.node.group.GroupMembership m = io.cairn.node.group.GroupMembership.join(
         new io.cairn.node.group.GroupMembership.Settings(g.bootstrapServers(), g.name(), member, g.sessionTimeout(), g.properties()),
         own -> {
           if (own) {
             owner.countDown();
-          } else if (starting.node != null) {
+          } else if (owner.getCount() == 0) {
             LOG.warn("Group '{}' gave the store to another member: this node serves until the store's epoch fences it", g.name());
           }
         });
     starting.membership = m;
     starting.standby = g.name();
-    LOG.info("Group '{}' on {}: member {} stands by until the group makes it the owner", g.name(), g.bootstrapServers(), member);
+    LOG.info("Group '{}' on {}: member {} joined", g.name(), g.bootstrapServers(), member);
+    return new Joined(m, owner);
+  }
+
+  /**
+   * Stands by: opens the store read-only, loads the newest snapshot and follows the owner's
+   * ({@link Standby}), serving reads through {@code starting}; when the group makes this member the
+   * owner, takes the store over and returns the node, caught up and ready to {@link #serve}.
+   */
+  private static Node standByThenTakeOver(CairnConfig config, Options options, StartingApi starting, List<Frontend> early,
+      Joined joined) {
+    Node node;
     try {
-      owner.await();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      m.close();
-      throw new IllegalStateException("Cannot start: interrupted while standing by in group '" + g.name() + "'", e);
+      node = new Node(config, options, true);
+    } catch (RuntimeException e) {
+      early.forEach(Frontend::close);
+      joined.membership().close();
+      throw e;
     }
-    starting.standby = null;
-    LOG.info("Group '{}': member {} owns the store now; taking it", g.name(), member);
-    return m;
+    node.membership = joined.membership();
+    node.frontends.addAll(early);
+    try {
+      LOG.info("Group '{}': member {} stands by, following the owner's snapshots in {}", config.group().name(),
+          joined.membership().settings().memberId(), node.store.describe());
+      node.standby = new Standby(node.standbyHost(), config.group().standbyRefresh(), node.cache);
+      node.standby.start(); // the first load; until it is done the listeners answer STANDBY, not ready
+      starting.node = node;
+      starting.standby = null;
+      joined.awaitOwner(null);
+      LOG.info("Group '{}': member {} owns the store now; taking it over", config.group().name(),
+          joined.membership().settings().memberId());
+      node.takeOver();
+      return node;
+    } catch (RuntimeException e) {
+      node.close();
+      throw e;
+    }
+  }
+
+  private Standby.Host standbyHost() {
+    return new Standby.Host() {
+      @Override
+      public Pair freshPair() {
+        return Node.this.freshPair();
+      }
+
+      @Override
+      public Pair install(Standby.Held held) {
+        Engine oldEngine = engine;
+        SqlSession oldSession = session;
+        session = held.session();
+        engine = held.engine();
+        warm = true;
+        return oldEngine == null ? null : new Pair(oldEngine, oldSession);
+      }
+
+      @Override
+      public Recovery recovery(Pair pair, Recovery.FellBackPastReplay previous) {
+        return new Recovery(config, options, store, snapshots, pair.engine(), pair.session(), previous);
+      }
+
+      @Override
+      public SnapshotStore snapshots() {
+        return snapshots;
+      }
+
+      @Override
+      public Duration statementTimeout() {
+        return config.limits().statementTimeout();
+      }
+    };
+  }
+
+  /**
+   * The group made this standby the owner: take the next epoch and the first commit slot, load the
+   * newest snapshot if it is not the one held (a Postgres slot may be confirmed to its LSN already),
+   * then resume — replay the rest of the catalog, seek the sources (Postgres resumes the slot),
+   * catch up. Reads go on being served from the held state meanwhile.
+   */
+  private void takeOver() {
+    Standby.Held held = standby.stop();
+    state.set(State.RECOVERING);
+    phase = "taking the store";
+    takeStore();
+    Optional<io.cairn.snapshotter.ManifestInfo> newest = snapshots.newest();
+    if (held == null || !java.util.Objects.equals(held.key(), newest.map(io.cairn.snapshotter.ManifestInfo::key).orElse(null))) {
+      LOG.info("Takeover: loading the newest snapshot {} (held: {})", newest.map(io.cairn.snapshotter.ManifestInfo::key).orElse("none"),
+          held == null ? "nothing" : held.key());
+      standby.refresh();
+      held = standby.held();
+    }
+    standby.close();
+    standby = null;
+    if (held == null) {
+      throw new IllegalStateException("Cannot take over the store " + store.describe() + ": no snapshot could be loaded");
+    }
+    session.setReadOnly(null);
+    session.setEpoch(fence.epoch());
+    snapshotService = new SnapshotService(config, options, snapshots, engine, session, fence, this::onFenced);
+    report = new Recovery(config, options, store, snapshots, engine, session).onPhaseEnd(p -> phase = p)
+        .resume(held.loaded(), true);
+    recovered();
+    warm = false;
   }
 
   /** This member's name in its group: host, process and HTTP port. */
@@ -463,12 +659,26 @@ public final class Node implements AutoCloseable, NodeApi {
    * is still recovering (the message says where it is).
    */
   private void requireServing(String what) {
-    StoreFence.FencedException f = fence.fenced();
+    requireServing(what, false);
+  }
+
+  /** As {@link #requireServing(String)}; {@code read} also serves a standby's reads and a warm takeover's. */
+  private void requireServing(String what, boolean read) {
+    StoreFence fe = fence;
+    StoreFence.FencedException f = fe == null ? null : fe.fenced();
     if (f != null) {
       throw fenced(what, f);
     }
     State s = state.get();
-    if (s == State.RECOVERING || s == State.CLOSED) {
+    if (s == State.STANDBY && !read) {
+      throw new io.cairn.node.NodeUnavailableException(io.cairn.node.NodeUnavailableException.Reason.NOT_READY,
+          "Cannot " + what + ": this node is a standby in group '" + config.group().name() + "'; ask the owner ("
+              + groupOwner() + ")");
+    }
+    if (read && (s == State.STANDBY || (s == State.RECOVERING && warm))) {
+      return;
+    }
+    if (s == State.STANDBY || s == State.RECOVERING || s == State.CLOSED) {
       throw new io.cairn.node.NodeUnavailableException(io.cairn.node.NodeUnavailableException.Reason.NOT_READY,
           "Cannot " + what + ": the node is not ready: " + (s == State.CLOSED ? "it is shutting down" : recoveringWhy())
               + "; GET /health/ready answers 200 once it is");
@@ -477,7 +687,7 @@ public final class Node implements AutoCloseable, NodeApi {
 
   private io.cairn.node.NodeUnavailableException fenced(String what, StoreFence.FencedException f) {
     return new io.cairn.node.NodeUnavailableException(io.cairn.node.NodeUnavailableException.Reason.FENCED,
-        "Cannot " + what + ": this node (epoch " + fence.epoch() + ") no longer owns the store: " + f.getMessage());
+        "Cannot " + what + ": this node (epoch " + epoch() + ") no longer owns the store: " + f.getMessage());
   }
 
   private String recoveringWhy() {
@@ -487,7 +697,7 @@ public final class Node implements AutoCloseable, NodeApi {
 
   @Override
   public List<io.cairn.engine.sql.Result> execute(List<String> statements, io.cairn.engine.sql.StatementBudget budget) {
-    requireServing("run statements");
+    requireServing("run statements", true);
     return running(budget, () -> session.executeRequest(statements, budget));
   }
 
@@ -503,8 +713,10 @@ public final class Node implements AutoCloseable, NodeApi {
 
   @Override
   public String statusJson() {
-    Map<String, Object> s = NodeStatus.of(state.get().name(), engine, session.position(), snapshotService.lastSnapshot(),
-        snapshotService.lastError(), snapshotService.retentionWarnings());
+    SnapshotService svc = snapshotService;
+    Map<String, Object> s = NodeStatus.of(state.get().name(), engine, session.position(),
+        svc == null ? java.util.Optional.empty() : svc.lastSnapshot(), svc == null ? null : svc.lastError(),
+        svc == null ? List.of() : svc.retentionWarnings());
     Health h = health();
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("state", s.remove("state"));
@@ -515,18 +727,23 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     out.put("phase", phase);
     out.put("uptimeMillis", (System.nanoTime() - startedNanos) / 1_000_000);
-    out.put("epoch", fence.epoch());
+    out.put("epoch", epoch());
     out.put("fencedBy", fencedBy());
     io.cairn.node.group.GroupMembership m = membership;
     if (m != null) {
       out.put("group", m.settings().group());
       // the group's word, not the epoch's: a member the group has moved on from serves until it is fenced
-      out.put("role", m.isOwner() ? "owner" : "owner, no longer assigned by the group");
+      Standby sb = standby;
+      out.put("role", state.get() == State.STANDBY ? "standby" : sb != null || warm ? "owner, taking over"
+          : m.isOwner() ? "owner" : "owner, no longer assigned by the group");
       out.put("member", m.settings().memberId());
       io.cairn.node.group.GroupMembership.View v = m.view();
       out.put("members", v.members());
       out.put("groupOwner", v.owner());
       out.put("groupReadAt", v.readAtMillis() == 0 ? null : java.time.Instant.ofEpochMilli(v.readAtMillis()).toString());
+      if (sb != null) {
+        out.put("standby", sb.status());
+      }
     }
     out.put("statementsRunning", statementsRunning.get());
     out.putAll(s);
@@ -539,9 +756,13 @@ public final class Node implements AutoCloseable, NodeApi {
     boolean live = deadlocked == 0;
     State s = state.get();
     String why;
-    StoreFence.FencedException f = fence.fenced();
+    StoreFence fe = fence;
+    StoreFence.FencedException f = fe == null ? null : fe.fenced();
     if (f != null) {
       why = "fenced: " + f.getMessage();
+    } else if (s == State.STANDBY) {
+      why = "standing by in group '" + config.group().name() + "': serves reads as of the snapshot it holds (see /status); "
+          + "takes over when the group makes it the owner";
     } else if (s == State.RECOVERING) {
       why = recoveringWhy();
     } else if (s == State.CAUGHT_UP) {
@@ -608,9 +829,19 @@ public final class Node implements AutoCloseable, NodeApi {
       background.shutdownNow();
     }
     frontends.forEach(Frontend::close);
-    engine.close();
+    Standby sb = standby;
+    if (sb != null) {
+      sb.close();
+    }
+    Engine eng = engine;
+    if (eng != null) {
+      eng.close();
+    }
     snapshots.close();
-    fence.release();
+    StoreFence fe = fence;
+    if (fe != null) {
+      fe.release();
+    }
     if (membership != null) {
       membership.close(); // leaves the group: a standby takes over without waiting for the session timeout
     }

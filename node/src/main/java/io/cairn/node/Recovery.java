@@ -105,11 +105,36 @@ final class Recovery {
 
   /** Runs the recovery: load, replay the catalog, init, seek, catch up; returns its report. */
   RecoveryReport run() {
+    return resume(load(true), false);
+  }
+
+  /**
+   * What {@link #load} leaves for {@link #resume}: the engine holds the snapshot's state (or
+   * nothing, for a full replay) and the catalog up to the snapshot's position; no source has been
+   * sought and no tick has run. A standby holds one of these and serves reads from it.
+   */
+  record Loaded(
+      SnapshotStore.Recovered rec,
+      List<RecoveryReport.Fallback> fallbacks,
+      long rowsLoaded,
+      Map<String, SourceOffsets> resumeFrom,
+      Engine.Restored restored,
+      java.util.Set<String> inSnapshot,
+      long startNanos,
+      Phases phases) {}
+
+  /**
+   * The first half of a recovery: loads the newest snapshot that verifies, replays the catalog up
+   * to its position, checks the catalog is the history it was taken with and restores the
+   * engine's state. With {@code connectSources} the sources connect meanwhile (a start that will
+   * seek next); a standby passes false and touches no source.
+   */
+  Loaded load(boolean connectSources) {
     long t0 = previous == null ? System.nanoTime() : previous.startNanos;
     Phases phases = new Phases(t0, phaseListener);
     SnapshotStore.Recovered rec;
     if (previous == null) {
-      rec = loadWhileReplaying(phases, t0);
+      rec = loadWhileReplaying(phases, t0, connectSources);
     } else {
       rec = previous.recovered;
       phases.end("snapshot load (first attempt)");
@@ -153,6 +178,31 @@ final class Recovery {
       LOG.info("Recovered snapshot {} as of tick {}: {} rows in {} ms", rec.info().key(), st.tick(), rowsLoaded, rec.loadMillis());
     } else {
       LOG.warn("NO SNAPSHOT FOUND in {}: FULL REPLAY — every source is read again from its beginning", store.describe());
+    }
+    return new Loaded(rec, fallbacks, rowsLoaded, resumeFrom, restored, inSnapshot, t0, phases);
+  }
+
+  /**
+   * The second half: replays the rest of the catalog, runs init, seeks every source and catches
+   * up; returns the report. After {@link #load} on the same engine and session (at once, or when
+   * a standby takes over: its phases are then timed from the takeover, the load's are reported
+   * as they were).
+   */
+  RecoveryReport resume(Loaded loaded, boolean takeover) {
+    SnapshotStore.Recovered rec = loaded.rec();
+    List<RecoveryReport.Fallback> fallbacks = loaded.fallbacks();
+    long rowsLoaded = loaded.rowsLoaded();
+    Map<String, SourceOffsets> resumeFrom = loaded.resumeFrom();
+    Engine.Restored restored = loaded.restored();
+    java.util.Set<String> inSnapshot = loaded.inSnapshot();
+    long t0 = takeover ? System.nanoTime() : loaded.startNanos();
+    Phases phases = loaded.phases();
+    if (takeover) {
+      Map<String, Long> before = phases.millis();
+      phases = new Phases(t0, phaseListener);
+      for (Map.Entry<String, Long> e : before.entrySet()) {
+        phases.record("as a standby, before the takeover: " + e.getKey(), e.getValue());
+      }
     }
     session.replayAll();
     runInit();
@@ -242,7 +292,7 @@ final class Recovery {
    * run on both cores. When the load falls back to a snapshot at another catalog position,
    * {@link FellBackPastReplay} is thrown so that recovery starts again on a fresh engine.
    */
-  private SnapshotStore.Recovered loadWhileReplaying(Phases phases, long t0) {
+  private SnapshotStore.Recovered loadWhileReplaying(Phases phases, long t0, boolean connectSources) {
     java.util.concurrent.CompletableFuture<io.cairn.snapshotter.Manifest> first = new java.util.concurrent.CompletableFuture<>();
     java.util.concurrent.CompletableFuture<SnapshotStore.Recovered> loading = new java.util.concurrent.CompletableFuture<>();
     Thread loader = new Thread(() -> {
@@ -280,9 +330,11 @@ final class Recovery {
       throw e;
     }
     phases.end("catalog to snapshot");
-    // connect the sources meanwhile: the seek after the restore then has little left to ask
-    engine.warmUpSources(SOURCE_WARM_UP_BUDGET);
-    phases.end("connect sources");
+    if (connectSources) {
+      // connect the sources meanwhile: the seek after the restore then has little left to ask
+      engine.warmUpSources(SOURCE_WARM_UP_BUDGET);
+      phases.end("connect sources");
+    }
     SnapshotStore.Recovered rec = join(loading);
     phases.end("snapshot load");
     if (rec.found() && rec.manifest().catalogPosition() != replayedTo) {
@@ -374,7 +426,7 @@ final class Recovery {
   }
 
   /** Wall time per phase of a recovery, in the order they ran (each phase ends where the next begins). */
-  private static final class Phases {
+  static final class Phases {
     private final Map<String, Long> nanos = new LinkedHashMap<>();
     private final java.util.function.Consumer<String> listener;
     private long last;
@@ -395,6 +447,11 @@ final class Recovery {
       Map<String, Long> out = new LinkedHashMap<>();
       nanos.forEach((k, v) -> out.put(k, Math.round(v / 1e6)));
       return out;
+    }
+
+    /** A phase that ran elsewhere (a standby's load), reported but not timed here. */
+    synchronized void record(String phase, long millis) {
+      nanos.merge(phase, millis * 1_000_000L, Long::sum);
     }
   }
 

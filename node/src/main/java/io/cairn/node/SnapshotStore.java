@@ -104,6 +104,12 @@ final class SnapshotStore implements AutoCloseable {
     return new Recovered(c.chosen().get(), m, c.state().get(), rejected, bytes, millis);
   }
 
+  /** The newest manifest in the store (by tick), from one listing; empty when there is none. */
+  java.util.Optional<ManifestInfo> newest() {
+    List<ManifestInfo> all = reader.list();
+    return all.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(all.get(0));
+  }
+
   /** Writes and commits a snapshot of {@code state}; returns its figures. */
   SnapshotResult write(EngineState state, long catalogPosition, String catalogHash, long epoch, long pauseNanos) {
     return snapshotter.snapshot(state, catalogPosition, catalogHash, epoch, Duration.ofNanos(pauseNanos));

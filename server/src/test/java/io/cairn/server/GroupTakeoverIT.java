@@ -22,11 +22,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A group of {@code cairn run} nodes on one store (child JVMs, a real Kafka broker for the group):
- * the first member owns the store, a second stands by (status STANDBY, not ready, nothing written),
- * and takes the store over when the owner is killed with -9 (after Kafka's session timeout) and when
- * the owner stops cleanly (at once: it leaves the group). After each takeover the new owner's view
- * equals the naive oracle computed from the load generator's records: nothing lost, nothing counted
- * twice.
+ * the first member owns the store; three more stand by warm (status STANDBY, not ready): each loads
+ * the owner's snapshot as it is committed and serves it — its view equals the naive oracle after the
+ * records the snapshot's offsets name — and refuses DDL and snapshots. Then three takeovers: the owner
+ * killed with -9 (a standby takes over after Kafka's session timeout), the new owner stopped cleanly
+ * (at once: it leaves the group), and the next one paused with SIGSTOP past the session timeout (a
+ * zombie: resumed, it writes no object naming its epoch and exits 5). After each, the new owner's view
+ * equals the oracle over every record: nothing lost, nothing counted twice. Throughout, SELECTs sent
+ * to the standbys every 100 ms (and to each while it takes over) never fail.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class GroupTakeoverIT {
@@ -40,9 +43,14 @@ class GroupTakeoverIT {
 
   /** The view {@code by_cat} after every record of the generator: category → {count, sum of amount}. */
   static Map<Long, long[]> oracle() {
+    return oracle(LIMIT);
+  }
+
+  /** The view {@code by_cat} after the generator's first {@code records} records. */
+  static Map<Long, long[]> oracle(long records) {
     var s = new LoadGeneratorConnector.Settings(KEYS, CATEGORIES, SEED, 10, LIMIT, RATE);
     Map<Long, Row> table = new HashMap<>();
-    for (long i = 0; i < LIMIT; i++) {
+    for (long i = 0; i < records; i++) {
       var r = LoadGeneratorConnector.recordAt(s, i);
       if (r.row() == null) {
         table.remove(r.id());
@@ -120,6 +128,86 @@ class GroupTakeoverIT {
       Thread.sleep(50);
     }
     throw new AssertionError("no standby took the store within " + within + " " + when);
+  }
+
+  /**
+   * Waits until the standby on {@code port} serves snapshot {@code snapshotId}, and checks what it
+   * serves: its view equals the oracle after the records the snapshot's offsets say were read.
+   */
+  private static void awaitServing(int port, String snapshotId, String who) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (true) {
+      var st = Http.get(port, "/status").json();
+      var sb = st.path("standby");
+      if (sb.path("snapshot").asText().equals(snapshotId)) {
+        assertThat(st.path("state").asText()).isEqualTo("STANDBY");
+        long offset = sb.path("sourcesAsOfSnapshot").path("gen").path("offset").asLong(-1);
+        assertThat(offset).as("%s: the generator's offset in the snapshot served: %s", who, sb).isPositive();
+        assertThat(text(view(port))).as("%s serves snapshot %s: by_cat after %d records", who, snapshotId, offset)
+            .isEqualTo(text(oracle(offset)));
+        assertThat(sb.path("lagBehindSnapshotMillis").asLong(-1)).isNotNegative();
+        Http.Response ddl = Http.post(port, "/sql", "CREATE MATERIALIZED VIEW nope AS SELECT category FROM gen");
+        assertThat(ddl.code()).as("DDL on a standby: %s", ddl.body()).isEqualTo(400);
+        assertThat(ddl.body()).contains("standby");
+        assertThat(Http.post(port, "/snapshot", "").code()).as("a standby takes no snapshot").isEqualTo(503);
+        return;
+      }
+      assertThat(System.nanoTime()).as("%s serves snapshot %s within 30 s: %s", who, snapshotId, st).isLessThan(deadline);
+      Thread.sleep(100);
+    }
+  }
+
+  /** SELECTs sent round-robin to the watched members, counting every one that fails. */
+  private static final class Reads implements Runnable {
+    private final List<Integer> ports;
+    private final java.util.Set<Integer> watched = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    final java.util.concurrent.atomic.AtomicLong ok = new java.util.concurrent.atomic.AtomicLong();
+    final List<String> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private volatile boolean stopped;
+
+    Reads(List<Integer> ports) {
+      this.ports = ports;
+    }
+
+    void watch(Integer... members) {
+      watched.addAll(List.of(members));
+    }
+
+    void unwatch(int member) {
+      watched.remove(member);
+    }
+
+    void stop() {
+      stopped = true;
+    }
+
+    @Override
+    public void run() {
+      while (!stopped) {
+        for (int i : List.copyOf(watched)) {
+          if (!watched.contains(i)) {
+            continue;
+          }
+          try {
+            Http.Response r = Http.post(ports.get(i), "/sql?format=json", "SELECT category, n, total FROM by_cat");
+            if (r.code() == 200) {
+              ok.incrementAndGet();
+            } else if (watched.contains(i)) {
+              failures.add("member " + i + ": " + r.code() + " " + r.body());
+            }
+          } catch (RuntimeException e) {
+            if (watched.contains(i)) {
+              failures.add("member " + i + ": " + e);
+            }
+          }
+        }
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }
   }
 
   /** Sends {@code SIG<name>} to the child's JVM (a process this test started). */
@@ -210,12 +298,22 @@ class GroupTakeoverIT {
       }
       Http.Response snap = Http.post(ports.get(0), "/snapshot", ""); // a snapshot, and more records after it
       assertThat(snap.code()).as(snap.body()).isEqualTo(200);
+      String snapshotId = snap.json().path("snapshotId").asText();
+      for (int i = 1; i < 4; i++) {
+        awaitServing(ports.get(i), snapshotId, names.get(i));
+      }
       Thread.sleep(1000);
       for (int i = 1; i < 4; i++) {
         assertThat(Http.get(ports.get(i), "/status").json().path("state").asText()).as("%s stands by while a lives", names.get(i))
             .isEqualTo("STANDBY");
       }
       List<Integer> standing = new ArrayList<>(List.of(1, 2, 3));
+      // reads on the standbys (and on the one taking over) never fail, through every takeover
+      Reads reads = new Reads(ports);
+      reads.watch(1, 2, 3);
+      Thread reader = new Thread(reads, "standby-reads");
+      reader.setDaemon(true);
+      reader.start();
 
       // 1. kill -9 of the owner: the group notices after the session timeout; one standby takes the store
       long t0 = System.nanoTime();
@@ -226,6 +324,7 @@ class GroupTakeoverIT {
       awaitOracle(ports.get(owner1), oracle, names.get(owner1) + " after a's kill -9");
 
       // 2. a clean stop of the owner: it leaves the group, so another standby takes over without the session timeout
+      reads.unwatch(owner1);
       long t1 = System.nanoTime();
       nodes.get(owner1).stop(Duration.ofSeconds(30));
       assertThat(nodes.get(owner1).exitValue()).as("%s stopped by its SIGTERM (143), not killed after the grace period; log: %s",
@@ -238,6 +337,7 @@ class GroupTakeoverIT {
       //    resumed, writes no epoch, catalog entry, witness or manifest (each names its writer's epoch) and exits 5
       ChildNode zombie = nodes.get(owner2);
       long zombieEpoch = Http.get(ports.get(owner2), "/status").json().path("epoch").asLong();
+      reads.unwatch(owner2);
       signal("STOP", zombie);
       long t2 = System.nanoTime();
       int owner3 = awaitOneReady(nodes, ports, standing, SESSION.plusSeconds(60), "after " + names.get(owner2) + "'s pause");
@@ -258,10 +358,14 @@ class GroupTakeoverIT {
         }
       }
       awaitOracle(ports.get(owner3), oracle, names.get(owner3) + " after the zombie's pause");
+      reads.stop();
+      reader.join(10_000);
+      assertThat(reads.failures).as("failed SELECTs on standbys during the takeovers").isEmpty();
+      assertThat(reads.ok.get()).as("SELECTs on standbys during the takeovers").isGreaterThan(50);
       String figures = String.format(java.util.Locale.ROOT,
           "takeover (kill -9 to a standby ready): %d ms with a %d s session timeout; (SIGTERM to a standby ready): %d ms;"
-              + " (SIGSTOP to a standby ready): %d ms%n",
-          killTakeover, SESSION.toSeconds(), stopTakeover, pauseTakeover);
+              + " (SIGSTOP to a standby ready): %d ms; %d SELECTs on standbys meanwhile, %d failed%n",
+          killTakeover, SESSION.toSeconds(), stopTakeover, pauseTakeover, reads.ok.get(), reads.failures.size());
       LOG.info("Group takeover figures:\n{}", figures);
       Files.writeString(Path.of("target", "group-takeover-figures.txt"), figures);
       assertThat(stopTakeover).as("a clean stop hands over without waiting for the session timeout (%s)", figures)

@@ -120,6 +120,30 @@ public final class SqlSession {
     return lastHash;
   }
 
+  /** Why this session refuses statements that change the catalog, or null when it accepts them. */
+  private volatile String readOnly;
+
+  /**
+   * A session that refuses every request with a statement that changes the catalog (before
+   * anything of it runs), saying {@code why} — a standby's session, whose catalog is the owner's;
+   * null accepts them again.
+   */
+  public void setReadOnly(String why) {
+    this.readOnly = why;
+  }
+
+  /** A statement that would change the catalog, sent to a read-only session: SQLSTATE 25006 (read_only_sql_transaction). */
+  public static final class ReadOnlyException extends SqlException implements SqlState.Carrier {
+    public ReadOnlyException(String message) {
+      super(message);
+    }
+
+    @Override
+    public String sqlState() {
+      return "25006";
+    }
+  }
+
   /** The writer epoch recorded in the entries this session appends (0: none). */
   public void setEpoch(long epoch) {
     this.epoch = epoch;
@@ -284,6 +308,11 @@ public final class SqlSession {
         }
         ddl = i;
       }
+    }
+    String ro = readOnly;
+    if (ddl >= 0 && ro != null) {
+      throw new ReadOnlyException("Cannot execute " + (statements.size() == 1 ? "statement" : "statement " + (ddl + 1) + " of "
+          + statements.size()) + ": it changes the catalog, and " + ro + "; nothing was applied");
     }
     List<Result> out = new ArrayList<>();
     for (int i = 0; i < parsed.size(); i++) {

@@ -84,8 +84,14 @@ public record CairnConfig(
    * @param sessionTimeout how long a silent member stays a member; key {@code group.session-timeout}
    *     (6s, the broker's default minimum)
    * @param properties passed to the Kafka clients; keys {@code group.properties.*}
+   * @param standbyRefresh how often a standby looks for a newer snapshot to load; key {@code
+   *     standby.refresh-interval} (2s)
    */
-  public record Group(String bootstrapServers, String name, Duration sessionTimeout, Map<String, String> properties) {
+  public record Group(String bootstrapServers, String name, Duration sessionTimeout, Map<String, String> properties,
+      Duration standbyRefresh) {
+    /** How often a standby looks for a newer snapshot unless configured. */
+    public static final Duration DEFAULT_STANDBY_REFRESH = Duration.ofSeconds(2);
+
     /** No group. */
     public static final Group NONE = new Group("", "", Duration.ofSeconds(6), Map.of());
 
@@ -93,7 +99,13 @@ public record CairnConfig(
       Objects.requireNonNull(bootstrapServers, "bootstrapServers");
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(sessionTimeout, "sessionTimeout");
+      Objects.requireNonNull(standbyRefresh, "standbyRefresh");
       properties = Map.copyOf(properties);
+    }
+
+    /** A group whose standbys look for a newer snapshot every {@link #DEFAULT_STANDBY_REFRESH}. */
+    public Group(String bootstrapServers, String name, Duration sessionTimeout, Map<String, String> properties) {
+      this(bootstrapServers, name, sessionTimeout, properties, DEFAULT_STANDBY_REFRESH);
     }
 
     /** Whether a group is configured. */

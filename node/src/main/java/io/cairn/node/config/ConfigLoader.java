@@ -58,6 +58,7 @@ public final class ConfigLoader {
     k.put("group.bootstrap-servers", d.group().bootstrapServers());
     k.put("group.name", d.group().name());
     k.put("group.session-timeout", formatDuration(d.group().sessionTimeout()));
+    k.put("standby.refresh-interval", formatDuration(d.group().standbyRefresh()));
     return java.util.Collections.unmodifiableMap(k);
   }
 
@@ -234,6 +235,7 @@ public final class ConfigLoader {
     String servers = flat.get("group.bootstrap-servers").trim();
     String name = flat.get("group.name").trim();
     Duration session = positive(flat, "group.session-timeout");
+    Duration refresh = positive(flat, "standby.refresh-interval");
     if (servers.isEmpty()) {
       return CairnConfig.Group.NONE;
     }
@@ -246,7 +248,11 @@ public final class ConfigLoader {
     } else if (!name.matches("[A-Za-z0-9._-]{1,200}")) {
       throw new ConfigException("Bad configuration key 'group.name': '" + name + "' is not 1 to 200 letters, digits, '.', '_' or '-'");
     }
-    return new CairnConfig.Group(servers, name, session, props);
+    if (refresh.compareTo(Duration.ofMillis(100)) < 0) {
+      throw new ConfigException("Bad configuration key 'standby.refresh-interval': " + formatDuration(refresh)
+          + " is less than 100ms (each round lists the store's snapshots)");
+    }
+    return new CairnConfig.Group(servers, name, session, props, refresh);
   }
 
   private static byte[] sha256(String s) {

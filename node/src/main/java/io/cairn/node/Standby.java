@@ -1,0 +1,234 @@
+package io.cairn.node;
+
+import io.cairn.engine.runtime.Engine;
+import io.cairn.engine.source.SourceOffsets;
+import io.cairn.engine.sql.SqlSession;
+import io.cairn.snapshotter.ManifestInfo;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A warm standby: a member of a group that does not own the store follows the owner's committed
+ * snapshots, so that a takeover only has to catch the sources up.
+ *
+ * <p>Design and invariants:
+ *
+ * <ul>
+ *   <li>Every {@code standby.refresh-interval} one listing of {@code snapshots/} finds the newest
+ *       manifest. When it is not the one held, a fresh engine and SQL session load it (the first
+ *       half of a recovery, {@link Recovery#load}, touching no source), and the node serves reads
+ *       from the new pair at once; the old pair is closed after the statement timeout, so a read
+ *       that started on it ends normally. Batch files come through a {@link BatchFileCache}: a
+ *       load downloads only the files the previous one did not read.
+ *   <li>A standby writes nothing: its store is a {@link WriteGate} that is closed, its session is
+ *       read-only (DDL answers 25006 and names the owner), it takes no epoch, claims no slot, and
+ *       seeks no source — a Postgres slot has one reader, and a Kafka read is not needed to be
+ *       warm. Its views are as of the snapshot it holds: status says which, and how far it is
+ *       behind the newest manifest in the store.
+ *   <li>A load that fails (a manifest that does not verify, the store unreachable) keeps the pair
+ *       already served; status shows the error, and the next round tries again.
+ *   <li>{@link #stop} (the group made this member the owner) waits for a load in progress and
+ *       returns what is held; the takeover then loads the newest manifest if it is not that one
+ *       (the owner may have committed one just before it died, and a Postgres slot may already
+ *       be confirmed to its LSN), and resumes from it.
+ * </ul>
+ */
+final class Standby {
+  private static final Logger LOG = LoggerFactory.getLogger(Standby.class);
+
+  /** What a standby serves: an engine and session holding {@code manifest}'s state, and how it was loaded. */
+  record Held(Recovery.Loaded loaded, Engine engine, SqlSession session, Optional<ManifestInfo> manifest, long loadMillis,
+      Instant loadedAt) {
+    String key() {
+      return manifest.map(ManifestInfo::key).orElse(null);
+    }
+  }
+
+  /** Builds a fresh engine and read-only session for a load, and installs a loaded pair on the node. */
+  interface Host {
+    Node.Pair freshPair();
+
+    /** Serves reads from {@code held} from now on; returns the pair it replaces (null for none). */
+    Node.Pair install(Held held);
+
+    Recovery recovery(Node.Pair pair, Recovery.FellBackPastReplay previous);
+
+    SnapshotStore snapshots();
+
+    Duration statementTimeout();
+  }
+
+  private final Host host;
+  private final Duration interval;
+  private final BatchFileCache cache;
+  private final Object loadLock = new Object();
+  private final Thread thread;
+  private final java.util.concurrent.ScheduledExecutorService closer;
+  private volatile boolean stopping;
+  private volatile Held held;
+  private volatile Optional<ManifestInfo> newestSeen = Optional.empty();
+  private volatile Instant newestSeenAt;
+  private volatile String lastError;
+  private volatile long loads;
+
+  Standby(Host host, Duration interval, BatchFileCache cache) {
+    this.host = host;
+    this.interval = interval;
+    this.cache = cache;
+    this.closer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "cairn-standby-close");
+      t.setDaemon(true);
+      return t;
+    });
+    this.thread = new Thread(this::follow, "cairn-standby");
+    this.thread.setDaemon(true);
+  }
+
+  /** Loads the newest snapshot now (on the calling thread), then follows the store in the background. */
+  void start() {
+    refresh();
+    thread.start();
+  }
+
+  private void follow() {
+    while (!stopping) {
+      try {
+        Thread.sleep(interval.toMillis());
+      } catch (InterruptedException e) {
+        return;
+      }
+      if (!stopping) {
+        refresh();
+      }
+    }
+  }
+
+  /** Loads the newest manifest when it is not the one held; true when it loaded one. Never throws. */
+  boolean refresh() {
+    synchronized (loadLock) {
+      try {
+        Optional<ManifestInfo> newest = host.snapshots().newest();
+        newestSeen = newest;
+        newestSeenAt = Instant.now();
+        Held h = held;
+        if (h != null && java.util.Objects.equals(h.key(), newest.map(ManifestInfo::key).orElse(null))) {
+          return false;
+        }
+        load();
+        lastError = null;
+        return true;
+      } catch (RuntimeException e) {
+        lastError = e.getMessage();
+        LOG.warn("Standby: cannot load the newest snapshot now (still serving {}): {}",
+            held == null ? "nothing" : held.key(), e.toString());
+        return false;
+      }
+    }
+  }
+
+  private void load() {
+    long t0 = System.nanoTime();
+    Node.Pair pair = host.freshPair();
+    Recovery.Loaded loaded;
+    try {
+      try {
+        loaded = host.recovery(pair, null).load(false);
+      } catch (Recovery.FellBackPastReplay again) {
+        pair.close();
+        pair = host.freshPair();
+        loaded = host.recovery(pair, again).load(false);
+      }
+    } catch (RuntimeException e) {
+      pair.close();
+      throw e;
+    }
+    cache.retainOnly();
+    Optional<ManifestInfo> m = loaded.rec().found() ? Optional.of(loaded.rec().info()) : Optional.empty();
+    Held h = new Held(loaded, pair.engine(), pair.session(), m, (System.nanoTime() - t0) / 1_000_000, Instant.now());
+    Node.Pair old = host.install(h);
+    held = h;
+    loads++;
+    BatchFileCache.Counts c = cache.counts();
+    LOG.info("Standby: serving snapshot {} (tick {}, {} rows), loaded in {} ms; batch files so far: {} downloaded ({} bytes), {} reused",
+        h.key(), pair.engine().lastClosedTick(), loaded.rowsLoaded(), h.loadMillis(), c.downloadedFiles(), c.downloadedBytes(),
+        c.reusedFiles());
+    if (old != null) {
+      closer.schedule(old::close, host.statementTimeout().toMillis() + 1_000, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /** Stops following (waits for a load in progress) and returns what is held (null if nothing loaded). */
+  Held stop() {
+    stopping = true;
+    thread.interrupt(); // only its sleep: a load runs under loadLock, which this waits for next
+    synchronized (loadLock) {
+      return held;
+    }
+  }
+
+  /** Stops following and closes what it held and the pairs waiting to be closed. */
+  void close() {
+    stopping = true;
+    thread.interrupt();
+    closer.shutdownNow();
+  }
+
+  Held held() {
+    return held;
+  }
+
+  /** What status shows of a standby: the snapshot it serves, how far behind the newest it is, its loads. */
+  Map<String, Object> status() {
+    Map<String, Object> s = new LinkedHashMap<>();
+    Held h = held;
+    Optional<ManifestInfo> newest = newestSeen;
+    if (h == null) {
+      s.put("serving", "nothing yet: loading the newest snapshot");
+    } else if (h.manifest().isEmpty()) {
+      s.put("serving", "nothing: the store has no snapshot yet (views appear here once the owner commits one)");
+    } else {
+      ManifestInfo mi = h.manifest().get();
+      s.put("snapshot", h.loaded().rec().manifest().snapshotId());
+      s.put("snapshotTick", mi.tick());
+      s.put("snapshotCommittedAt", mi.lastModified().toString());
+      s.put("servingTick", h.engine().lastClosedTick());
+      s.put("servingForMillis", Duration.between(h.loadedAt(), Instant.now()).toMillis());
+      s.put("lagBehindSnapshotMillis", Math.max(0, Instant.now().toEpochMilli() - mi.lastModified().toEpochMilli()));
+      Map<String, Object> offsets = new LinkedHashMap<>();
+      h.loaded().rec().state().offsets().forEach((name, o) -> offsets.put(name, o.values()));
+      s.put("sourcesAsOfSnapshot", offsets);
+      s.put("sourceLag", "not measured: a warm standby reads no source (its views are as of the snapshot it serves)");
+    }
+    newest.ifPresent(n -> {
+      s.put("newestSnapshotTick", n.tick());
+      s.put("newestSnapshotCommittedAt", n.lastModified().toString());
+      s.put("behindNewestSnapshot", h == null || !n.key().equals(h.key()));
+    });
+    if (newestSeenAt != null) {
+      s.put("storeCheckedAt", newestSeenAt.toString());
+    }
+    s.put("loads", loads);
+    if (h != null) {
+      s.put("lastLoadMillis", h.loadMillis());
+    }
+    BatchFileCache.Counts c = cache.counts();
+    s.put("batchFilesDownloaded", c.downloadedFiles());
+    s.put("batchBytesDownloaded", c.downloadedBytes());
+    s.put("batchFilesReused", c.reusedFiles());
+    if (lastError != null) {
+      s.put("lastError", lastError);
+    }
+    return s;
+  }
+
+  /** Offsets of the sources in the snapshot held, for the recovery report's comparison (empty before a load). */
+  Map<String, SourceOffsets> offsets() {
+    Held h = held;
+    return h == null || !h.loaded().rec().found() ? Map.of() : h.loaded().rec().state().offsets();
+  }
+}
