@@ -62,7 +62,7 @@ final class NodeProcess implements AutoCloseable {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(jvmOptions);
-    cmd.addAll(List.of("-cp", classPath, "io.cairn.server.cli.CairnCommand", "run", "--config", config.toString()));
+    cmd.addAll(List.of("-cp", absolute(classPath), "io.cairn.server.cli.CairnCommand", "run", "--config", config.toString()));
     Path log = dir.resolve(name + ".log");
     Path work = Files.createDirectories(dir.resolve(name));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).directory(work.toFile());
@@ -70,6 +70,17 @@ final class NodeProcess implements AutoCloseable {
     pb.environment().put("CAIRN_PGWIRE_PORT", "0");
     long t = System.nanoTime();
     return new NodeProcess(name, pb.start(), port, log, t);
+  }
+
+  /** The class path with every entry absolute: the node runs in its own directory. */
+  static String absolute(String classPath) {
+    List<String> out = new ArrayList<>();
+    for (String e : classPath.split(java.io.File.pathSeparator)) {
+      if (!e.isEmpty()) {
+        out.add(Path.of(e).toAbsolutePath().toString());
+      }
+    }
+    return String.join(java.io.File.pathSeparator, out);
   }
 
   String name() {
@@ -86,11 +97,16 @@ final class NodeProcess implements AutoCloseable {
   }
 
   Response get(String path) {
-    return send(HttpRequest.newBuilder(uri(path)).GET());
+    return send(HttpRequest.newBuilder(uri(path)).GET(), REQUEST_TIMEOUT);
   }
 
   Response post(String path, String body) {
-    return send(HttpRequest.newBuilder(uri(path)).POST(HttpRequest.BodyPublishers.ofString(body)));
+    return post(path, body, REQUEST_TIMEOUT);
+  }
+
+  /** A POST with its own bound (a snapshot of a large state takes longer than a query). */
+  Response post(String path, String body, Duration timeout) {
+    return send(HttpRequest.newBuilder(uri(path)).POST(HttpRequest.BodyPublishers.ofString(body)), timeout);
   }
 
   /** {@code GET /status} as JSON, or null while the node does not answer (starting, or busy). */
@@ -107,9 +123,9 @@ final class NodeProcess implements AutoCloseable {
     return URI.create("http://127.0.0.1:" + port + path);
   }
 
-  private static Response send(HttpRequest.Builder b) {
+  private static Response send(HttpRequest.Builder b, Duration timeout) {
     try {
-      HttpResponse<String> r = CLIENT.send(b.timeout(REQUEST_TIMEOUT).build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r = CLIENT.send(b.timeout(timeout).build(), HttpResponse.BodyHandlers.ofString());
       return new Response(r.statusCode(), r.body());
     } catch (IOException e) {
       throw new UncheckedIOException(e);

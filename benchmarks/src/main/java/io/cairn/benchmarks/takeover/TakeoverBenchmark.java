@@ -44,8 +44,8 @@ import org.slf4j.LoggerFactory;
  *       offset) is read from its status, then A is killed with -9.
  *   <li><b>Takeover</b>, from the kill, polling B every 50 ms: when B's status leaves STANDBY (the
  *       group gave it the store, after the session timeout), when it says ready, and when a query
- *       first returns the oracle's answer while B is the owner with the generator's offset at least
- *       A's ("fresh"). Then B's {@code GET /recovery}.
+ *       first returns the oracle's answer while B is the owner, ready or SERVING, with the generator's
+ *       offset at least A's ("fresh"). Then B's {@code GET /recovery}.
  *   <li><b>Cold restart</b>: B is killed with -9; C starts at once with the same store and no
  *       group (alone in a group it would wait for the dead B's session to expire); the same moments
  *       from B's kill, plus from C's JVM start. C loads the newest snapshot: A's, unless B wrote one
@@ -142,7 +142,7 @@ public final class TakeoverBenchmark {
       }
       requireOracle(a, query(a), oracle, "owner a, caught up");
       t = System.nanoTime();
-      NodeProcess.Response snap = a.post("/snapshot", "");
+      NodeProcess.Response snap = a.post("/snapshot", "", Duration.ofMinutes(10));
       long snapshotMillis = millisSince(t);
       if (snap.code() != 200) {
         throw new IllegalStateException("Cannot snapshot owner a: " + snap.code() + " " + snap.body());
@@ -331,7 +331,8 @@ public final class TakeoverBenchmark {
         at = millisSince(kill);
         requireOracle(n, s, oracle, n.name() + " " + at + " ms after the kill");
         boolean isOwner = !owner || (st != null && st.path("role").asText().equals("owner"));
-        if (st != null && isOwner && st.path("ready").asBoolean() && offset(st) >= killed.offset()) {
+        boolean serving = st != null && (st.path("ready").asBoolean() || st.path("state").asText().equals("SERVING"));
+        if (serving && isOwner && offset(st) >= killed.offset()) {
           JsonNode recovery = recoveryReport(n);
           return new TakeoverResult.Timeline(startMillis, tookStore, ready < 0 ? at : ready, at, st.path("epoch").asLong(), recovery);
         }
