@@ -203,6 +203,10 @@ public final class BenchCommand implements Runnable {
         + " (default ${DEFAULT-VALUE}); a cold standby is given 2 s.", defaultValue = "600")
     int standbyWaitSeconds;
 
+    @Option(names = "--node-classpath", description = "Class path of the cairn nodes under test (default: this command's), e.g."
+        + " another build's jars, to measure two builds with one benchmark.")
+    String nodeClassPath;
+
     @Option(names = "--keep-store", description = "Keep each size's store (default: deleted; the node logs are kept).")
     boolean keepStore;
 
@@ -221,7 +225,7 @@ public final class BenchCommand implements Runnable {
         }
       }
       TakeoverConfig config = new TakeoverConfig(rows, heap, java.time.Duration.ofSeconds(sessionTimeoutSeconds), dir,
-          System.getProperty("java.class.path"), jvm, java.time.Duration.ofSeconds(standbyWaitSeconds), keepStore);
+          nodeClassPath != null ? nodeClassPath : System.getProperty("java.class.path"), jvm, java.time.Duration.ofSeconds(standbyWaitSeconds), keepStore);
       List<TakeoverResult> results = new TakeoverBenchmark(config).run();
       StringBuilder cmd = new StringBuilder("cairn bench takeover --rows ");
       cmd.append(String.join(",", rows.stream().map(String::valueOf).toList()));

@@ -32,8 +32,10 @@ import org.slf4j.LoggerFactory;
  *
  * <ol>
  *   <li>Owner A starts alone and reads the whole generator; its answer is checked against the
- *       oracle; then {@code POST /snapshot}. The snapshot is at the generator's end, so there is
- *       nothing to catch up after it: both recoveries below load the same snapshot and read zero
+ *       oracle; then {@code POST /snapshot}. (A's schedule also takes one as soon as it serves, since
+ *       none was ever taken; it fires at a date the run never reaches after that.) A serves only
+ *       once caught up, so every snapshot is at the generator's end and there is nothing to catch up
+ *       after it: both recoveries below load the same snapshot and read zero
  *       records, and they differ only in what the standby did in advance. (A generator with a rate
  *       could leave a tail after the snapshot, but its head restarts at every seek, so a catch-up
  *       would be paced by the rate, not by the node.)
@@ -54,7 +56,7 @@ import org.slf4j.LoggerFactory;
  * </ol>
  *
  * <p>Every answer of every node (A, B while standing by and after, C) is compared with the oracle
- * ({@link Oracle}); since the only snapshot is at the generator's end, a node has no correct answer
+ * ({@link Oracle}); since every snapshot is at the generator's end, a node has no correct answer
  * other than the final one, and any other aborts the run. The report ({@code report.md}, {@code
  * results.json}) gives the times, cold/takeover, the recovery reports' phases and the goals (at 10M
  * rows: takeover within the session timeout + 2 s, at least 5x faster than a cold restart). Every
@@ -200,7 +202,7 @@ public final class TakeoverBenchmark {
   private Path writeConfig(Path file, Path store, LoadGeneratorConnector.Settings s, String bootstrap, String group) throws IOException {
     StringBuilder y = new StringBuilder();
     y.append("store:\n  uri: \"").append(store.toUri()).append("\"\n");
-    // a cron that does not fire during a run: the only snapshot is the one the benchmark asks for
+    // a schedule that fires only at start (no snapshot was ever taken) and then not before next year
     y.append("snapshots:\n  cron: \"0 0 0 1 1 ?\"\n");
     if (bootstrap != null) {
       y.append("group:\n  bootstrap-servers: \"").append(bootstrap).append("\"\n  name: \"").append(group)
