@@ -199,8 +199,8 @@ public final class BenchCommand implements Runnable {
         defaultValue = "6")
     int sessionTimeoutSeconds;
 
-    @Option(names = "--standby-wait", description = "Seconds a warm standby may take to prepare before the owner's kill"
-        + " (default ${DEFAULT-VALUE}); a cold standby is given 2 s.", defaultValue = "600")
+    @Option(names = "--standby-wait", description = "Seconds the standby is given before the owner's kill to answer a query"
+        + " (a warm standby: the wait ends there; a cold one waits it all; default ${DEFAULT-VALUE}).", defaultValue = "60")
     int standbyWaitSeconds;
 
     @Option(names = "--node-classpath", description = "Class path of the cairn nodes under test (default: this command's), e.g."

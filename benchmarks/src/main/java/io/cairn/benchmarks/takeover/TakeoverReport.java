@@ -56,7 +56,7 @@ public final class TakeoverReport {
       sb.append(String.format(Locale.ROOT, "- first owner: read the generator in %,d ms; snapshot in %,d ms; at the kill: epoch %d, tick %d,"
           + " offset %,d%n", r.firstOwnerCaughtUpMillis(), r.snapshotMillis(), r.firstOwner().epoch(), r.firstOwner().lastClosedTick(),
           r.firstOwner().offset()));
-      sb.append(String.format(Locale.ROOT, "- standby: %s (%,d ms from STANDBY to the kill's start)%n",
+      sb.append(String.format(Locale.ROOT, "- standby: %s (%,d ms from STANDBY until the kill)%n",
           r.standbyWarm() ? "warm: answered queries while standing by" : "cold: no answer while standing by",
           r.standbyPreparedMillis()));
       sb.append(String.format(Locale.ROOT, "- same snapshot for both recoveries: %s; answers checked against the oracle: %d, all equal%n",
