@@ -5,6 +5,10 @@ import io.cairn.benchmarks.loadonsource.LoadOnSourceBenchmark;
 import io.cairn.benchmarks.loadonsource.LoadOnSourceConfig;
 import io.cairn.benchmarks.loadonsource.LoadOnSourceResult;
 import io.cairn.benchmarks.loadonsource.ReportWriter;
+import io.cairn.benchmarks.takeover.TakeoverBenchmark;
+import io.cairn.benchmarks.takeover.TakeoverConfig;
+import io.cairn.benchmarks.takeover.TakeoverReport;
+import io.cairn.benchmarks.takeover.TakeoverResult;
 import io.cairn.server.cli.CairnSubcommand;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,7 +22,7 @@ import picocli.CommandLine.Option;
 
 /** {@code cairn bench …}: benchmarks that start their own servers on 127.0.0.1. */
 @Command(name = "bench", description = "Benchmarks (they start their own Kafka broker and Postgres server on 127.0.0.1).",
-    subcommands = BenchCommand.LoadOnSource.class, mixinStandardHelpOptions = true)
+    subcommands = {BenchCommand.LoadOnSource.class, BenchCommand.Takeover.class}, mixinStandardHelpOptions = true)
 public final class BenchCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -175,6 +179,63 @@ public final class BenchCommand implements Runnable {
       cmd.addAll(List.of("-cp", classPath, "io.cairn.server.cli.CairnCommand"));
       cmd.addAll(args);
       return cmd;
+    }
+  }
+
+  @Command(name = "takeover", mixinStandardHelpOptions = true,
+      description = "A group of two nodes on one store (Kafka broker for the group, nodes in child JVMs): the owner is killed with -9;"
+          + " time until the standby serves a fresh, correct answer, against a cold restart of the same store. Writes report.md and"
+          + " results.json.")
+  static final class Takeover implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--rows", split = ",", description = "Table sizes, comma-separated (default ${DEFAULT-VALUE}).", defaultValue = "1000000")
+    List<Long> rows;
+
+    @Option(names = "--heap", description = "The nodes' -Xmx (default: 1g up to 100k rows, 4g up to 2M, else 16g).")
+    String heap;
+
+    @Option(names = "--session-timeout", description = "The group's session timeout in seconds (default ${DEFAULT-VALUE}).",
+        defaultValue = "6")
+    int sessionTimeoutSeconds;
+
+    @Option(names = "--standby-wait", description = "Seconds the standby is given before the owner's kill to answer a query"
+        + " (a warm standby: the wait ends there; a cold one waits it all; default ${DEFAULT-VALUE}).", defaultValue = "60")
+    int standbyWaitSeconds;
+
+    @Option(names = "--node-classpath", description = "Class path of the cairn nodes under test (default: this command's), e.g."
+        + " another build's jars, to measure two builds with one benchmark.")
+    String nodeClassPath;
+
+    @Option(names = "--keep-store", description = "Keep each size's store (default: deleted; the node logs are kept).")
+    boolean keepStore;
+
+    @Option(names = {"-o", "--out"}, description = "Output directory (default benchmarks/reports/takeover-<date>).")
+    Path out;
+
+    @Override
+    public Integer call() throws Exception {
+      Path dir = (out != null ? out : Path.of("benchmarks", "reports", "takeover-" + java.time.LocalDate.now())).toAbsolutePath();
+      List<String> jvm = new ArrayList<>();
+      for (String o : java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+        if (!o.startsWith("-Xmx") && !o.startsWith("-Xms") && !o.startsWith("-XX:MaxRAM") && !o.startsWith("-XX:StartFlightRecording")
+            && !o.startsWith("-XX:FlightRecorderOptions") && !o.startsWith("-agentlib:") && !o.startsWith("-agentpath:")
+            && !o.startsWith("-javaagent:") && !o.startsWith("-Xrunjdwp") && !o.startsWith("-Xdebug")) {
+          jvm.add(o); // the logging configuration and class-data archive of the launcher, as `cairn run` has them
+        }
+      }
+      TakeoverConfig config = new TakeoverConfig(rows, heap, java.time.Duration.ofSeconds(sessionTimeoutSeconds), dir,
+          nodeClassPath != null ? nodeClassPath : System.getProperty("java.class.path"), jvm, java.time.Duration.ofSeconds(standbyWaitSeconds), keepStore);
+      List<TakeoverResult> results = new TakeoverBenchmark(config).run();
+      StringBuilder cmd = new StringBuilder("cairn bench takeover --rows ");
+      cmd.append(String.join(",", rows.stream().map(String::valueOf).toList()));
+      if (heap != null) {
+        cmd.append(" --heap ").append(heap);
+      }
+      cmd.append(" --session-timeout ").append(sessionTimeoutSeconds);
+      System.out.println(TakeoverReport.write(results, cmd.toString(), dir));
+      System.out.println("Report: " + dir.resolve(TakeoverReport.MD));
+      return 0;
     }
   }
 }
