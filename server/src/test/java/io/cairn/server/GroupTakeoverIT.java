@@ -131,6 +131,141 @@ class GroupTakeoverIT {
   }
 
   /**
+   * The failover soak ({@code mvn -Pfailover-soak verify -pl server}, {@code cairn.failover.rounds}
+   * rounds; skipped when 0, as in the default build, where the test above runs one round of each
+   * kind): three members; each round picks a way for the owner to go — kill -9, SIGTERM, or SIGSTOP
+   * past the session timeout then SIGCONT (the zombie must exit 5 having written no object naming
+   * its epoch) — waits for a standby to take over and checks its view against the oracle, has it
+   * take a snapshot, and starts a new member in the dead one's place. SELECTs on the standbys never
+   * fail. Every round is counted and checked; the figures go to {@code target/failover-soak.txt}.
+   */
+  @Test
+  @Timeout(value = 180, unit = TimeUnit.MINUTES)
+  void failoverSoak(@TempDir Path dir) throws Exception {
+    int rounds = Integer.getInteger("cairn.failover.rounds", 0);
+    org.junit.jupiter.api.Assumptions.assumeTrue(rounds > 0, "cairn.failover.rounds is 0: the soak runs with -Pfailover-soak");
+    KafkaBroker kafka = KafkaBroker.shared();
+    Path config = dir.resolve("cairn.yaml");
+    Files.writeString(config, String.join("\n",
+        "store:",
+        "  uri: \"" + dir.resolve("store").toUri() + "\"",
+        "group:",
+        "  bootstrap-servers: \"" + kafka.bootstrapServers() + "\"",
+        "  name: \"" + KafkaBroker.uniqueTopic("soak") + "\"",
+        "  session-timeout: " + SESSION.toSeconds() + "s",
+        "standby:",
+        "  refresh-interval: 1s",
+        "init:",
+        "  - \"CREATE SOURCE gen FROM LOAD GENERATOR (keys = " + KEYS + ", categories = " + CATEGORIES + ", seed = " + SEED
+            + ", limit = " + LIMIT + ", rate = " + RATE + ") ENVELOPE UPSERT\"",
+        "  - \"CREATE MATERIALIZED VIEW by_cat AS SELECT category, COUNT(*) AS n, SUM(amount) AS total FROM gen GROUP BY category\"",
+        ""));
+    Map<Long, long[]> oracle = oracle();
+    java.util.Random random = new java.util.Random(Long.getLong("cairn.failover.seed", 32));
+    List<Integer> ports = new ArrayList<>();
+    List<ChildNode> nodes = new ArrayList<>();
+    Reads reads = new Reads(ports);
+    Thread reader = new Thread(reads, "standby-reads");
+    reader.setDaemon(true);
+    Map<String, List<Long>> millis = new TreeMap<>();
+    try {
+      ports.add(Http.freePort());
+      nodes.add(start(dir, "n0", config, ports.get(0)));
+      nodes.get(0).awaitReady(ports.get(0), Duration.ofSeconds(90), "n0, the first member");
+      awaitOracle(ports.get(0), oracle, "n0");
+      assertThat(Http.post(ports.get(0), "/snapshot", "").code()).isEqualTo(200);
+      List<Integer> standing = new ArrayList<>();
+      for (int i = 1; i < 3; i++) {
+        ports.add(Http.freePort());
+        nodes.add(start(dir, "n" + i, config, ports.get(i)));
+        awaitStandby(nodes.get(i), ports.get(i), "n" + i);
+        standing.add(i);
+      }
+      reader.start();
+      int owner = 0;
+      for (int round = 1; round <= rounds; round++) {
+        for (int i : standing) {
+          awaitWarm(ports.get(i), "n" + i + " before round " + round);
+        }
+        reads.watch(standing.toArray(new Integer[0]));
+        String kind = List.of("kill", "stop", "pause").get(random.nextInt(3));
+        ChildNode old = nodes.get(owner);
+        reads.unwatch(owner);
+        long zombieEpoch = Http.get(ports.get(owner), "/status").json().path("epoch").asLong();
+        long t0 = System.nanoTime();
+        Map<Path, Long> before = null;
+        switch (kind) {
+          case "kill" -> old.killAndWait();
+          case "stop" -> {
+            old.stop(Duration.ofSeconds(30));
+            assertThat(old.exitValue()).as("round %d: SIGTERM exit; log: %s", round, old.tail()).isEqualTo(143);
+          }
+          default -> signal("STOP", old);
+        }
+        int next = awaitOneReady(nodes, ports, standing, SESSION.plusSeconds(60), "in round " + round + " (" + kind + ")");
+        millis.computeIfAbsent(kind, k -> new ArrayList<>()).add((System.nanoTime() - t0) / 1_000_000);
+        if (kind.equals("pause")) {
+          before = listing(dir.resolve("store"));
+          signal("CONT", old);
+          assertThat(old.waitFor(Duration.ofSeconds(30))).as("round %d: the zombie stops; log: %s", round, old.tail()).isTrue();
+          assertThat(old.exitValue()).as("round %d: the zombie exits 5; log: %s", round, old.tail()).isEqualTo(5);
+          Map<Path, Long> after = listing(dir.resolve("store"));
+          for (Map.Entry<Path, Long> e : after.entrySet()) {
+            if (!e.getValue().equals(before.get(e.getKey())) && e.getKey().toString().endsWith(".json")) {
+              assertThat(Files.readString(e.getKey())).as("round %d: %s is not the zombie's (epoch %d)", round, e.getKey(), zombieEpoch)
+                  .doesNotContainPattern("\"epoch\"\\s*:\\s*" + zombieEpoch + "\\b");
+            }
+          }
+        }
+        awaitOracle(ports.get(next), oracle, "n" + next + " after round " + round + " (" + kind + ")");
+        Http.Response snap = Http.post(ports.get(next), "/snapshot", "");
+        assertThat(snap.code()).as("round %d: snapshot on the new owner: %s", round, snap.body()).isEqualTo(200);
+        // a new member in the dead one's place
+        int fresh = nodes.size();
+        ports.add(Http.freePort());
+        nodes.add(start(dir, "n" + fresh, config, ports.get(fresh)));
+        awaitStandby(nodes.get(fresh), ports.get(fresh), "n" + fresh);
+        standing.add(fresh);
+        owner = next;
+        LOG.info("Failover soak: round {} of {} ({}) checked", round, rounds, kind);
+      }
+      reads.stop();
+      reader.join(10_000);
+      assertThat(reads.failures).as("failed SELECTs on standbys during the soak").isEmpty();
+      StringBuilder sb = new StringBuilder(String.format(java.util.Locale.ROOT,
+          "%d rounds checked against the oracle; %d SELECTs on standbys, 0 failed%n", rounds, reads.ok.get()));
+      millis.forEach((k, v) -> {
+        List<Long> sorted = v.stream().sorted().toList();
+        sb.append(String.format(java.util.Locale.ROOT, "%s: %d rounds, to a standby ready: median %d ms, max %d ms%n", k,
+            sorted.size(), sorted.get(sorted.size() / 2), sorted.get(sorted.size() - 1)));
+      });
+      LOG.info("Failover soak:\n{}", sb);
+      Files.writeString(Path.of("target", "failover-soak.txt"), sb.toString());
+    } finally {
+      reads.stop();
+      for (ChildNode n : nodes) {
+        if (n.isAlive()) {
+          signal("CONT", n);
+          n.killAndWait();
+        }
+      }
+    }
+  }
+
+  /** Waits until the standby on {@code port} serves the newest snapshot in the store. */
+  private static void awaitWarm(int port, String who) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (true) {
+      var sb = Http.get(port, "/status").json().path("standby");
+      if (sb.has("snapshot") && !sb.path("behindNewestSnapshot").asBoolean(true)) {
+        return;
+      }
+      assertThat(System.nanoTime()).as("%s serves the newest snapshot within 60 s: %s", who, sb).isLessThan(deadline);
+      Thread.sleep(100);
+    }
+  }
+
+  /**
    * Waits until the standby on {@code port} serves snapshot {@code snapshotId}, and checks what it
    * serves: its view equals the oracle after the records the snapshot's offsets say were read.
    */
