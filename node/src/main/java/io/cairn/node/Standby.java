@@ -67,6 +67,7 @@ final class Standby {
   private final Duration interval;
   private final BatchFileCache cache;
   private final Object loadLock = new Object();
+  private final Object sleep = new Object();
   private final Thread thread;
   private final java.util.concurrent.ScheduledExecutorService closer;
   private volatile boolean stopping;
@@ -97,14 +98,25 @@ final class Standby {
 
   private void follow() {
     while (!stopping) {
-      try {
-        Thread.sleep(interval.toMillis());
-      } catch (InterruptedException e) {
-        return;
+      synchronized (sleep) {
+        try {
+          if (!stopping) {
+            sleep.wait(interval.toMillis());
+          }
+        } catch (InterruptedException e) {
+          return;
+        }
       }
       if (!stopping) {
         refresh();
       }
+    }
+  }
+
+  /** Wakes the follower from its wait without interrupting it (an interrupt would break a load's file reads). */
+  private void wake() {
+    synchronized (sleep) {
+      sleep.notifyAll();
     }
   }
 
@@ -165,7 +177,7 @@ final class Standby {
   /** Stops following (waits for a load in progress) and returns what is held (null if nothing loaded). */
   Held stop() {
     stopping = true;
-    thread.interrupt(); // only its sleep: a load runs under loadLock, which this waits for next
+    wake(); // a load in progress runs under loadLock, which this waits for next
     synchronized (loadLock) {
       return held;
     }
@@ -174,7 +186,7 @@ final class Standby {
   /** Stops following and closes what it held and the pairs waiting to be closed. */
   void close() {
     stopping = true;
-    thread.interrupt();
+    wake();
     closer.shutdownNow();
   }
 
