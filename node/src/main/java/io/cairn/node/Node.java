@@ -438,7 +438,7 @@ public final class Node implements AutoCloseable, NodeApi {
     try {
       LOG.info("Group '{}': member {} stands by, following the owner's snapshots in {}", config.group().name(),
           joined.membership().settings().memberId(), node.store.describe());
-      node.standby = new Standby(node.standbyHost(), config.group().standbyRefresh(), node.cache);
+      node.standby = new Standby(node.standbyHost(), config.group().standbyRefresh(), node.cache, config.group().hotStandby());
       node.standby.start(); // the first load; until it is done the listeners answer STANDBY, not ready
       starting.node = node;
       starting.standby = null;
@@ -499,7 +499,12 @@ public final class Node implements AutoCloseable, NodeApi {
     phase = "taking the store";
     takeStore();
     Optional<io.cairn.snapshotter.ManifestInfo> newest = snapshots.newest();
-    if (held == null || !java.util.Objects.equals(held.key(), newest.map(io.cairn.snapshotter.ManifestInfo::key).orElse(null))) {
+    boolean newer = held == null
+        || !java.util.Objects.equals(held.key(), newest.map(io.cairn.snapshotter.ManifestInfo::key).orElse(null));
+    // a hot standby that holds no source needs no newer snapshot: its state is its own snapshot's plus
+    // what it read since, a consistent recovery point; a held source (a Postgres slot) must resume from the newest
+    boolean hotAndNothingHeld = held != null && config.group().hotStandby() && held.heldSources().isEmpty();
+    if (newer && !hotAndNothingHeld) {
       LOG.info("Takeover: loading the newest snapshot {} (held: {})", newest.map(io.cairn.snapshotter.ManifestInfo::key).orElse("none"),
           held == null ? "nothing" : held.key());
       standby.refresh();
@@ -510,6 +515,10 @@ public final class Node implements AutoCloseable, NodeApi {
     if (held == null) {
       throw new IllegalStateException("Cannot take over the store " + store.describe() + ": no snapshot could be loaded");
     }
+    if (engine.ticking()) {
+      engine.pause(); // a hot standby's driver: the takeover's catch-up ticks on this thread
+    }
+    engine.releaseHeldSources();
     session.setReadOnly(null);
     session.setEpoch(fence.epoch());
     snapshotService = new SnapshotService(config, options, snapshots, engine, session, fence, this::onFenced);

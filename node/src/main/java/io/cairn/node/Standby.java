@@ -30,6 +30,13 @@ import org.slf4j.LoggerFactory;
  *       seeks no source — a Postgres slot has one reader, and a Kafka read is not needed to be
  *       warm. Its views are as of the snapshot it holds: status says which, and how far it is
  *       behind the newest manifest in the store.
+ *   <li>Hot ({@code standby.mode: hot}): after a load, the engine ticks the sources whose connector
+ *       allows {@linkplain io.cairn.engine.source.SourceConnector#sharedReads() shared reads}
+ *       (Kafka: read_committed, no consumer group, no commits) from the snapshot's offsets, and
+ *       holds the others at them (a Postgres slot has one reader: the owner). The new pair is
+ *       served once those sources have caught up, so reads never go back to the snapshot; its
+ *       views are then as fresh as its Kafka reads. Each committed snapshot is still loaded (a
+ *       Postgres slot may be confirmed to its LSN, so the held sources must resume from it).
  *   <li>A load that fails (a manifest that does not verify, the store unreachable) keeps the pair
  *       already served; status shows the error, and the next round tries again.
  *   <li>{@link #stop} (the group made this member the owner) waits for a load in progress and
@@ -43,7 +50,7 @@ final class Standby {
 
   /** What a standby serves: an engine and session holding {@code manifest}'s state, and how it was loaded. */
   record Held(Recovery.Loaded loaded, Engine engine, SqlSession session, Optional<ManifestInfo> manifest, long loadMillis,
-      Instant loadedAt) {
+      Instant loadedAt, java.util.List<String> heldSources) {
     String key() {
       return manifest.map(ManifestInfo::key).orElse(null);
     }
@@ -64,6 +71,7 @@ final class Standby {
   }
 
   private final Host host;
+  private final boolean hot;
   private final Duration interval;
   private final BatchFileCache cache;
   private final Object loadLock = new Object();
@@ -71,14 +79,16 @@ final class Standby {
   private final Thread thread;
   private final java.util.concurrent.ScheduledExecutorService closer;
   private volatile boolean stopping;
+  private volatile boolean closed;
   private volatile Held held;
   private volatile Optional<ManifestInfo> newestSeen = Optional.empty();
   private volatile Instant newestSeenAt;
   private volatile String lastError;
   private volatile long loads;
 
-  Standby(Host host, Duration interval, BatchFileCache cache) {
+  Standby(Host host, Duration interval, BatchFileCache cache, boolean hot) {
     this.host = host;
+    this.hot = hot;
     this.interval = interval;
     this.cache = cache;
     this.closer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
@@ -160,8 +170,12 @@ final class Standby {
       throw e;
     }
     cache.retainOnly();
+    java.util.List<String> heldSources = java.util.List.of();
+    if (hot) {
+      heldSources = readAhead(pair.engine());
+    }
     Optional<ManifestInfo> m = loaded.rec().found() ? Optional.of(loaded.rec().info()) : Optional.empty();
-    Held h = new Held(loaded, pair.engine(), pair.session(), m, (System.nanoTime() - t0) / 1_000_000, Instant.now());
+    Held h = new Held(loaded, pair.engine(), pair.session(), m, (System.nanoTime() - t0) / 1_000_000, Instant.now(), heldSources);
     Node.Pair old = host.install(h);
     held = h;
     loads++;
@@ -172,6 +186,27 @@ final class Standby {
     if (old != null) {
       closer.schedule(old::close, host.statementTimeout().toMillis() + 1_000, java.util.concurrent.TimeUnit.MILLISECONDS);
     }
+  }
+
+  /**
+   * Hot: the engine ticks the sources that allow shared reads from the snapshot's offsets (the
+   * others are held at them), and this waits until those have caught up before the pair is served
+   * — so readers never go back in time to the snapshot — or until {@link #stop}: after any closed
+   * tick the state is a consistent recovery point, and the takeover catches up from there.
+   * Returns the sources held.
+   */
+  private java.util.List<String> readAhead(Engine engine) {
+    java.util.List<String> held = engine.holdUnsharedSources();
+    engine.start();
+    while (!stopping && !closed && !engine.caughtUpExceptHeld()) {
+      try {
+        Thread.sleep(50);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    return held;
   }
 
   /** Stops following (waits for a load in progress) and returns what is held (null if nothing loaded). */
@@ -186,6 +221,7 @@ final class Standby {
   /** Stops following and closes what it held and the pairs waiting to be closed. */
   void close() {
     stopping = true;
+    closed = true;
     wake();
     closer.shutdownNow();
   }
@@ -199,6 +235,7 @@ final class Standby {
     Map<String, Object> s = new LinkedHashMap<>();
     Held h = held;
     Optional<ManifestInfo> newest = newestSeen;
+    s.put("mode", hot ? "hot" : "warm");
     if (h == null) {
       s.put("serving", "nothing yet: loading the newest snapshot");
     } else if (h.manifest().isEmpty()) {
@@ -214,7 +251,25 @@ final class Standby {
       Map<String, Object> offsets = new LinkedHashMap<>();
       h.loaded().rec().state().offsets().forEach((name, o) -> offsets.put(name, o.values()));
       s.put("sourcesAsOfSnapshot", offsets);
-      s.put("sourceLag", "not measured: a warm standby reads no source (its views are as of the snapshot it serves)");
+      if (!hot) {
+        s.put("sourceLag", "not measured: a warm standby reads no source (its views are as of the snapshot it serves)");
+      } else {
+        Map<String, Object> read = new LinkedHashMap<>();
+        h.engine().sourceStatuses().forEach((name, st) -> {
+          Map<String, Object> one = new LinkedHashMap<>();
+          if (h.heldSources().contains(name)) {
+            one.put("readAhead", false);
+            one.put("why", "one reader only (the owner's): held at the snapshot's offsets, resumed at takeover");
+          } else {
+            one.put("readAhead", true);
+            one.put("caughtUp", st.caughtUp());
+            one.put("offsets", st.offsets().values());
+            one.put("load", st.load());
+          }
+          read.put(name, one);
+        });
+        s.put("sources", read);
+      }
     }
     newest.ifPresent(n -> {
       s.put("newestSnapshotTick", n.tick());

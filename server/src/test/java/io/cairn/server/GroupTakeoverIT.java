@@ -292,6 +292,15 @@ class GroupTakeoverIT {
     }
   }
 
+  /** Waits until the standby on {@code port} serves a snapshot (its first load, which a hot standby ends caught up). */
+  private static void awaitServing(int port, String who) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!Http.get(port, "/status").json().path("standby").has("snapshot")) {
+      assertThat(System.nanoTime()).as("%s serves a snapshot within 60 s", who).isLessThan(deadline);
+      Thread.sleep(100);
+    }
+  }
+
   /** SELECTs sent round-robin to the watched members, counting every one that fails. */
   private static final class Reads implements Runnable {
     private final List<Integer> ports;
@@ -364,9 +373,14 @@ class GroupTakeoverIT {
   }
 
   private static ChildNode start(Path dir, String name, Path config, int port) throws Exception {
+    return start(dir, name, config, port, "warm");
+  }
+
+  private static ChildNode start(Path dir, String name, Path config, int port, String standbyMode) throws Exception {
     Path work = Files.createDirectories(dir.resolve(name));
     return ChildNode.command("run", "--config", config.toString()).jvmOptions("-Xmx512m").directory(work)
-        .env("CAIRN_HTTP_PORT", Integer.toString(port)).env("CAIRN_PGWIRE_PORT", "0").start(work.resolve("node.log"));
+        .env("CAIRN_HTTP_PORT", Integer.toString(port)).env("CAIRN_PGWIRE_PORT", "0").env("CAIRN_STANDBY_MODE", standbyMode)
+        .start(work.resolve("node.log"));
   }
 
   private static void awaitStandby(ChildNode node, int port, String who) throws InterruptedException {
@@ -414,9 +428,9 @@ class GroupTakeoverIT {
       nodes.add(start(dir, "a", config, ports.get(0)));
       nodes.get(0).awaitReady(ports.get(0), Duration.ofSeconds(90), "a, the first member");
       assertThat(Http.get(ports.get(0), "/status").json().path("role").asText()).isEqualTo("owner");
-      for (int i = 1; i < 4; i++) { // three standbys, started together
+      for (int i = 1; i < 4; i++) { // three standbys, started together; d is hot
         ports.add(Http.freePort());
-        nodes.add(start(dir, names.get(i), config, ports.get(i)));
+        nodes.add(start(dir, names.get(i), config, ports.get(i), i == 3 ? "hot" : "warm"));
       }
       for (int i = 1; i < 4; i++) {
         awaitStandby(nodes.get(i), ports.get(i), names.get(i));
@@ -434,9 +448,20 @@ class GroupTakeoverIT {
       Http.Response snap = Http.post(ports.get(0), "/snapshot", ""); // a snapshot, and more records after it
       assertThat(snap.code()).as(snap.body()).isEqualTo(200);
       String snapshotId = snap.json().path("snapshotId").asText();
-      for (int i = 1; i < 4; i++) {
+      for (int i = 1; i < 3; i++) {
         awaitServing(ports.get(i), snapshotId, names.get(i));
       }
+      // the hot standby reads the generator itself from the snapshot's offsets: while it stands by,
+      // its view reaches the oracle over every record (fresher than the snapshot), reading nothing twice
+      awaitServing(ports.get(3), "d");
+      awaitOracle(ports.get(3), oracle, "d, a hot standby");
+      var hot = Http.get(ports.get(3), "/status").json();
+      assertThat(hot.path("state").asText()).as("d stands by while it reads ahead: %s", hot).isEqualTo("STANDBY");
+      assertThat(hot.path("standby").path("mode").asText()).isEqualTo("hot");
+      assertThat(hot.path("standby").path("sources").path("gen").path("readAhead").asBoolean()).as("%s", hot).isTrue();
+      long snapOffset = hot.path("standby").path("sourcesAsOfSnapshot").path("gen").path("offset").asLong();
+      long readAhead = hot.path("standby").path("sources").path("gen").path("offsets").path("offset").asLong();
+      assertThat(readAhead).as("d read the generator on from the snapshot's offset %d: %s", snapOffset, hot).isEqualTo(LIMIT);
       Thread.sleep(1000);
       for (int i = 1; i < 4; i++) {
         assertThat(Http.get(ports.get(i), "/status").json().path("state").asText()).as("%s stands by while a lives", names.get(i))

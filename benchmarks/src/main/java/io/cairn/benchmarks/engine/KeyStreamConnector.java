@@ -36,6 +36,12 @@ public final class KeyStreamConnector implements SourceConnector {
     return NAME;
   }
 
+  /** Reads are a pure function of the offsets: any number of processes may read at once. */
+  @Override
+  public boolean sharedReads() {
+    return true;
+  }
+
   /** A definition of source {@code name} with {@code keys} keys. */
   public static SourceDefinition definition(String name, long keys, long chunk, boolean upsert, boolean constantValue) {
     return new SourceDefinition(

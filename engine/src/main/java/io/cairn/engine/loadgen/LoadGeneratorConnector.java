@@ -39,6 +39,12 @@ public final class LoadGeneratorConnector implements SourceConnector {
     return NAME;
   }
 
+  /** Reads are a pure function of the offsets: any number of processes may read at once. */
+  @Override
+  public boolean sharedReads() {
+    return true;
+  }
+
   @Override
   public SourceDefinition validate(SourceDefinition d) {
     Settings.of(d);

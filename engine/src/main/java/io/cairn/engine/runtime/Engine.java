@@ -633,6 +633,64 @@ public final class Engine implements AutoCloseable {
     return driver.running();
   }
 
+  /**
+   * Holds every source whose connector does not allow {@linkplain SourceConnector#sharedReads()
+   * shared reads}: it is neither sought nor read, and its state and offsets stay where {@link
+   * #restore} put them, until {@link #releaseHeldSources}. A hot standby ticks the rest. Returns the
+   * names held.
+   */
+  public List<String> holdUnsharedSources() {
+    lock.lock();
+    try {
+      List<String> out = new java.util.ArrayList<>();
+      for (RunningSource s : sources.values()) {
+        if (!s.connector.sharedReads()) {
+          s.held = true;
+          out.add(s.name);
+        }
+      }
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Ends {@link #holdUnsharedSources}: held sources are sought to their offsets at the next tick or seek. */
+  public void releaseHeldSources() {
+    lock.lock();
+    try {
+      for (RunningSource s : sources.values()) {
+        s.held = false;
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Whether every source not held has caught up (as published after the last tick). */
+  public boolean caughtUpExceptHeld() {
+    Map<String, SourceStatus> st = ingest.statuses();
+    for (RunningSource s : sourcesSnapshot()) {
+      if (s.held || s.dropped) {
+        continue;
+      }
+      SourceStatus one = st.get(s.name);
+      if (one == null || one.state() == SourceStatus.State.RESTARTING || (one.state() == SourceStatus.State.RUNNING && !one.caughtUp())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Stops the driver thread after its current tick without waking the sources (they stay open and
+   * sought, unlike {@link #stop()}): {@link #catchUpTick} may then tick on the calling thread, and
+   * {@link #start()} starts the driver again.
+   */
+  public void pause() {
+    driver.stop();
+  }
+
   /** Stops the driver thread after its current tick. */
   public void stop() {
     driver.stopping();

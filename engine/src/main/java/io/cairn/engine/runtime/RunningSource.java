@@ -61,8 +61,14 @@ final class RunningSource implements SourceOutput {
   }
 
   boolean polling() {
-    return state == SourceStatus.State.RUNNING && seeked && pendingError == null && dataflow.state() == Dataflow.State.RUNNING;
+    return !held && state == SourceStatus.State.RUNNING && seeked && pendingError == null && dataflow.state() == Dataflow.State.RUNNING;
   }
+
+  /**
+   * Held: not sought, not read; its state stays at {@link #recorded} (a standby's source that only
+   * the owner may read, {@link io.cairn.engine.source.SourceConnector#sharedReads()}). Set between ticks.
+   */
+  volatile boolean held;
 
   @Override
   public void append(Row row, long diff) {

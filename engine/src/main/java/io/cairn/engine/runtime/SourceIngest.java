@@ -172,7 +172,7 @@ final class SourceIngest {
   void prepare(List<RunningSource> all) {
     long now = System.nanoTime();
     for (RunningSource s : all) {
-      if (s.dropped || s.dataflow.state() != Dataflow.State.RUNNING) {
+      if (s.dropped || s.held || s.dataflow.state() != Dataflow.State.RUNNING) {
         continue;
       }
       if (s.state == SourceStatus.State.RESTARTING && now - s.nextAttemptNanos >= 0) {

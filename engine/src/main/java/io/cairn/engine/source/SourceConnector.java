@@ -29,4 +29,15 @@ public interface SourceConnector {
   default java.util.Optional<RetentionGuard> retentionGuard() {
     return java.util.Optional.empty();
   }
+
+  /**
+   * Whether a second process may read this connector's sources at the same time as the node that
+   * owns them, without disturbing it or the system read (default false). Kafka: yes — a reader
+   * with no consumer group and no commits is invisible to others. A Postgres replication slot: no —
+   * it has one reader, and confirming it moves what the owner can resume from. A standby reads
+   * ahead ({@code standby.mode: hot}) only from sources that say yes.
+   */
+  default boolean sharedReads() {
+    return false;
+  }
 }

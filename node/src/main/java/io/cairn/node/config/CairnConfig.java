@@ -86,9 +86,11 @@ public record CairnConfig(
    * @param properties passed to the Kafka clients; keys {@code group.properties.*}
    * @param standbyRefresh how often a standby looks for a newer snapshot to load; key {@code
    *     standby.refresh-interval} (2s)
+   * @param hotStandby whether a standby also reads, from each snapshot's offsets, the sources that
+   *     allow shared reads (Kafka); key {@code standby.mode}: {@code warm} (the default) or {@code hot}
    */
   public record Group(String bootstrapServers, String name, Duration sessionTimeout, Map<String, String> properties,
-      Duration standbyRefresh) {
+      Duration standbyRefresh, boolean hotStandby) {
     /** How often a standby looks for a newer snapshot unless configured. */
     public static final Duration DEFAULT_STANDBY_REFRESH = Duration.ofSeconds(2);
 
@@ -105,7 +107,7 @@ public record CairnConfig(
 
     /** A group whose standbys look for a newer snapshot every {@link #DEFAULT_STANDBY_REFRESH}. */
     public Group(String bootstrapServers, String name, Duration sessionTimeout, Map<String, String> properties) {
-      this(bootstrapServers, name, sessionTimeout, properties, DEFAULT_STANDBY_REFRESH);
+      this(bootstrapServers, name, sessionTimeout, properties, DEFAULT_STANDBY_REFRESH, false);
     }
 
     /** Whether a group is configured. */

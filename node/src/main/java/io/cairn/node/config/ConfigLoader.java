@@ -59,6 +59,7 @@ public final class ConfigLoader {
     k.put("group.name", d.group().name());
     k.put("group.session-timeout", formatDuration(d.group().sessionTimeout()));
     k.put("standby.refresh-interval", formatDuration(d.group().standbyRefresh()));
+    k.put("standby.mode", d.group().hotStandby() ? "hot" : "warm");
     return java.util.Collections.unmodifiableMap(k);
   }
 
@@ -252,7 +253,12 @@ public final class ConfigLoader {
       throw new ConfigException("Bad configuration key 'standby.refresh-interval': " + formatDuration(refresh)
           + " is less than 100ms (each round lists the store's snapshots)");
     }
-    return new CairnConfig.Group(servers, name, session, props, refresh);
+    String mode = flat.get("standby.mode").trim().toLowerCase(java.util.Locale.ROOT);
+    if (!mode.equals("warm") && !mode.equals("hot")) {
+      throw new ConfigException("Bad configuration key 'standby.mode': '" + flat.get("standby.mode")
+          + "' is not warm (load each snapshot the owner commits) or hot (also read Kafka sources from its offsets)");
+    }
+    return new CairnConfig.Group(servers, name, session, props, refresh, mode.equals("hot"));
   }
 
   private static byte[] sha256(String s) {

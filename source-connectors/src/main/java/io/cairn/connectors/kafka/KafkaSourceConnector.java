@@ -17,6 +17,12 @@ public final class KafkaSourceConnector implements SourceConnector {
     return NAME;
   }
 
+  /** No consumer group, no commits: a standby's reads are invisible to the owner's. */
+  @Override
+  public boolean sharedReads() {
+    return true;
+  }
+
   @Override
   public SourceDefinition validate(SourceDefinition definition) {
     if (!NAME.equals(definition.connector())) {
