@@ -707,7 +707,77 @@ public final class Node implements AutoCloseable, NodeApi {
   @Override
   public List<io.cairn.engine.sql.Result> execute(List<String> statements, io.cairn.engine.sql.StatementBudget budget) {
     requireServing("run statements", true);
+    if (statements.size() == 1 && isShowFreshness(statements.get(0))) {
+      return List.of(freshness());
+    }
     return running(budget, () -> session.executeRequest(statements, budget));
+  }
+
+  private static boolean isShowFreshness(String statement) {
+    String s = statement.strip();
+    if (s.endsWith(";")) {
+      s = s.substring(0, s.length() - 1).strip();
+    }
+    return s.toLowerCase(Locale.ROOT).replaceAll("\\s+", " ").equals("show freshness");
+  }
+
+  /**
+   * {@code SHOW FRESHNESS}: how fresh this member's answers are — one row per source: the member's
+   * role, the tick it serves, the snapshot its state comes from (a standby's, or the owner's last
+   * committed one) and how long ago it was committed, whether a newer snapshot is in the store, and
+   * per source whether it is read here, its offsets and whether it is caught up.
+   */
+  private io.cairn.engine.sql.Result freshness() {
+    State st = state.get();
+    Standby sb = standby;
+    String role = st == State.STANDBY ? (config.group().hotStandby() ? "standby (hot)" : "standby (warm)")
+        : membership == null ? "owner (no group)" : "owner";
+    Engine e = engine;
+    long tick = e.lastClosedTick();
+    Long snapshotTick = null;
+    Long snapshotAge = null;
+    Boolean behind = null;
+    Map<String, Object> sbStatus = sb == null ? Map.of() : sb.status();
+    if (sb != null && sbStatus.containsKey("snapshotTick")) {
+      snapshotTick = ((Number) sbStatus.get("snapshotTick")).longValue();
+      snapshotAge = (Long) sbStatus.get("lagBehindSnapshotMillis");
+      behind = (Boolean) sbStatus.get("behindNewestSnapshot");
+    } else if (sb == null && snapshotService != null) {
+      Optional<SnapshotOutcome> last = snapshotService.lastSnapshot();
+      if (last.isPresent()) {
+        snapshotTick = last.get().tick();
+      }
+    }
+    java.util.Set<String> held = new java.util.HashSet<>();
+    if (sb != null && sb.held() != null) {
+      held.addAll(sb.held().heldSources());
+    }
+    List<List<Object>> rows = new ArrayList<>();
+    Map<String, io.cairn.engine.runtime.SourceStatus> statuses = e.sourceStatuses();
+    List<String> names = e.sourceNames().isEmpty() ? List.of("") : e.sourceNames();
+    for (String name : names) {
+      io.cairn.engine.runtime.SourceStatus ss = statuses.get(name);
+      boolean read = !name.isEmpty() && (st != State.STANDBY || (config.group().hotStandby() && !held.contains(name) && ss != null));
+      List<Object> r = new ArrayList<>();
+      r.add(role);
+      r.add(st.name());
+      r.add(tick);
+      r.add(snapshotTick);
+      r.add(snapshotAge);
+      r.add(behind);
+      r.add(name.isEmpty() ? null : name);
+      r.add(name.isEmpty() ? null : read);
+      r.add(ss == null || !read ? null : ss.offsets().values().toString());
+      r.add(ss == null || !read ? null : ss.caughtUp());
+      rows.add(r);
+    }
+    return new io.cairn.engine.sql.Result(List.of("role", "state", "serving_tick", "snapshot_tick", "snapshot_age_ms",
+        "newer_snapshot_in_store", "source", "source_read_here", "source_offsets", "source_caught_up"),
+        List.of(io.cairn.engine.row.Type.TEXT, io.cairn.engine.row.Type.TEXT, io.cairn.engine.row.Type.BIGINT,
+            io.cairn.engine.row.Type.BIGINT, io.cairn.engine.row.Type.BIGINT, io.cairn.engine.row.Type.BOOLEAN,
+            io.cairn.engine.row.Type.TEXT, io.cairn.engine.row.Type.BOOLEAN, io.cairn.engine.row.Type.TEXT,
+            io.cairn.engine.row.Type.BOOLEAN),
+        rows, "SHOW FRESHNESS");
   }
 
   @Override

@@ -112,7 +112,7 @@ final class Compat {
         }
       }
       case "show" -> {
-        if (lower.equals("show sources") || lower.equals("show views")) {
+        if (lower.equals("show sources") || lower.equals("show views") || lower.equals("show freshness")) {
           return Optional.empty();
         }
         Matcher m = SHOW.matcher(statement.strip());

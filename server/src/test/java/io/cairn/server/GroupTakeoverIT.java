@@ -281,6 +281,14 @@ class GroupTakeoverIT {
         assertThat(text(view(port))).as("%s serves snapshot %s: by_cat after %d records", who, snapshotId, offset)
             .isEqualTo(text(oracle(offset)));
         assertThat(sb.path("lagBehindSnapshotMillis").asLong(-1)).isNotNegative();
+        // the same in SQL: role, the snapshot served, and that the source is not read here
+        Http.Response fresh = Http.post(port, "/sql?format=json", "SHOW FRESHNESS");
+        assertThat(fresh.code()).as(fresh.body()).isEqualTo(200);
+        var row = fresh.json().get(0).path("rows").get(0);
+        assertThat(row.get(0).asText()).isEqualTo("standby (warm)");
+        assertThat(row.get(3).asLong()).isEqualTo(sb.path("snapshotTick").asLong());
+        assertThat(row.get(6).asText()).isEqualTo("gen");
+        assertThat(row.get(7).asBoolean(true)).as("a warm standby reads no source: %s", fresh.body()).isFalse();
         Http.Response ddl = Http.post(port, "/sql", "CREATE MATERIALIZED VIEW nope AS SELECT category FROM gen");
         assertThat(ddl.code()).as("DDL on a standby: %s", ddl.body()).isEqualTo(400);
         assertThat(ddl.body()).contains("standby");
@@ -462,6 +470,11 @@ class GroupTakeoverIT {
       long snapOffset = hot.path("standby").path("sourcesAsOfSnapshot").path("gen").path("offset").asLong();
       long readAhead = hot.path("standby").path("sources").path("gen").path("offsets").path("offset").asLong();
       assertThat(readAhead).as("d read the generator on from the snapshot's offset %d: %s", snapOffset, hot).isEqualTo(LIMIT);
+      var hotRow = Http.post(ports.get(3), "/sql?format=json", "SHOW FRESHNESS").json().get(0).path("rows").get(0);
+      assertThat(hotRow.get(0).asText()).isEqualTo("standby (hot)");
+      assertThat(hotRow.get(7).asBoolean()).as("a hot standby reads gen: %s", hotRow).isTrue();
+      assertThat(hotRow.get(8).asText()).contains("offset=" + LIMIT);
+      assertThat(hotRow.get(9).asBoolean()).isTrue();
       Thread.sleep(1000);
       for (int i = 1; i < 4; i++) {
         assertThat(Http.get(ports.get(i), "/status").json().path("state").asText()).as("%s stands by while a lives", names.get(i))
