@@ -370,7 +370,7 @@ class GroupTakeoverIT {
   }
 
   /** Every file under {@code root} with its last-modified time. */
-  private static Map<Path, Long> listing(Path root) throws Exception {
+  static Map<Path, Long> listing(Path root) throws Exception {
     Map<Path, Long> out = new TreeMap<>();
     try (var s = Files.walk(root)) {
       for (Path p : (Iterable<Path>) s.filter(Files::isRegularFile)::iterator) {
