@@ -73,6 +73,15 @@ import org.slf4j.LoggerFactory;
  *       in a {@link MeteredObjectStore}), {@code repeats} times, one after the other, the full
  *       replay last (its initial load drops and re-creates the slot). Every recovery's views are
  *       compared with the naive oracle of {@link Workload}.
+ *   <li>Standbys (unless {@code --no-standby}), after the snapshot strategies and before the full
+ *       replay: on a copy of the daily snapshot's store, taken before any recovery wrote into it,
+ *       an owner and a standby form a group on the benchmark's broker (both {@link Node}s in this
+ *       JVM; the standby's {@link Node#recover} blocks while it stands by, so it runs on a thread
+ *       of its own and is watched through its HTTP {@code /status}); warm, then hot. Once the
+ *       standby serves (hot: caught up on Kafka), the owner is closed — it leaves the group at once
+ *       — and the clock runs until the standby has taken over and its views equal the oracle.
+ *       What the standby read standing by comes from its status, what it read taking over from its
+ *       recovery report ({@link #standBy}).
  *   <li>Peer. On the same topic, a Kafka-only cairn node (orders per customer) ingests from the
  *       beginning (throughput), snapshots, restarts from the snapshot; Kafka Streams ({@link
  *       KafkaStreamsPeer}) processes the topic, is killed and restores from its changelogs.

@@ -165,7 +165,11 @@ public final class ReportWriter {
             r.pgRowsAtCrash(), r.pgChanges(), r.pgWalRetainedAtCrash()) : ""));
     sb.append("Strategies: `full-replay` (no snapshot: Kafka from the beginning, Postgres initial load), `daily` (snapshot"
         + " at the last midnight, a day before the crash), `hourly` (snapshot at the last full hour), `right-after` (restart right after a snapshot), and"
-        + " `snapshot-hNN` (extra points for the curve). Each snapshot was written into a store of its own; each"
+        + " `snapshot-hNN` (extra points for the curve)"
+        + (r.strategies().stream().anyMatch(StrategyResult::isStandby) ? "; `warm-standby` and `hot-standby`: on a copy of the"
+            + " daily snapshot's store, an owner and a standby of that mode in a group (both in this JVM), the owner stopped"
+            + " cleanly once the standby served, the standby taking over" : "")
+        + ". Each snapshot was written into a store of its own; each"
         + " recovery is `Node.recover` on that store wrapped in a `MeteredObjectStore` (S3 prices, us-east-1)"
         + (c.repeats() > 1 ? "; each strategy was recovered " + c.repeats() + " times and the run with the median wall time is shown" : "")
         + ".\n\n");
