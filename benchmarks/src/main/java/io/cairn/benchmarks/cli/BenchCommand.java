@@ -45,7 +45,7 @@ public final class BenchCommand implements Runnable {
   }
 
   @Command(name = "load-on-source", mixinStandardHelpOptions = true,
-      description = "Recovery strategies (full replay, daily, hourly, right after a snapshot) over Kafka + Postgres CDC:"
+      description = "Recovery strategies (full replay, daily, hourly, right after a snapshot, warm and hot standby) over Kafka + Postgres CDC:"
           + " recovery time, source load, object-store requests; Kafka Streams beside it. Writes report.md, report.html,"
           + " results.json, results.csv.")
   static final class LoadOnSource implements Callable<Integer> {
@@ -79,6 +79,10 @@ public final class BenchCommand implements Runnable {
     @Option(names = "--no-peer", description = "Skip the Kafka Streams comparison.")
     boolean noPeer;
 
+    @Option(names = "--no-standby", description = "Skip the standby strategies (an owner and a warm, then a hot, standby on the"
+        + " daily snapshot; the owner stopped, the standby taking over).")
+    boolean noStandby;
+
     @Option(names = "--broker", description = "Where the Kafka broker runs: child (its own JVM, as in production; default)"
         + " or in-process (the benchmark's JVM, which then also compiles and collects for it).", defaultValue = "child")
     String broker;
@@ -96,7 +100,7 @@ public final class BenchCommand implements Runnable {
       int orders = ordersPerHour != null ? ordersPerHour : days != null ? 1375 : 10_000;
       int changes = changesPerHour != null ? changesPerHour : days != null ? 100 : 2000;
       LoadOnSourceConfig config = LoadOnSourceConfig.defaults(out.toAbsolutePath()).withHours(h, Math.min(step, h))
-          .withRates(orders, changes).withPostgres(!noPostgres).withPeer(!noPeer).withRepeats(repeat)
+          .withRates(orders, changes).withPostgres(!noPostgres).withPeer(!noPeer).withStandbys(!noStandby).withRepeats(repeat)
           .withBrokerInChildJvm(brokerInChildJvm());
       List<String> args = args();
       if (config.postgres() && System.getenv(LoadOnSourceBenchmark.PASSWORD_ENV) == null) {
@@ -141,6 +145,9 @@ public final class BenchCommand implements Runnable {
       }
       if (noPeer) {
         a.add("--no-peer");
+      }
+      if (noStandby) {
+        a.add("--no-standby");
       }
       a.addAll(List.of("--broker", broker));
       return a;

@@ -9,7 +9,8 @@ import java.util.Locale;
  * with the oracle's views; Kafka records and bytes read on recovery are exactly those after the
  * snapshot's offsets (the whole topic for a full replay); Postgres rows delivered are the changes
  * after the snapshot (plus at most one re-delivered transaction) or, for a full replay, the
- * table's rows from an initial load; only a full replay scans the table.
+ * table's rows from an initial load; only a full replay scans the table. For a standby strategy
+ * the Kafka figures standing by and at takeover add up to what follows the snapshot's offsets.
  */
 public final class ConsistencyChecks {
   /** One check and its outcome. */
@@ -21,11 +22,15 @@ public final class ConsistencyChecks {
     List<Check> out = new ArrayList<>();
     for (StrategyResult s : r.strategies()) {
       out.add(new Check(s.name(), "views equal the oracle", s.viewsMatchOracle(), ""));
-      out.add(new Check(s.name(), "Kafka records read = records after the snapshot's offsets",
-          s.kafkaRecords() == s.expectedKafkaRecords(), s.kafkaRecords() + " vs " + s.expectedKafkaRecords()));
-      out.add(new Check(s.name(), "Kafka bytes read = bytes after the snapshot's offsets (ratio 1.00)",
-          s.kafkaBytes() == s.expectedKafkaBytes(),
-          String.format(Locale.ROOT, "%d vs %d (%.2f)", s.kafkaBytes(), s.expectedKafkaBytes(), s.kafkaByteRatio())));
+      if (s.isStandby()) {
+        standby(s, out);
+      } else {
+        out.add(new Check(s.name(), "Kafka records read = records after the snapshot's offsets",
+            s.kafkaRecords() == s.expectedKafkaRecords(), s.kafkaRecords() + " vs " + s.expectedKafkaRecords()));
+        out.add(new Check(s.name(), "Kafka bytes read = bytes after the snapshot's offsets (ratio 1.00)",
+            s.kafkaBytes() == s.expectedKafkaBytes(),
+            String.format(Locale.ROOT, "%d vs %d (%.2f)", s.kafkaBytes(), s.expectedKafkaBytes(), s.kafkaByteRatio())));
+      }
       if (r.config().postgres()) {
         if (s.fullReplay()) {
           out.add(new Check(s.name(), "Postgres rows delivered = table rows (initial load)",
@@ -47,6 +52,31 @@ public final class ConsistencyChecks {
       out.add(new Check("peer", "Kafka Streams' aggregate equals the oracle after its restore", r.peer().peerMatchesOracle(), ""));
     }
     return out;
+  }
+
+  /**
+   * A standby strategy: what it read standing by plus what its takeover read is exactly what follows
+   * the snapshot's offsets (a warm standby reads nothing standing by; a hot one reads Kafka then,
+   * and Postgres never, a slot having one reader); the load meter agrees with the status.
+   */
+  private static void standby(StrategyResult s, List<Check> out) {
+    StandbyFigures f = s.standby();
+    long records = f.standingByKafkaRecords() + s.kafkaRecords();
+    long bytes = f.standingByKafkaBytes() + s.kafkaBytes();
+    out.add(new Check(s.name(), "Kafka records read standing by + at takeover = records after the snapshot's offsets",
+        records == s.expectedKafkaRecords(), f.standingByKafkaRecords() + " + " + s.kafkaRecords() + " vs " + s.expectedKafkaRecords()));
+    out.add(new Check(s.name(), "Kafka bytes read standing by + at takeover = bytes after the snapshot's offsets",
+        bytes == s.expectedKafkaBytes(), f.standingByKafkaBytes() + " + " + s.kafkaBytes() + " vs " + s.expectedKafkaBytes()));
+    out.add(new Check(s.name(), "Kafka records read standing by: status = load meter",
+        f.standingByKafkaRecords() == f.meteredKafkaRecordsBeforeTakeover(),
+        f.standingByKafkaRecords() + " vs " + f.meteredKafkaRecordsBeforeTakeover()));
+    if (!f.hot()) {
+      out.add(new Check(s.name(), "a warm standby reads no source standing by", f.standingByKafkaRecords() == 0
+          && f.standingByPgRecords() == 0, f.standingByKafkaRecords() + " Kafka records, " + f.standingByPgRecords() + " PG rows"));
+    } else {
+      out.add(new Check(s.name(), "a hot standby reads Postgres neither standing by nor ahead", f.standingByPgRecords() == 0
+          && !f.pgReadAhead(), f.standingByPgRecords() + " PG rows, read ahead " + f.pgReadAhead()));
+    }
   }
 
   public static boolean allPassed(LoadOnSourceResult r) {

@@ -73,6 +73,15 @@ import org.slf4j.LoggerFactory;
  *       in a {@link MeteredObjectStore}), {@code repeats} times, one after the other, the full
  *       replay last (its initial load drops and re-creates the slot). Every recovery's views are
  *       compared with the naive oracle of {@link Workload}.
+ *   <li>Standbys (unless {@code --no-standby}), after the snapshot strategies and before the full
+ *       replay: on a copy of the daily snapshot's store, taken before any recovery wrote into it,
+ *       an owner and a standby form a group on the benchmark's broker (both {@link Node}s in this
+ *       JVM; the standby's {@link Node#recover} blocks while it stands by, so it runs on a thread
+ *       of its own and is watched through its HTTP {@code /status}); warm, then hot. Once the
+ *       standby serves (hot: caught up on Kafka), the owner is closed — it leaves the group at once
+ *       — and the clock runs until the standby has taken over and its views equal the oracle.
+ *       What the standby read standing by comes from its status, what it read taking over from its
+ *       recovery report ({@link #standBy}).
  *   <li>Peer. On the same topic, a Kafka-only cairn node (orders per customer) ingests from the
  *       beginning (throughput), snapshots, restarts from the snapshot; Kafka Streams ({@link
  *       KafkaStreamsPeer}) processes the topic, is killed and restores from its changelogs.
@@ -210,8 +219,22 @@ public final class LoadOnSourceBenchmark {
 
     // ---- recover each strategy; full replay last (its initial load re-creates the slot)
     List<StrategyResult> results = new ArrayList<>();
+    Snap daily = snaps.stream().filter(s -> s.name().equals("daily")).findFirst().orElse(null);
+    if (config.standbys() && daily != null) {
+      // before any recovery writes into the daily store: each standby strategy gets a pristine copy
+      copyStore(daily.dir(), work.resolve("warm-standby"));
+      copyStore(daily.dir(), work.resolve("hot-standby"));
+    }
     for (Snap s : snaps) {
       results.add(recoverRepeatedly(s, w, pg, walAtCrash));
+    }
+    if (config.standbys() && daily != null) {
+      // before the full replay, whose initial load re-creates the slot
+      for (String mode : List.of("warm", "hot")) {
+        Path dir = work.resolve(mode + "-standby");
+        results.add(standBy(new Snap(mode + "-standby", daily.hour(), daily.hoursBeforeCrash(), dir, daily.result(),
+            daily.writeMetrics(), daily.kafkaOffsets(), daily.walLsn(), daily.pgChangesBefore()), mode, kafka, w, pg, walAtCrash));
+      }
     }
     Path fullDir = work.resolve("full-replay");
     copyCatalog(ingestDir, fullDir);
@@ -255,8 +278,12 @@ public final class LoadOnSourceBenchmark {
   }
 
   private static CairnConfig nodeConfig(Path storeDir, List<String> init) {
+    return nodeConfig(storeDir, init, 0);
+  }
+
+  private static CairnConfig nodeConfig(Path storeDir, List<String> init, int httpPort) {
     return new CairnConfig(storeUri(storeDir), Map.of(), 2, 50_000, Duration.ofMillis(100), "0 0 0 * * ?", ZoneId.of("UTC"),
-        1000, 30, Duration.ofHours(1), "127.0.0.1", 0, 0, init);
+        1000, 30, Duration.ofHours(1), "127.0.0.1", httpPort, 0, init);
   }
 
   static String storeUri(Path dir) {
@@ -311,6 +338,15 @@ public final class LoadOnSourceBenchmark {
           r.uploadDuration().toMillis());
       return new Snap(name, hour, hoursBeforeCrash, dir, r, store.metrics(), offsets, pg == null ? -1 : pg.currentWalLsn(),
           w.customerChanges());
+    }
+  }
+
+  /** Copies every object of the store at {@code from} into a fresh store at {@code to}. */
+  private static void copyStore(Path from, Path to) {
+    try (ObjectStore src = ObjectStores.open(storeUri(from)); ObjectStore dst = ObjectStores.open(storeUri(to))) {
+      for (ObjectInfo o : src.list("")) {
+        dst.put(o.key(), src.readAllBytes(o.key()));
+      }
     }
   }
 
@@ -404,7 +440,182 @@ public final class LoadOnSourceBenchmark {
         m.getClassRequests(), m.putClassRequests(), m.bytesOut(), m.estimatedCostUsd(),
         sr == null ? 0 : sr.bytesTotal(), sr == null ? 0 : sr.files(), sr == null ? 0 : sr.uploadDuration().toMillis(),
         sr == null ? 0 : sr.capturePause().toNanos() / 1000, wm == null ? 0 : wm.putClassRequests(),
-        wm == null ? 0 : wm.estimatedCostUsd(), match);
+        wm == null ? 0 : wm.estimatedCostUsd(), match, null);
+  }
+
+  // ------------------------------------------------------------------ standby strategies
+
+  /**
+   * A standby strategy: on a copy of the daily snapshot's store, an owner ({@link Node#recover}
+   * with a group on the benchmark's broker, caught up) and then a {@code mode} standby (its {@code
+   * Node.recover} on a thread of its own: it blocks while standing by). Once the standby's status
+   * says it serves the snapshot (hot: caught up on the sources it reads ahead), what it read while
+   * standing by is taken from that status; then the owner is closed (it leaves the group at once)
+   * and the clock runs until the standby has taken over and its views equal the oracle. The
+   * takeover's reading is its recovery report's; Postgres' statistics are read around the takeover.
+   */
+  private StrategyResult standBy(Snap s, String mode, KafkaBroker kafka, Workload w, PgSetup pg, long walAtCrash) {
+    LOG.info("Standby strategy '{}': owner and {} standby on a copy of the daily snapshot", s.name(), mode);
+    CairnConfig.Group group = new CairnConfig.Group(kafka.bootstrapServers(), "bench-" + s.name() + "-"
+        + UUID.randomUUID().toString().substring(0, 8), Duration.ofSeconds(6), Map.of(), Duration.ofSeconds(1), mode.equals("hot"));
+    if (pg != null) {
+      pg.awaitSlotInactive();
+    }
+    Node owner = Node.recover(nodeConfig(s.dir(), List.of()).withGroup(group),
+        Node.Options.defaults().withCatchUpTimeout(Duration.ofMinutes(10)));
+    LOG.info("Standby strategy '{}': the owner recovered in {} ms (epoch {})", s.name(), owner.report().totalMillis(), owner.epoch());
+    int port = freePort();
+    AtomicReference<MeteredObjectStore> metered = new AtomicReference<>();
+    Node.Options options = Node.Options.defaults().withCatchUpTimeout(Duration.ofMinutes(10)).withStoreDecorator(st -> {
+      MeteredObjectStore m = new MeteredObjectStore(st);
+      metered.set(m);
+      return m;
+    });
+    java.util.concurrent.CompletableFuture<Node> standing = new java.util.concurrent.CompletableFuture<>();
+    long s0 = System.nanoTime();
+    Thread t = new Thread(() -> {
+      try {
+        standing.complete(Node.recover(nodeConfig(s.dir(), List.of(), port).withGroup(group), options));
+      } catch (Throwable e) {
+        standing.completeExceptionally(e);
+      }
+    }, "bench-standby-" + mode);
+    t.setDaemon(true);
+    t.start();
+    Node standby = null;
+    try {
+      com.fasterxml.jackson.databind.JsonNode sb = awaitStandbyServing(port, mode, standing);
+      long readyMillis = (System.nanoTime() - s0) / 1_000_000;
+      com.fasterxml.jackson.databind.JsonNode kafkaRead = sb.path("sources").path(Workload.ORDERS);
+      com.fasterxml.jackson.databind.JsonNode kafkaLoad = kafkaRead.path("load");
+      com.fasterxml.jackson.databind.JsonNode pgRead = sb.path("sources").path(Workload.CUSTOMERS);
+      LOG.info("Standby strategy '{}': the standby serves after {} ms; standing by it read: {}", s.name(), readyMillis,
+          sb.path("sources"));
+      long scannedBefore = 0;
+      long decodedBefore = 0;
+      if (pg != null) {
+        sleep(1500); // the owner's last statistics: not the takeover's
+        scannedBefore = pg.rowsScanned();
+        decodedBefore = pg.slotDecodedBytes();
+      }
+      // ---- the owner stops cleanly: it leaves the group as it closes, and the standby takes over
+      long c0 = System.nanoTime();
+      owner.close();
+      long ownerCloseMillis = (System.nanoTime() - c0) / 1_000_000;
+      try {
+        standby = standing.get(10, java.util.concurrent.TimeUnit.MINUTES);
+      } catch (java.util.concurrent.ExecutionException e) {
+        throw new IllegalStateException("Cannot take over as the " + mode + " standby: " + e.getCause(), e.getCause());
+      } catch (java.util.concurrent.TimeoutException e) {
+        throw new IllegalStateException("Cannot take over as the " + mode + " standby: not done 10 min after the owner's close", e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("Interrupted", e);
+      }
+      long returnedMillis = (System.nanoTime() - c0) / 1_000_000;
+      RecoveryReport r = standby.report();
+      boolean match = viewsMatch(standby.engine(), w);
+      long m0 = System.nanoTime();
+      while (!match && System.nanoTime() - m0 < Duration.ofSeconds(60).toNanos()) {
+        standby.engine().tick();
+        match = viewsMatch(standby.engine(), w);
+        if (!match) {
+          sleep(1);
+        }
+      }
+      long extraMillis = (System.nanoTime() - m0) / 1_000_000;
+      long totalMillis = (System.nanoTime() - c0) / 1_000_000;
+      if (extraMillis > 1 || !match) {
+        notes.add("Strategy '" + s.name() + "': the standby's Node.recover returned (caught up: " + r.caughtUp() + ") "
+            + returnedMillis + " ms after the owner's close began, but the views did not equal the oracle yet; they did "
+            + extraMillis + " ms later" + (match ? "" : " — NO: not even after 60 s") + ". The takeover time shown includes that wait.");
+      }
+      LOG.info("Standby strategy '{}': owner closed in {} ms; the standby took over {} ms after the close began (views = oracle"
+          + " after {} ms: {}); takeover phases {}; sources {}", s.name(), ownerCloseMillis, returnedMillis, totalMillis, match,
+          r.phaseMillis(), r.sources());
+      Map<String, Long> kafkaTakeover = load(r, Workload.ORDERS);
+      Map<String, Long> pgTakeover = load(r, Workload.CUSTOMERS);
+      long kafkaMeterTotal = meter(standby.engine(), Workload.ORDERS, "records");
+      Map<String, Long> phases = new LinkedHashMap<>(r.phaseMillis());
+      standby.close();
+      standby = null;
+      long rowsScanned = -1;
+      long decoded = -1;
+      if (pg != null) {
+        sleep(1500);
+        rowsScanned = pg.rowsScanned() - scannedBefore;
+        decoded = pg.slotDecodedBytes() - decodedBefore;
+      }
+      StandbyFigures f = new StandbyFigures(mode, readyMillis, sb.path("lastLoadMillis").asLong(0),
+          kafkaLoad.path("records").asLong(0), kafkaLoad.path("bytes").asLong(0), kafkaLoad.path("bytes_fetched").asLong(0),
+          kafkaLoad.path("fetch_requests").asLong(0), pgRead.path("load").path("records").asLong(0),
+          pgRead.path("readAhead").asBoolean(false), kafkaMeterTotal - kafkaTakeover.getOrDefault("records", 0L),
+          ownerCloseMillis, returnedMillis, phases);
+      long[] expectedKafka = w.kafkaAfter(s.kafkaOffsets());
+      MeteredObjectStore.Metrics m = metered.get().metrics();
+      SnapshotResult sr = s.result();
+      MeteredObjectStore.Metrics wm = s.writeMetrics();
+      return new StrategyResult(s.name(), s.hour(), s.hoursBeforeCrash(), totalMillis, r.totalMillis(), 0,
+          r.catchUpMillis() + extraMillis, r.catchUpTicks().readingMillis(), r.catchUpTicks().computingMillis(), r.rowsLoaded(),
+          kafkaTakeover.getOrDefault("records", 0L), kafkaTakeover.getOrDefault("bytes", 0L),
+          kafkaTakeover.getOrDefault("bytes_fetched", 0L), kafkaTakeover.getOrDefault("fetch_requests", 0L), expectedKafka[0],
+          expectedKafka[1], pgTakeover.getOrDefault("records", 0L), rowsScanned, decoded,
+          pg == null ? -1 : walAtCrash - s.walLsn(), pg == null ? 0 : w.customerChanges() - s.pgChangesBefore(),
+          m.getClassRequests(), m.putClassRequests(), m.bytesOut(), m.estimatedCostUsd(), sr.bytesTotal(), sr.files(),
+          sr.uploadDuration().toMillis(), sr.capturePause().toNanos() / 1000, wm.putClassRequests(), wm.estimatedCostUsd(), match, f);
+    } finally {
+      owner.close(); // idempotent; a standby still standing by then takes over and is closed below
+      if (standby == null) {
+        try {
+          standing.get(2, java.util.concurrent.TimeUnit.MINUTES).close();
+        } catch (Exception ignored) {
+          // it failed or never took over: its thread is a daemon
+        }
+      }
+    }
+  }
+
+  /** Polls the standby's {@code /status} until it serves a snapshot (hot: caught up on what it reads ahead); its {@code standby} block. */
+  private static com.fasterxml.jackson.databind.JsonNode awaitStandbyServing(int port, String mode,
+      java.util.concurrent.CompletableFuture<Node> standing) {
+    java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    java.net.http.HttpRequest req = java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/status"))
+        .timeout(Duration.ofSeconds(5)).build();
+    com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+    long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
+    String last = "no answer";
+    while (System.nanoTime() < deadline) {
+      if (standing.isDone()) {
+        throw new IllegalStateException("Cannot measure the " + mode + " standby: its Node.recover ended while it should stand by"
+            + (standing.isCompletedExceptionally() ? " (failed)" : " (it owns the store)") + "; last status: " + last);
+      }
+      try {
+        java.net.http.HttpResponse<String> resp = http.send(req, java.net.http.HttpResponse.BodyHandlers.ofString());
+        last = resp.body();
+        com.fasterxml.jackson.databind.JsonNode sb = json.readTree(last).path("standby");
+        boolean serving = sb.has("snapshot");
+        boolean caughtUp = !mode.equals("hot") || sb.path("sources").path(Workload.ORDERS).path("caughtUp").asBoolean(false);
+        if (serving && caughtUp) {
+          return sb;
+        }
+      } catch (IOException e) {
+        last = e.toString(); // the listener is not up yet
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("Interrupted", e);
+      }
+      sleep(100);
+    }
+    throw new IllegalStateException("Cannot measure the " + mode + " standby: it did not serve its snapshot within 10 min; last status: "
+        + last);
+  }
+
+  private static int freePort() {
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot find a free port on 127.0.0.1: " + e.getMessage(), e);
+    }
   }
 
   private static Map<String, Long> load(RecoveryReport r, String source) {

@@ -28,6 +28,9 @@ import java.util.Objects;
  *     figures are the same every time)
  * @param seed random seed of the workload
  * @param outputDir where the report, charts and results go
+ * @param brokerInChildJvm see {@link #withBrokerInChildJvm}
+ * @param standbys whether to also measure a group of two nodes on the daily snapshot, the standby
+ *     warm and then hot: what standing by and taking over read from the sources
  */
 public record LoadOnSourceConfig(
     int hours,
@@ -44,7 +47,8 @@ public record LoadOnSourceConfig(
     int repeats,
     long seed,
     Path outputDir,
-    boolean brokerInChildJvm) {
+    boolean brokerInChildJvm,
+    boolean standbys) {
 
   public LoadOnSourceConfig {
     positive("hours", hours);
@@ -74,42 +78,42 @@ public record LoadOnSourceConfig(
 
   /** The default size of {@code cairn bench load-on-source}: 24 simulated hours, a few minutes here. */
   public static LoadOnSourceConfig defaults(Path outputDir) {
-    return new LoadOnSourceConfig(24, 10_000, 2_000, 20_000, 10_000, 20_000, 3, 200, 6, true, true, 3, 42, outputDir, true);
+    return new LoadOnSourceConfig(24, 10_000, 2_000, 20_000, 10_000, 20_000, 3, 200, 6, true, true, 3, 42, outputDir, true, true);
   }
 
   /** The size the default test suite runs: seconds. */
   public static LoadOnSourceConfig tiny(Path outputDir) {
-    return new LoadOnSourceConfig(2, 600, 120, 300, 200, 400, 3, 40, 2, true, true, 1, 7, outputDir, false);
+    return new LoadOnSourceConfig(2, 600, 120, 300, 200, 400, 3, 40, 2, true, true, 1, 7, outputDir, false, false);
   }
 
   public LoadOnSourceConfig withHours(int h, int step) {
     return new LoadOnSourceConfig(h, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, step, postgres, peer, repeats, seed, outputDir, brokerInChildJvm);
+        partitions, transactionRows, step, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys);
   }
 
   public LoadOnSourceConfig withRates(int orders, int customerChanges) {
     return new LoadOnSourceConfig(hours, orders, customerChanges, initialOrders, initialCustomers, orderKeys, partitions,
-        transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm);
+        transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys);
   }
 
   public LoadOnSourceConfig withPostgres(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, on, peer, repeats, seed, outputDir, brokerInChildJvm);
+        partitions, transactionRows, curveStepHours, on, peer, repeats, seed, outputDir, brokerInChildJvm, standbys);
   }
 
   public LoadOnSourceConfig withPeer(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, on, repeats, seed, outputDir, brokerInChildJvm);
+        partitions, transactionRows, curveStepHours, postgres, on, repeats, seed, outputDir, brokerInChildJvm, standbys);
   }
 
   public LoadOnSourceConfig withRepeats(int n) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, n, seed, outputDir, brokerInChildJvm);
+        partitions, transactionRows, curveStepHours, postgres, peer, n, seed, outputDir, brokerInChildJvm, standbys);
   }
 
   public LoadOnSourceConfig withOutputDir(Path dir) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, dir, brokerInChildJvm);
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, dir, brokerInChildJvm, standbys);
   }
 
   /**
@@ -119,6 +123,15 @@ public record LoadOnSourceConfig(
    */
   public LoadOnSourceConfig withBrokerInChildJvm(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, on);
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, on, standbys);
+  }
+
+  /**
+   * Whether to measure the standby strategies ({@code warm-standby}, {@code hot-standby}): an owner
+   * and a standby in a group on a copy of the daily snapshot's store, the owner stopped cleanly.
+   */
+  public LoadOnSourceConfig withStandbys(boolean on) {
+    return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, on);
   }
 }

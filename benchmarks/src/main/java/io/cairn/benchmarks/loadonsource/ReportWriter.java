@@ -58,7 +58,8 @@ public final class ReportWriter {
       "catch-up ms", "catch-up reading ms", "catch-up computing ms", "rows loaded", "Kafka records", "Kafka bytes", "Kafka bytes fetched", "Kafka fetch requests",
       "Kafka bytes ratio", "PG rows delivered", "PG rows scanned", "PG WAL decoded", "PG WAL needed", "store GETs",
       "store PUT/LIST", "store bytes read", "store cost USD", "snapshot bytes", "snapshot files", "snapshot upload ms",
-      "snapshot pause µs", "snapshot PUTs", "snapshot cost USD", "views = oracle");
+      "snapshot pause µs", "snapshot PUTs", "snapshot cost USD", "views = oracle", "Kafka records standing by",
+      "Kafka bytes standing by", "Kafka bytes fetched standing by", "PG rows standing by");
 
   static List<String> row(StrategyResult s) {
     return List.of(s.name(), s.snapshotHour() < 0 ? "-" : Integer.toString(s.snapshotHour()),
@@ -73,7 +74,13 @@ public final class ReportWriter {
         Long.toString(s.storeBytesRead()), String.format(Locale.ROOT, "%.6f", s.storeCostUsd()), Long.toString(s.snapshotBytes()),
         Integer.toString(s.snapshotFiles()), Long.toString(s.snapshotUploadMillis()), Long.toString(s.snapshotPauseMicros()),
         Long.toString(s.snapshotPutRequests()), String.format(Locale.ROOT, "%.6f", s.snapshotCostUsd()),
-        Boolean.toString(s.viewsMatchOracle()));
+        Boolean.toString(s.viewsMatchOracle()), standby(s, StandbyFigures::standingByKafkaRecords),
+        standby(s, StandbyFigures::standingByKafkaBytes), standby(s, StandbyFigures::standingByKafkaBytesFetched),
+        standby(s, StandbyFigures::standingByPgRecords));
+  }
+
+  private static String standby(StrategyResult s, java.util.function.ToLongFunction<StandbyFigures> f) {
+    return s.isStandby() ? Long.toString(f.applyAsLong(s.standby())) : "-";
   }
 
   private static String fmt(double d) {
@@ -93,13 +100,13 @@ public final class ReportWriter {
 
   static List<Target> targets(LoadOnSourceResult r) {
     List<Target> t = new ArrayList<>();
-    double worstRatio = r.strategies().stream().filter(s -> !s.fullReplay()).mapToDouble(StrategyResult::kafkaByteRatio)
+    double worstRatio = r.strategies().stream().filter(s -> !s.fullReplay() && !s.isStandby()).mapToDouble(StrategyResult::kafkaByteRatio)
         .map(x -> Math.abs(x - 1.0)).max().orElse(0);
-    double ratio = r.strategies().stream().filter(s -> !s.fullReplay()).mapToDouble(StrategyResult::kafkaByteRatio)
+    double ratio = r.strategies().stream().filter(s -> !s.fullReplay() && !s.isStandby()).mapToDouble(StrategyResult::kafkaByteRatio)
         .filter(x -> Math.abs(x - 1.0) == worstRatio).findFirst().orElse(1.0);
     t.add(new Target("Kafka bytes re-read on recovery / bytes after the snapshot's offsets", "1.00",
         String.format(Locale.ROOT, "%.2f (worst of %d snapshot strategies)", ratio,
-            r.strategies().stream().filter(s -> !s.fullReplay()).count()), Math.abs(ratio - 1.0) < 0.005));
+            r.strategies().stream().filter(s -> !s.fullReplay() && !s.isStandby()).count()), Math.abs(ratio - 1.0) < 0.005));
     StrategyResult full = r.strategies().stream().filter(StrategyResult::fullReplay).findFirst().orElse(null);
     StrategyResult daily = r.strategies().stream().filter(s -> s.name().equals("daily")).findFirst().orElse(null);
     if (full != null && daily != null) {
@@ -158,14 +165,18 @@ public final class ReportWriter {
             r.pgRowsAtCrash(), r.pgChanges(), r.pgWalRetainedAtCrash()) : ""));
     sb.append("Strategies: `full-replay` (no snapshot: Kafka from the beginning, Postgres initial load), `daily` (snapshot"
         + " at the last midnight, a day before the crash), `hourly` (snapshot at the last full hour), `right-after` (restart right after a snapshot), and"
-        + " `snapshot-hNN` (extra points for the curve). Each snapshot was written into a store of its own; each"
+        + " `snapshot-hNN` (extra points for the curve)"
+        + (r.strategies().stream().anyMatch(StrategyResult::isStandby) ? "; `warm-standby` and `hot-standby`: on a copy of the"
+            + " daily snapshot's store, an owner and a standby of that mode in a group (both in this JVM), the owner stopped"
+            + " cleanly once the standby served, the standby taking over" : "")
+        + ". Each snapshot was written into a store of its own; each"
         + " recovery is `Node.recover` on that store wrapped in a `MeteredObjectStore` (S3 prices, us-east-1)"
         + (c.repeats() > 1 ? "; each strategy was recovered " + c.repeats() + " times and the run with the median wall time is shown" : "")
         + ".\n\n");
     sb.append("## Results per strategy\n\n");
     List<String> brief = List.of("strategy", "hours since snapshot", "recovery ms", "Node.recover ms", "load ms", "catch-up ms",
         "catch-up reading ms", "catch-up computing ms", "Kafka records",
-        "Kafka bytes", "Kafka fetch requests", "PG rows delivered", "PG rows scanned", "PG WAL decoded", "PG WAL needed",
+        "Kafka bytes", "Kafka fetch requests", "Kafka records standing by", "Kafka bytes standing by", "PG rows delivered", "PG rows scanned", "PG WAL decoded", "PG WAL needed",
         "store GETs", "store bytes read", "store cost USD", "snapshot bytes", "snapshot upload ms", "views = oracle");
     sb.append('|').append(String.join("|", brief)).append("|\n|");
     brief.forEach(x -> sb.append("---|"));
@@ -179,7 +190,13 @@ public final class ReportWriter {
       sb.append('\n');
     }
     sb.append("\nAll columns are in `results.csv` / `results.json`. PG WAL needed = WAL written between the snapshot and the"
-        + " crash: what the slot must retain for that strategy.\n\n");
+        + " crash: what the slot must retain for that strategy."
+        + (r.strategies().stream().anyMatch(StrategyResult::isStandby) ? " For `warm-standby` and `hot-standby` the recovery"
+            + " figures are the takeover's (recovery ms: from the start of the owner's clean close until the standby's views"
+            + " equal the oracle; source figures: what the takeover read; store figures: the standby's whole life), and"
+            + " \"standing by\" is what the standby read before it." : "")
+        + "\n\n");
+    availability(r, sb);
     sb.append("## Targets\n\n|target|goal|measured|met?|\n|---|---|---|---|\n");
     for (Target t : targets(r)) {
       sb.append('|').append(t.name()).append('|').append(t.target()).append('|').append(t.measured()).append('|')
@@ -221,6 +238,90 @@ public final class ReportWriter {
       sb.append("![").append(f).append("](").append(f).append(")\n\n");
     }
     return sb.toString();
+  }
+
+  /**
+   * "What availability costs the sources": per strategy, the time until fresh views and what was
+   * read from each source standing by (per day of the workload) and at the takeover or recovery,
+   * then a paragraph from the figures. Nothing when no standby strategy ran.
+   */
+  static void availability(LoadOnSourceResult r, StringBuilder sb) {
+    List<StrategyResult> standbys = r.strategies().stream().filter(StrategyResult::isStandby).toList();
+    if (standbys.isEmpty()) {
+      return;
+    }
+    boolean pg = r.config().postgres();
+    sb.append("## What availability costs the sources\n\n");
+    sb.append("|strategy|until fresh views, ms|Kafka records standing by|Kafka bytes standing by (fetched)|per day of the workload: Kafka records / bytes")
+        .append(pg ? "|PG rows standing by" : "").append("|Kafka records at takeover / recovery|Kafka bytes at takeover / recovery")
+        .append(pg ? "|PG rows at takeover / recovery|PG WAL decoded at takeover / recovery|PG rows scanned" : "").append("|\n|");
+    for (int i = 0; i < (pg ? 11 : 7); i++) {
+      sb.append("---|");
+    }
+    sb.append('\n');
+    List<StrategyResult> rows = new ArrayList<>();
+    r.strategies().stream().filter(s -> s.fullReplay() || s.name().equals("daily")).forEach(rows::add);
+    rows.addAll(standbys);
+    for (StrategyResult s : rows) {
+      StandbyFigures f = s.standby();
+      double perDay = s.hoursSinceSnapshot() > 0 ? 24.0 / s.hoursSinceSnapshot() : 0;
+      sb.append('|').append(s.name()).append('|').append(String.format(Locale.ROOT, "%,d", s.recoveryMillis())).append('|');
+      if (f == null) {
+        sb.append("-|-|-|");
+      } else {
+        sb.append(String.format(Locale.ROOT, "%,d|%,d (%,d)|%,.0f / %,.0f|", f.standingByKafkaRecords(), f.standingByKafkaBytes(),
+            f.standingByKafkaBytesFetched(), f.standingByKafkaRecords() * perDay, f.standingByKafkaBytes() * perDay));
+      }
+      if (pg) {
+        sb.append(f == null ? "-" : String.format(Locale.ROOT, "%,d", f.standingByPgRecords())).append('|');
+      }
+      sb.append(String.format(Locale.ROOT, "%,d|%,d|", s.kafkaRecords(), s.kafkaBytes()));
+      if (pg) {
+        sb.append(String.format(Locale.ROOT, "%,d|%,d|%,d|", s.pgRecords(), s.pgWalBytesStreamed(), s.pgRowsScanned()));
+      }
+      sb.append('\n');
+    }
+    StrategyResult hot = standbys.stream().filter(s -> s.standby().hot()).findFirst().orElse(null);
+    StrategyResult warm = standbys.stream().filter(s -> !s.standby().hot()).findFirst().orElse(null);
+    StrategyResult daily = r.strategies().stream().filter(s -> s.name().equals("daily")).findFirst().orElse(null);
+    StrategyResult full = r.strategies().stream().filter(StrategyResult::fullReplay).findFirst().orElse(null);
+    sb.append('\n');
+    if (hot != null) {
+      StandbyFigures f = hot.standby();
+      double perDay = 24.0 / Math.max(1e-9, hot.hoursSinceSnapshot());
+      sb.append(String.format(Locale.ROOT, "A hot standby reads Kafka as the owner does: standing by, it read %,d records"
+          + " (%,d bytes; %,d fetched in %,d requests) over the %s simulated hours since the snapshot it loaded — %,.0f records,"
+          + " %,.0f bytes per day of this workload, the topic's whole traffic once more for each hot standby (%.2f× what"
+          + " the owner reads). Its steady state is the same: it reads each record as it arrives, and re-reads from each"
+          + " snapshot the owner commits only what arrived between that snapshot and its load (within the %s refresh).",
+          f.standingByKafkaRecords(), f.standingByKafkaBytes(), f.standingByKafkaBytesFetched(), f.standingByKafkaFetchRequests(),
+          fmt(hot.hoursSinceSnapshot()), f.standingByKafkaRecords() * perDay, f.standingByKafkaBytes() * perDay,
+          f.standingByKafkaBytes() / (double) Math.max(1, hot.expectedKafkaBytes()), "1 s"));
+      if (pg) {
+        sb.append(String.format(Locale.ROOT, " It reads no Postgres while standing by (%,d rows; a replication slot has one"
+            + " reader, the owner's), so it adds no load there — and its takeover still resumes the slot from the newest"
+            + " snapshot's LSN: %,d rows delivered, %,d bytes of WAL decoded, as many rows as a recovery from that snapshot"
+            + "%s.", f.standingByPgRecords(), hot.pgRecords(), hot.pgWalBytesStreamed(),
+            daily == null ? "" : String.format(Locale.ROOT, " (daily: %,d rows)", daily.pgRecords())));
+      }
+      sb.append(String.format(Locale.ROOT, " What it buys: fresh views %,d ms after the owner began a clean stop (its"
+          + " takeover read %,d Kafka records)", hot.recoveryMillis(), hot.kafkaRecords()));
+      if (daily != null) {
+        sb.append(String.format(Locale.ROOT, ", against %,d ms to recover from the daily snapshot", daily.recoveryMillis()));
+      }
+      if (full != null) {
+        sb.append(String.format(Locale.ROOT, " and %,d ms for a full replay", full.recoveryMillis()));
+      }
+      sb.append('.');
+    }
+    if (warm != null) {
+      sb.append(String.format(Locale.ROOT, " A warm standby reads no source while standing by (%,d Kafka records) and"
+          + " takes over in %,d ms, reading at takeover what a recovery from its snapshot reads (%,d Kafka records%s) but"
+          + " not loading the snapshot again.", warm.standby().standingByKafkaRecords(), warm.recoveryMillis(), warm.kafkaRecords(),
+          pg ? String.format(Locale.ROOT, ", %,d Postgres rows", warm.pgRecords()) : ""));
+    }
+    sb.append(" The owner was stopped cleanly, so it left the group at once; an owner killed outright is noticed only after"
+        + " the group's session timeout (6 s here), which adds to every standby's takeover.\n\n");
   }
 
   // ------------------------------------------------------------------ html
@@ -312,6 +413,10 @@ public final class ReportWriter {
         .xAxisTitle("strategy").yAxisTitle("records").build();
     load.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
     load.addSeries("Kafka records read", names, r.strategies().stream().map(s -> (Number) s.kafkaRecords()).toList());
+    if (r.strategies().stream().anyMatch(StrategyResult::isStandby)) {
+      load.addSeries("Kafka records read standing by", names, r.strategies().stream()
+          .map(s -> (Number) (s.isStandby() ? s.standby().standingByKafkaRecords() : 0L)).toList());
+    }
     if (r.config().postgres()) {
       load.addSeries("Postgres rows delivered", names, r.strategies().stream().map(s -> (Number) s.pgRecords()).toList());
       load.addSeries("Postgres rows scanned", names, r.strategies().stream().map(s -> (Number) Math.max(0, s.pgRowsScanned())).toList());
@@ -329,7 +434,7 @@ public final class ReportWriter {
     bytes.addSeries("object store", names, r.strategies().stream().map(s -> (Number) (s.storeBytesRead() / 1024.0)).toList());
     out.put("source-load-bytes.png", png(bytes));
 
-    List<StrategyResult> curve = r.strategies().stream().filter(s -> !s.fullReplay())
+    List<StrategyResult> curve = r.strategies().stream().filter(s -> !s.fullReplay() && !s.isStandby())
         .sorted((a, b) -> Double.compare(a.hoursSinceSnapshot(), b.hoursSinceSnapshot())).toList();
     List<Double> x = curve.stream().map(StrategyResult::hoursSinceSnapshot).toList();
     XYChart growT = new XYChartBuilder().width(900).height(450).title("Recovery time vs hours since the snapshot")

@@ -44,6 +44,12 @@ import java.util.Objects;
  * @param snapshotPutRequests S3 PUT-class requests to write the snapshot
  * @param snapshotCostUsd estimated S3 cost of writing the snapshot
  * @param viewsMatchOracle whether every view equals the naive oracle after recovery
+ * @param standby for a standby strategy ({@code warm-standby}, {@code hot-standby}), what it read
+ *     while standing by and how its takeover went; null otherwise. For those strategies the
+ *     recovery figures above are the takeover's: {@code recoveryMillis} from the start of the
+ *     owner's clean close until the standby's views equal the oracle, the source figures what the
+ *     takeover read, the store figures the standby's whole life (its load while standing by and
+ *     the takeover)
  */
 public record StrategyResult(
     String name,
@@ -77,10 +83,16 @@ public record StrategyResult(
     long snapshotPauseMicros,
     long snapshotPutRequests,
     double snapshotCostUsd,
-    boolean viewsMatchOracle) {
+    boolean viewsMatchOracle,
+    StandbyFigures standby) {
 
   public StrategyResult {
     Objects.requireNonNull(name, "name");
+  }
+
+  /** Whether this is a standby strategy (an owner and a standby in a group, the standby taking over). */
+  public boolean isStandby() {
+    return standby != null;
   }
 
   public boolean fullReplay() {

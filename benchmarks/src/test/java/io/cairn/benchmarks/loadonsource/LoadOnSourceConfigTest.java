@@ -41,7 +41,7 @@ class LoadOnSourceConfigTest {
       System.setOut(old);
     }
     assertThat(code).isZero();
-    assertThat(buf.toString(StandardCharsets.UTF_8)).contains("--hours", "--orders-per-hour", "--no-postgres", "--records",
+    assertThat(buf.toString(StandardCharsets.UTF_8)).contains("--hours", "--orders-per-hour", "--no-postgres", "--no-standby", "--records",
         "--after");
   }
 }
