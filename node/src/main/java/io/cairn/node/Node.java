@@ -329,7 +329,7 @@ public final class Node implements AutoCloseable, NodeApi {
         }
       }
       joined = join(config, starting);
-      if (joined != null && !joined.awaitOwner(config.group().sessionTimeout())) {
+      if (joined != null && !joined.ownerAfterFirstRebalance(config.group().sessionTimeout())) {
         for (Frontend.Provider p : providers) { // a standby serves reads on every listener
           if (p.enabled(config) && early.stream().noneMatch(f -> f.name().equals(p.name()))) {
             early.add(p.start(config, starting));
@@ -375,6 +375,21 @@ public final class Node implements AutoCloseable, NodeApi {
 
   /** A membership of a group and the latch the group opens when it makes this member the owner. */
   private record Joined(io.cairn.node.group.GroupMembership membership, CountDownLatch owner) {
+    /**
+     * Waits for this member's first rebalance (at most {@code within}: a member that has heard
+     * nothing by then stands by) and says whether the group made it the owner. A member joining a
+     * group that has an owner knows it is a standby as soon as its join completes.
+     */
+    boolean ownerAfterFirstRebalance(Duration within) {
+      try {
+        membership.awaitJoined(within);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("Cannot start: interrupted while joining group '" + membership.settings().group() + "'", e);
+      }
+      return owner.getCount() == 0;
+    }
+
     boolean awaitOwner(Duration within) {
       try {
         return within == null ? awaitForever() : owner.await(within.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -403,15 +418,18 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     String member = memberId(config);
     CountDownLatch owner = new CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicReference<io.cairn.node.group.GroupMembership> self = new java.util.concurrent.atomic.AtomicReference<>();
     io.cairn.node.group.GroupMembership m = io.cairn.node.group.GroupMembership.join(
         new io.cairn.node.group.GroupMembership.Settings(g.bootstrapServers(), g.name(), member, g.sessionTimeout(), g.properties()),
         own -> {
+          io.cairn.node.group.GroupMembership mine = self.get();
           if (own) {
             owner.countDown();
-          } else if (owner.getCount() == 0) {
+          } else if (owner.getCount() == 0 && (mine == null || !mine.closing())) {
             LOG.warn("Group '{}' gave the store to another member: this node serves until the store's epoch fences it", g.name());
           }
         });
+    self.set(m);
     starting.membership = m;
     starting.standby = g.name();
     LOG.info("Group '{}' on {}: member {} joined", g.name(), g.bootstrapServers(), member);

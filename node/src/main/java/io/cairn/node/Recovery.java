@@ -193,6 +193,12 @@ final class Recovery {
     List<RecoveryReport.Fallback> fallbacks = loaded.fallbacks();
     long rowsLoaded = loaded.rowsLoaded();
     Map<String, SourceOffsets> resumeFrom = loaded.resumeFrom();
+    if (takeover) {
+      // a hot standby read on from the snapshot: its sources resume where it is, not where the snapshot was
+      Map<String, SourceOffsets> now = new LinkedHashMap<>(engine.offsets());
+      now.keySet().retainAll(resumeFrom.keySet());
+      resumeFrom = now;
+    }
     Engine.Restored restored = loaded.restored();
     java.util.Set<String> inSnapshot = loaded.inSnapshot();
     long t0 = takeover ? System.nanoTime() : loaded.startNanos();

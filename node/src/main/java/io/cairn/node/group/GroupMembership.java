@@ -135,6 +135,22 @@ public final class GroupMembership implements AutoCloseable {
 
   static final long VIEW_EVERY_MILLIS = 2000;
 
+  /** Counted down when this member's first rebalance completes (it then knows whether it owns the store). */
+  private final java.util.concurrent.CountDownLatch joined = new java.util.concurrent.CountDownLatch(1);
+
+  /**
+   * Waits until this member's first rebalance has completed — {@link #isOwner()} then says whether
+   * the group made it the owner — at most {@code within}; false when it has not completed by then.
+   */
+  public boolean awaitJoined(Duration within) throws InterruptedException {
+    return joined.await(within.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** Whether {@link #close} has been called (a listener told "not the owner" then hears a leave, not a move). */
+  public boolean closing() {
+    return closed.get();
+  }
+
   /** Whether the group has assigned this member the coordination partition: it should own the store. */
   public boolean isOwner() {
     return owner.get();
@@ -191,6 +207,7 @@ public final class GroupMembership implements AutoCloseable {
           if (!partitions.isEmpty()) {
             set(true);
           }
+          joined.countDown(); // called after every rebalance, with nothing new too (cooperative protocol)
         }
 
         @Override
