@@ -61,7 +61,7 @@ class GroupFailoverIT {
       List<Integer> ports = new ArrayList<>();
       List<ChildNode> nodes = new ArrayList<>();
       List<String> modes = new ArrayList<>();
-      Reads reads = new Reads(ports);
+      StandbyReads reads = new StandbyReads(ports, "SELECT * FROM by_customer");
       Thread reader = new Thread(reads, "standby-reads");
       reader.setDaemon(true);
       Map<String, Long> figures = new TreeMap<>();
@@ -114,13 +114,13 @@ class GroupFailoverIT {
           switch (kind) {
             case "kill" -> old.killAndWait();
             case "stop" -> old.stop(Duration.ofSeconds(30));
-            default -> signal("STOP", old);
+            default -> GroupTakeoverIT.signal("STOP", old);
           }
           int next = awaitOneReady(nodes, ports, standing, SESSION.plusSeconds(90), "round " + round + " (" + kind + ")");
           figures.put(round + " " + kind + " (member " + next + ", " + modes.get(next) + ") ms", (System.nanoTime() - t0) / 1_000_000);
           if (kind.equals("pause")) {
             Map<Path, Long> before = GroupTakeoverIT.listing(dir.resolve("store"));
-            signal("CONT", old);
+            GroupTakeoverIT.signal("CONT", old);
             assertThat(old.waitFor(Duration.ofSeconds(30))).as("the resumed zombie stops; log: %s", old.tail()).isTrue();
             assertThat(old.exitValue()).as("fenced: exit 5; log: %s", old.tail()).isEqualTo(5);
             Map<Path, Long> after = GroupTakeoverIT.listing(dir.resolve("store"));
@@ -151,7 +151,7 @@ class GroupFailoverIT {
         reads.stop();
         for (ChildNode n : nodes) {
           if (n.isAlive()) {
-            signal("CONT", n);
+            GroupTakeoverIT.signal("CONT", n);
             n.killAndWait();
           }
         }
@@ -263,58 +263,4 @@ class GroupFailoverIT {
     throw new AssertionError("no standby took the store within " + within + " " + when);
   }
 
-  private static void signal(String name, ChildNode node) throws Exception {
-    Process p = new ProcessBuilder("kill", "-" + name, Long.toString(node.pid())).inheritIO().start();
-    assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
-  }
-
-  /** SELECTs sent round-robin to the watched members every 100 ms, counting every one that fails. */
-  private static final class Reads implements Runnable {
-    private final List<Integer> ports;
-    private final java.util.Set<Integer> watched = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    final java.util.concurrent.atomic.AtomicLong ok = new java.util.concurrent.atomic.AtomicLong();
-    final List<String> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private volatile boolean stopped;
-
-    Reads(List<Integer> ports) {
-      this.ports = ports;
-    }
-
-    void watch(List<Integer> members) {
-      watched.addAll(members);
-    }
-
-    void unwatch(int member) {
-      watched.remove(member);
-    }
-
-    void stop() {
-      stopped = true;
-    }
-
-    @Override
-    public void run() {
-      while (!stopped) {
-        for (int i : List.copyOf(watched)) {
-          try {
-            Http.Response r = Http.post(ports.get(i), "/sql", "SELECT * FROM by_customer");
-            if (r.code() == 200) {
-              ok.incrementAndGet();
-            } else if (watched.contains(i)) {
-              failures.add("member " + i + ": " + r.code() + " " + r.body());
-            }
-          } catch (RuntimeException e) {
-            if (watched.contains(i)) {
-              failures.add("member " + i + ": " + e);
-            }
-          }
-        }
-        try {
-          Thread.sleep(100);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    }
-  }
 }

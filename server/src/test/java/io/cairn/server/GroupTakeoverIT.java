@@ -164,7 +164,7 @@ class GroupTakeoverIT {
     java.util.Random random = new java.util.Random(Long.getLong("cairn.failover.seed", 32));
     List<Integer> ports = new ArrayList<>();
     List<ChildNode> nodes = new ArrayList<>();
-    Reads reads = new Reads(ports);
+    StandbyReads reads = new StandbyReads(ports, "SELECT category, n, total FROM by_cat");
     Thread reader = new Thread(reads, "standby-reads");
     reader.setDaemon(true);
     Map<String, List<Long>> millis = new TreeMap<>();
@@ -187,7 +187,7 @@ class GroupTakeoverIT {
         for (int i : standing) {
           awaitWarm(ports.get(i), "n" + i + " before round " + round);
         }
-        reads.watch(standing.toArray(new Integer[0]));
+        reads.watch(standing);
         String kind = List.of("kill", "stop", "pause").get(random.nextInt(3));
         ChildNode old = nodes.get(owner);
         reads.unwatch(owner);
@@ -309,61 +309,8 @@ class GroupTakeoverIT {
     }
   }
 
-  /** SELECTs sent round-robin to the watched members, counting every one that fails. */
-  private static final class Reads implements Runnable {
-    private final List<Integer> ports;
-    private final java.util.Set<Integer> watched = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    final java.util.concurrent.atomic.AtomicLong ok = new java.util.concurrent.atomic.AtomicLong();
-    final List<String> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private volatile boolean stopped;
-
-    Reads(List<Integer> ports) {
-      this.ports = ports;
-    }
-
-    void watch(Integer... members) {
-      watched.addAll(List.of(members));
-    }
-
-    void unwatch(int member) {
-      watched.remove(member);
-    }
-
-    void stop() {
-      stopped = true;
-    }
-
-    @Override
-    public void run() {
-      while (!stopped) {
-        for (int i : List.copyOf(watched)) {
-          if (!watched.contains(i)) {
-            continue;
-          }
-          try {
-            Http.Response r = Http.post(ports.get(i), "/sql?format=json", "SELECT category, n, total FROM by_cat");
-            if (r.code() == 200) {
-              ok.incrementAndGet();
-            } else if (watched.contains(i)) {
-              failures.add("member " + i + ": " + r.code() + " " + r.body());
-            }
-          } catch (RuntimeException e) {
-            if (watched.contains(i)) {
-              failures.add("member " + i + ": " + e);
-            }
-          }
-        }
-        try {
-          Thread.sleep(100);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-    }
-  }
-
   /** Sends {@code SIG<name>} to the child's JVM (a process this test started). */
-  private static void signal(String name, ChildNode node) throws Exception {
+  static void signal(String name, ChildNode node) throws Exception {
     Process p = new ProcessBuilder("kill", "-" + name, Long.toString(node.pid())).inheritIO().start();
     assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
     assertThat(p.exitValue()).as("kill -%s %d", name, node.pid()).isZero();
@@ -482,8 +429,8 @@ class GroupTakeoverIT {
       }
       List<Integer> standing = new ArrayList<>(List.of(1, 2, 3));
       // reads on the standbys (and on the one taking over) never fail, through every takeover
-      Reads reads = new Reads(ports);
-      reads.watch(1, 2, 3);
+      StandbyReads reads = new StandbyReads(ports, "SELECT category, n, total FROM by_cat");
+      reads.watch(List.of(1, 2, 3));
       Thread reader = new Thread(reads, "standby-reads");
       reader.setDaemon(true);
       reader.start();
