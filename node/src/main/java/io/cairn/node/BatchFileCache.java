@@ -1,20 +1,15 @@
 package io.cairn.node;
 
+import io.cairn.objectstore.ForwardingObjectStore;
+import io.cairn.objectstore.LocalObjectStore;
 import io.cairn.objectstore.ObjectInfo;
 import io.cairn.objectstore.ObjectStore;
-import io.cairn.objectstore.ObjectWrite;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.nio.channels.Channels;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.util.Collection;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -29,17 +24,20 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>Batch files are write-once under names no other file takes ({@code batches/…}): a copy
  *       never goes stale. Every other key (manifests, catalog, epochs) is read from the store.
  *   <li>A batch file is downloaded whole, once (one GET; concurrent readers of one file wait for
- *       the same download), into a private directory, then served from there — also its ranges.
+ *       the same download), into a {@link LocalObjectStore} over a private temporary directory,
+ *       which then serves it and its ranges.
  *   <li>{@link #retainOnly} after each load deletes the copies the loaded snapshot did not read, so
  *       the directory holds about one snapshot's files; {@link #close} deletes the directory.
  *   <li>Writes pass through to the store untouched (a standby writes nothing; after a takeover the
  *       owner's writes do not need the cache).
  * </ul>
  */
-final class BatchFileCache implements ObjectStore {
+final class BatchFileCache extends ForwardingObjectStore {
   private final ObjectStore store;
   private final Path dir;
-  private final ConcurrentHashMap<String, Path> files = new ConcurrentHashMap<>();
+  private final LocalObjectStore copies;
+  /** Keys copied so far (the value is unused: computeIfAbsent makes concurrent readers wait for one download). */
+  private final ConcurrentHashMap<String, Boolean> copied = new ConcurrentHashMap<>();
   private final Set<String> read = ConcurrentHashMap.newKeySet();
   private final AtomicLong downloadedFiles = new AtomicLong();
   private final AtomicLong downloadedBytes = new AtomicLong();
@@ -55,6 +53,12 @@ final class BatchFileCache implements ObjectStore {
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot make a directory for the standby's batch files: " + e.getMessage(), e);
     }
+    this.copies = new LocalObjectStore(dir);
+  }
+
+  @Override
+  protected ObjectStore delegate() {
+    return store;
   }
 
   static boolean isBatch(String key) {
@@ -65,43 +69,34 @@ final class BatchFileCache implements ObjectStore {
     return new Counts(downloadedFiles.get(), downloadedBytes.get(), reusedFiles.get());
   }
 
-  /** The local copy of batch file {@code key}, downloading it if this is its first read. */
-  private Path copy(String key) {
+  /** Makes sure batch file {@code key} has a local copy, downloading it if this is its first read. */
+  private void copy(String key) {
     read.add(key);
     boolean[] fresh = {false};
-    Path p = files.computeIfAbsent(key, k -> {
+    copied.computeIfAbsent(key, k -> {
       fresh[0] = true;
-      Path tmp = dir.resolve("f" + files.size() + "-" + Long.toHexString(System.nanoTime()) + ".tmp");
+      long size = store.head(k).map(ObjectInfo::size)
+          .orElseThrow(() -> new io.cairn.objectstore.exceptions.ObjectNotFoundException(k + " in " + store.describe()));
       try (InputStream in = store.get(k)) {
-        long n = Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
-        downloadedBytes.addAndGet(n);
-        downloadedFiles.incrementAndGet();
-        Path done = dir.resolve(tmp.getFileName().toString().replace(".tmp", ".parquet"));
-        Files.move(tmp, done, StandardCopyOption.ATOMIC_MOVE);
-        return done;
+        copies.put(k, in, size);
       } catch (IOException e) {
         throw new UncheckedIOException("Cannot copy " + k + " from " + store.describe() + ": " + e.getMessage(), e);
       }
+      downloadedBytes.addAndGet(size);
+      downloadedFiles.incrementAndGet();
+      return Boolean.TRUE;
     });
     if (!fresh[0]) {
       reusedFiles.incrementAndGet();
     }
-    return p;
   }
 
   /** Deletes the copies not read since the last call (the snapshot just loaded did not need them). */
   void retainOnly() {
-    for (String key : List.copyOf(files.keySet())) {
-      if (!read.contains(key)) {
-        Path p = files.remove(key);
-        if (p != null) {
-          try {
-            Files.deleteIfExists(p);
-          } catch (IOException e) {
-            // a leftover file in a temporary directory: deleted at close
-          }
-        }
-      }
+    List<String> stale = copied.keySet().stream().filter(k -> !read.contains(k)).toList();
+    if (!stale.isEmpty()) {
+      copies.delete(stale);
+      stale.forEach(copied::remove);
     }
     read.clear();
   }
@@ -111,11 +106,8 @@ final class BatchFileCache implements ObjectStore {
     if (!isBatch(key)) {
       return store.get(key);
     }
-    try {
-      return Files.newInputStream(copy(key));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    copy(key);
+    return copies.get(key);
   }
 
   @Override
@@ -123,39 +115,8 @@ final class BatchFileCache implements ObjectStore {
     if (!isBatch(key)) {
       return store.getRange(key, offset, length);
     }
-    try {
-      FileChannel ch = FileChannel.open(copy(key), StandardOpenOption.READ);
-      ch.position(offset);
-      return new java.io.FilterInputStream(Channels.newInputStream(ch)) {
-        private long left = length;
-
-        @Override
-        public int read() throws IOException {
-          if (left <= 0) {
-            return -1;
-          }
-          int b = super.read();
-          if (b >= 0) {
-            left--;
-          }
-          return b;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-          if (left <= 0) {
-            return -1;
-          }
-          int n = super.read(b, off, (int) Math.min(len, left));
-          if (n > 0) {
-            left -= n;
-          }
-          return n;
-        }
-      };
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    copy(key);
+    return copies.getRange(key, offset, length);
   }
 
   @Override
@@ -163,65 +124,13 @@ final class BatchFileCache implements ObjectStore {
     if (!isBatch(key)) {
       return store.readAllBytes(key);
     }
-    try {
-      return Files.readAllBytes(copy(key));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  @Override
-  public Optional<ObjectInfo> head(String key) {
-    return store.head(key);
-  }
-
-  @Override
-  public List<ObjectInfo> list(String prefix) {
-    return store.list(prefix);
-  }
-
-  @Override
-  public void put(String key, byte[] bytes) {
-    store.put(key, bytes);
-  }
-
-  @Override
-  public void put(String key, InputStream in, long length) {
-    store.put(key, in, length);
-  }
-
-  @Override
-  public void put(String key, Path file) {
-    store.put(key, file);
-  }
-
-  @Override
-  public boolean supportsStreamingWrites() {
-    return store.supportsStreamingWrites();
-  }
-
-  @Override
-  public ObjectWrite openWrite(String key) {
-    return store.openWrite(key);
-  }
-
-  @Override
-  public void putIfAbsent(String key, byte[] bytes) {
-    store.putIfAbsent(key, bytes);
-  }
-
-  @Override
-  public void delete(Collection<String> keys) {
-    store.delete(keys);
-  }
-
-  @Override
-  public String describe() {
-    return store.describe();
+    copy(key);
+    return copies.readAllBytes(key);
   }
 
   @Override
   public void close() {
+    copies.close();
     try (var s = Files.walk(dir)) {
       s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     } catch (IOException e) {

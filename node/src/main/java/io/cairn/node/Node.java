@@ -390,19 +390,15 @@ public final class Node implements AutoCloseable, NodeApi {
       return owner.getCount() == 0;
     }
 
-    boolean awaitOwner(Duration within) {
+    /** Waits until the group makes this member the owner. */
+    void awaitOwner() {
       try {
-        return within == null ? awaitForever() : owner.await(within.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        owner.await();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new IllegalStateException("Cannot start: interrupted while standing by in group '"
             + membership.settings().group() + "'", e);
       }
-    }
-
-    private boolean awaitForever() throws InterruptedException {
-      owner.await();
-      return true;
     }
   }
 
@@ -460,7 +456,7 @@ public final class Node implements AutoCloseable, NodeApi {
       node.standby.start(); // the first load; until it is done the listeners answer STANDBY, not ready
       starting.node = node;
       starting.standby = null;
-      joined.awaitOwner(null);
+      joined.awaitOwner();
       LOG.info("Group '{}': member {} owns the store now; taking it over", config.group().name(),
           joined.membership().settings().memberId());
       node.takeOver();

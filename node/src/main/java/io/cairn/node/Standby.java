@@ -1,7 +1,6 @@
 package io.cairn.node;
 
 import io.cairn.engine.runtime.Engine;
-import io.cairn.engine.source.SourceOffsets;
 import io.cairn.engine.sql.SqlSession;
 import io.cairn.snapshotter.ManifestInfo;
 import java.time.Duration;
@@ -291,11 +290,5 @@ final class Standby {
       s.put("lastError", lastError);
     }
     return s;
-  }
-
-  /** Offsets of the sources in the snapshot held, for the recovery report's comparison (empty before a load). */
-  Map<String, SourceOffsets> offsets() {
-    Held h = held;
-    return h == null || !h.loaded().rec().found() ? Map.of() : h.loaded().rec().state().offsets();
   }
 }

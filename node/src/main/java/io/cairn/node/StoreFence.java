@@ -183,12 +183,12 @@ final class StoreFence {
     long n = io.cairn.objectstore.NumberedObjects.highest(store, COMMITS).orElse(0L);
     for (int attempt = 0; attempt < 100; attempt++) {
       n++;
-      try {
-        if (tryClaim(n, "took the store", true)) {
-          slot = n;
-          return n;
-        }
-      } catch (OlderSlot older) {
+      Slot held = tryClaim(n, "took the store");
+      if (held == Slot.MINE) {
+        slot = n;
+        return n;
+      }
+      if (held == Slot.OLDER) {
         continue;
       }
       FencedException f = new FencedException("Fenced while taking the store " + store.describe() + ": commit slot " + n
@@ -209,16 +209,12 @@ final class StoreFence {
       throw f;
     }
     long n = slot + 1;
-    boolean mine;
-    while (true) {
-      try {
-        mine = tryClaim(n, what, true);
-        break;
-      } catch (OlderSlot older) {
-        n++; // an older epoch's claim that raced this node's first one; never more than a few
-      }
+    Slot held = tryClaim(n, what);
+    while (held == Slot.OLDER) {
+      n++; // an older epoch's claim that raced this node's first one; never more than a few
+      held = tryClaim(n, what);
     }
-    if (!mine) {
+    if (held == Slot.NEWER) {
       Optional<Owner> newest = newest(store);
       f = new FencedException("Fenced: commit slot " + n + " was claimed by epoch " + slotEpoch(n) + " after "
           + newest.map(Owner::describe).orElse("another node") + " took the store " + store.describe()
@@ -229,35 +225,28 @@ final class StoreFence {
     slot = n;
   }
 
-  /** Creates slot {@code n} for this epoch; false when it exists for another epoch (true when it is this epoch's). */
-  private boolean tryClaim(long n, String what) {
-    return tryClaim(n, what, false);
+  /** Who holds a commit slot after {@link #tryClaim}. */
+  private enum Slot {
+    /** This epoch (claimed now, or by an earlier attempt whose answer was lost). */
+    MINE,
+    /** An older epoch: that write was ordered before this epoch's first claim; the next slot is tried. */
+    OLDER,
+    /** A newer epoch (or one that cannot be read): this node is fenced. */
+    NEWER
   }
 
-  /** A slot taken by an older epoch: that write was ordered before this one, the next slot is tried. */
-  private static final class OlderSlot extends RuntimeException {
-    OlderSlot() {
-      super(null, null, false, false);
-    }
-  }
-
-  private boolean tryClaim(long n, String what, boolean stepOverOlder) {
+  /** Creates slot {@code n} for this epoch and says who holds it. */
+  private Slot tryClaim(long n, String what) {
     try {
       java.util.Map<String, Object> body = new java.util.LinkedHashMap<>();
       body.put("epoch", self.epoch());
       body.put("pid", self.pid());
       body.put("write", what);
       store.putIfAbsent(slotKey(n), JSON.writeValueAsBytes(body));
-      return true;
+      return Slot.MINE;
     } catch (ObjectAlreadyExistsException taken) {
       long by = slotEpoch(n);
-      if (by == self.epoch()) {
-        return true; // an earlier attempt of this node landed although its answer was lost
-      }
-      if (by < self.epoch() && by >= 0 && stepOverOlder) {
-        throw new OlderSlot();
-      }
-      return false;
+      return by == self.epoch() ? Slot.MINE : by >= 0 && by < self.epoch() ? Slot.OLDER : Slot.NEWER;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -325,106 +314,60 @@ final class StoreFence {
    */
   ObjectStore guard(ObjectStore delegate, Consumer<FencedException> onFenced) {
     java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
-    Consumer<FencedException> tellOnce = e -> {
-      if (told.compareAndSet(false, true)) {
-        onFenced.accept(e);
-      }
-    };
-    return new ObjectStore() {
-      private void claimed(String what) {
-        try {
-          claim(what);
-        } catch (FencedException e) {
-          tellOnce.accept(e);
-          throw new FencedException(e.getMessage() + " (refused: " + what + ")");
-        }
+    return new io.cairn.objectstore.ForwardingObjectStore() {
+      @Override
+      protected ObjectStore delegate() {
+        return delegate;
       }
 
-      private void checked(String what) {
+      /** Runs {@code gate} ({@link #claim} or {@link #checkRecently}); fenced, tells {@code onFenced} once and refuses {@code what}. */
+      private void gated(Runnable gate, String what) {
         try {
-          checkRecently();
+          gate.run();
         } catch (FencedException e) {
-          tellOnce.accept(e);
+          if (told.compareAndSet(false, true)) {
+            onFenced.accept(e);
+          }
           throw new FencedException(e.getMessage() + " (refused: " + what + ")");
         }
       }
 
       @Override
       public void put(String key, byte[] bytes) {
-        checked("write " + key);
+        gated(StoreFence.this::checkRecently, "write " + key);
         delegate.put(key, bytes);
       }
 
       @Override
       public void put(String key, InputStream in, long length) {
-        checked("write " + key);
+        gated(StoreFence.this::checkRecently, "write " + key);
         delegate.put(key, in, length);
       }
 
       @Override
       public void put(String key, Path file) {
-        checked("write " + key);
+        gated(StoreFence.this::checkRecently, "write " + key);
         delegate.put(key, file);
       }
 
       @Override
-      public boolean supportsStreamingWrites() {
-        return delegate.supportsStreamingWrites();
-      }
-
-      @Override
       public io.cairn.objectstore.ObjectWrite openWrite(String key) {
-        checked("write " + key);
+        gated(StoreFence.this::checkRecently, "write " + key);
         return delegate.openWrite(key); // batch files, like put: the manifest commit claims a slot
       }
 
       @Override
       public void putIfAbsent(String key, byte[] bytes) {
         if (!key.startsWith(PREFIX)) {
-          claimed("write " + key);
+          gated(() -> claim("write " + key), "write " + key);
         }
         delegate.putIfAbsent(key, bytes);
       }
 
       @Override
-      public InputStream get(String key) {
-        return delegate.get(key);
-      }
-
-      @Override
-      public InputStream getRange(String key, long offset, long length) {
-        return delegate.getRange(key, offset, length);
-      }
-
-      @Override
-      public byte[] readAllBytes(String key) {
-        return delegate.readAllBytes(key);
-      }
-
-      @Override
-      public Optional<ObjectInfo> head(String key) {
-        return delegate.head(key);
-      }
-
-      @Override
-      public List<ObjectInfo> list(String prefix) {
-        return delegate.list(prefix);
-      }
-
-      @Override
       public void delete(Collection<String> keys) {
-        claimed("delete " + keys.size() + " objects");
+        gated(() -> claim("delete " + keys.size() + " objects"), "delete " + keys.size() + " objects");
         delegate.delete(keys);
-      }
-
-      @Override
-      public String describe() {
-        return delegate.describe();
-      }
-
-      @Override
-      public void close() {
-        delegate.close();
       }
     };
   }

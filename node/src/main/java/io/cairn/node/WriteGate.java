@@ -1,13 +1,11 @@
 package io.cairn.node;
 
-import io.cairn.objectstore.ObjectInfo;
+import io.cairn.objectstore.ForwardingObjectStore;
 import io.cairn.objectstore.ObjectStore;
 import io.cairn.objectstore.ObjectWrite;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.Collection;
-import java.util.List;
-import java.util.Optional;
 
 /**
  * The store as a node sees it: reads go to the store; writes are refused until the node owns the
@@ -16,7 +14,7 @@ import java.util.Optional;
  * when it takes the store over, the same catalog log and snapshot writer start writing through
  * the guard — nothing is re-opened.
  */
-final class WriteGate implements ObjectStore {
+final class WriteGate extends ForwardingObjectStore {
   private final ObjectStore reads;
   private final String closedBecause;
   private volatile ObjectStore writes;
@@ -27,13 +25,14 @@ final class WriteGate implements ObjectStore {
     this.closedBecause = closedBecause;
   }
 
+  @Override
+  protected ObjectStore delegate() {
+    return reads;
+  }
+
   /** From now on writes go to {@code guarded} (the store behind this node's epoch guard). */
   void open(ObjectStore guarded) {
     this.writes = guarded;
-  }
-
-  boolean isOpen() {
-    return writes != null;
   }
 
   private ObjectStore writer(String what) {
@@ -60,11 +59,6 @@ final class WriteGate implements ObjectStore {
   }
 
   @Override
-  public boolean supportsStreamingWrites() {
-    return reads.supportsStreamingWrites();
-  }
-
-  @Override
   public ObjectWrite openWrite(String key) {
     return writer("write " + key).openWrite(key);
   }
@@ -77,36 +71,6 @@ final class WriteGate implements ObjectStore {
   @Override
   public void delete(Collection<String> keys) {
     writer("delete " + keys.size() + " objects").delete(keys);
-  }
-
-  @Override
-  public InputStream get(String key) {
-    return reads.get(key);
-  }
-
-  @Override
-  public InputStream getRange(String key, long offset, long length) {
-    return reads.getRange(key, offset, length);
-  }
-
-  @Override
-  public byte[] readAllBytes(String key) {
-    return reads.readAllBytes(key);
-  }
-
-  @Override
-  public Optional<ObjectInfo> head(String key) {
-    return reads.head(key);
-  }
-
-  @Override
-  public List<ObjectInfo> list(String prefix) {
-    return reads.list(prefix);
-  }
-
-  @Override
-  public String describe() {
-    return reads.describe();
   }
 
   @Override

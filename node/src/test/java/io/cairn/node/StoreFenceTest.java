@@ -23,13 +23,18 @@ class StoreFenceTest {
   private static final byte[] ENTRY = "{}".getBytes(StandardCharsets.UTF_8);
 
   /** A view of {@code store} whose listing of {@code nodes/} can be frozen (the old owner's stale view). */
-  private static final class Blind implements ObjectStore {
+  private static final class Blind extends io.cairn.objectstore.ForwardingObjectStore {
     final AtomicBoolean blind = new AtomicBoolean();
     private final ObjectStore d;
     private List<ObjectInfo> frozen = List.of();
 
     Blind(ObjectStore delegate) {
       this.d = delegate;
+    }
+
+    @Override
+    protected ObjectStore delegate() {
+      return d;
     }
 
     void freeze() {
@@ -40,51 +45,6 @@ class StoreFenceTest {
     @Override
     public List<ObjectInfo> list(String prefix) {
       return blind.get() && prefix.equals(StoreFence.PREFIX) ? frozen : d.list(prefix);
-    }
-
-    @Override
-    public void put(String key, byte[] bytes) {
-      d.put(key, bytes);
-    }
-
-    @Override
-    public void put(String key, java.io.InputStream in, long length) {
-      d.put(key, in, length);
-    }
-
-    @Override
-    public void put(String key, java.nio.file.Path file) {
-      d.put(key, file);
-    }
-
-    @Override
-    public void putIfAbsent(String key, byte[] bytes) {
-      d.putIfAbsent(key, bytes);
-    }
-
-    @Override
-    public java.io.InputStream get(String key) {
-      return d.get(key);
-    }
-
-    @Override
-    public java.io.InputStream getRange(String key, long offset, long length) {
-      return d.getRange(key, offset, length);
-    }
-
-    @Override
-    public java.util.Optional<ObjectInfo> head(String key) {
-      return d.head(key);
-    }
-
-    @Override
-    public void delete(java.util.Collection<String> keys) {
-      d.delete(keys);
-    }
-
-    @Override
-    public String describe() {
-      return "blind " + d.describe();
     }
 
     @Override

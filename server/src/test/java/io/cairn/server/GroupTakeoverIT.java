@@ -144,22 +144,7 @@ class GroupTakeoverIT {
   void failoverSoak(@TempDir Path dir) throws Exception {
     int rounds = Integer.getInteger("cairn.failover.rounds", 0);
     org.junit.jupiter.api.Assumptions.assumeTrue(rounds > 0, "cairn.failover.rounds is 0: the soak runs with -Pfailover-soak");
-    KafkaBroker kafka = KafkaBroker.shared();
-    Path config = dir.resolve("cairn.yaml");
-    Files.writeString(config, String.join("\n",
-        "store:",
-        "  uri: \"" + dir.resolve("store").toUri() + "\"",
-        "group:",
-        "  bootstrap-servers: \"" + kafka.bootstrapServers() + "\"",
-        "  name: \"" + KafkaBroker.uniqueTopic("soak") + "\"",
-        "  session-timeout: " + SESSION.toSeconds() + "s",
-        "standby:",
-        "  refresh-interval: 1s",
-        "init:",
-        "  - \"CREATE SOURCE gen FROM LOAD GENERATOR (keys = " + KEYS + ", categories = " + CATEGORIES + ", seed = " + SEED
-            + ", limit = " + LIMIT + ", rate = " + RATE + ") ENVELOPE UPSERT\"",
-        "  - \"CREATE MATERIALIZED VIEW by_cat AS SELECT category, COUNT(*) AS n, SUM(amount) AS total FROM gen GROUP BY category\"",
-        ""));
+    Path config = writeConfig(dir, "soak", "1s");
     Map<Long, long[]> oracle = oracle();
     java.util.Random random = new java.util.Random(Long.getLong("cairn.failover.seed", 32));
     List<Integer> ports = new ArrayList<>();
@@ -250,6 +235,30 @@ class GroupTakeoverIT {
         }
       }
     }
+  }
+
+  /**
+   * The members' configuration: a store in {@code dir}, a group on the shared broker (a new name
+   * from {@code groupPrefix}), standbys looking for snapshots every {@code refresh}, the generator
+   * and the view {@code by_cat}.
+   */
+  private static Path writeConfig(Path dir, String groupPrefix, String refresh) throws Exception {
+    Path config = dir.resolve("cairn.yaml");
+    Files.writeString(config, String.join("\n",
+        "store:",
+        "  uri: \"" + dir.resolve("store").toUri() + "\"",
+        "group:",
+        "  bootstrap-servers: \"" + KafkaBroker.shared().bootstrapServers() + "\"",
+        "  name: \"" + KafkaBroker.uniqueTopic(groupPrefix) + "\"",
+        "  session-timeout: " + SESSION.toSeconds() + "s",
+        "standby:",
+        "  refresh-interval: " + refresh,
+        "init:",
+        "  - \"CREATE SOURCE gen FROM LOAD GENERATOR (keys = " + KEYS + ", categories = " + CATEGORIES + ", seed = " + SEED
+            + ", limit = " + LIMIT + ", rate = " + RATE + ") ENVELOPE UPSERT\"",
+        "  - \"CREATE MATERIALIZED VIEW by_cat AS SELECT category, COUNT(*) AS n, SUM(amount) AS total FROM gen GROUP BY category\"",
+        ""));
+    return config;
   }
 
   /** Waits until the standby on {@code port} serves the newest snapshot in the store. */
@@ -360,20 +369,7 @@ class GroupTakeoverIT {
 
   @Test
   void standbysTakeOverAfterAKillACleanStopAndAPauseLosingNothing(@TempDir Path dir) throws Exception {
-    KafkaBroker kafka = KafkaBroker.shared();
-    Path config = dir.resolve("cairn.yaml");
-    Files.writeString(config, String.join("\n",
-        "store:",
-        "  uri: \"" + dir.resolve("store").toUri() + "\"",
-        "group:",
-        "  bootstrap-servers: \"" + kafka.bootstrapServers() + "\"",
-        "  name: \"" + KafkaBroker.uniqueTopic("takeover") + "\"",
-        "  session-timeout: " + SESSION.toSeconds() + "s",
-        "init:",
-        "  - \"CREATE SOURCE gen FROM LOAD GENERATOR (keys = " + KEYS + ", categories = " + CATEGORIES + ", seed = " + SEED
-            + ", limit = " + LIMIT + ", rate = " + RATE + ") ENVELOPE UPSERT\"",
-        "  - \"CREATE MATERIALIZED VIEW by_cat AS SELECT category, COUNT(*) AS n, SUM(amount) AS total FROM gen GROUP BY category\"",
-        ""));
+    Path config = writeConfig(dir, "takeover", "2s");
     Map<Long, long[]> oracle = oracle();
     List<String> names = List.of("a", "b", "c", "d");
     List<Integer> ports = new ArrayList<>();

@@ -603,9 +603,17 @@ public final class Engine implements AutoCloseable {
    * nothing more to deliver (the recovery report and status say it failed).
    */
   public boolean caughtUp() {
+    return caughtUp(false);
+  }
+
+  /** {@link #caughtUp()}, leaving out the held (and dropped) sources when {@code exceptHeld}. */
+  private boolean caughtUp(boolean exceptHeld) {
     Map<String, SourceStatus> st = ingest.statuses();
-    for (String name : sourceNames()) {
-      SourceStatus s = st.get(name);
+    for (RunningSource r : sourcesSnapshot()) {
+      if (exceptHeld && (r.held || r.dropped)) {
+        continue;
+      }
+      SourceStatus s = st.get(r.name);
       if (s == null || s.state() == SourceStatus.State.RESTARTING || (s.state() == SourceStatus.State.RUNNING && !s.caughtUp())) {
         return false;
       }
@@ -669,17 +677,7 @@ public final class Engine implements AutoCloseable {
 
   /** Whether every source not held has caught up (as published after the last tick). */
   public boolean caughtUpExceptHeld() {
-    Map<String, SourceStatus> st = ingest.statuses();
-    for (RunningSource s : sourcesSnapshot()) {
-      if (s.held || s.dropped) {
-        continue;
-      }
-      SourceStatus one = st.get(s.name);
-      if (one == null || one.state() == SourceStatus.State.RESTARTING || (one.state() == SourceStatus.State.RUNNING && !one.caughtUp())) {
-        return false;
-      }
-    }
-    return true;
+    return caughtUp(true);
   }
 
   /**
