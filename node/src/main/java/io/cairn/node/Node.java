@@ -517,7 +517,7 @@ public final class Node implements AutoCloseable, NodeApi {
         || !java.util.Objects.equals(held.key(), newest.map(io.cairn.snapshotter.ManifestInfo::key).orElse(null));
     // a hot standby that holds no source needs no newer snapshot: its state is its own snapshot's plus
     // what it read since, a consistent recovery point; a held source (a Postgres slot) must resume from the newest
-    boolean hotAndNothingHeld = held != null && config.group().hotStandby() && held.heldSources().isEmpty();
+    boolean hotAndNothingHeld = held != null && config.group().hotStandby() && held.engine().heldSources().isEmpty();
     if (newer && !hotAndNothingHeld) {
       LOG.info("Takeover: loading the newest snapshot {} (held: {})", newest.map(io.cairn.snapshotter.ManifestInfo::key).orElse("none"),
           held == null ? "nothing" : held.key());
@@ -727,6 +727,20 @@ public final class Node implements AutoCloseable, NodeApi {
     return running(budget, () -> session.executeRequest(statements, budget));
   }
 
+  @Override
+  public io.cairn.engine.sql.Subscribe.Running subscribe(io.cairn.engine.sql.Subscribe statement) {
+    requireServing("subscribe", true);
+    Engine e = engine;
+    io.cairn.engine.sink.ChangeFeed feed;
+    try {
+      feed = e.feed(statement.name());
+    } catch (IllegalArgumentException unknown) {
+      throw new io.cairn.engine.sql.SqlException("Cannot subscribe: unknown view '" + statement.name() + "'");
+    }
+    return new io.cairn.engine.sql.Subscribe.Running(statement, io.cairn.engine.sql.Subscribe.columns(feed.schema()),
+        feed.subscribe(statement.snapshot(), SUBSCRIBE_MAX_ROWS));
+  }
+
   private static boolean isShowFreshness(String statement) {
     String s = statement.strip();
     if (s.endsWith(";")) {
@@ -764,7 +778,7 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     java.util.Set<String> held = new java.util.HashSet<>();
     if (sb != null && sb.held() != null) {
-      held.addAll(sb.held().heldSources());
+      held.addAll(sb.held().engine().heldSources());
     }
     List<List<Object>> rows = new ArrayList<>();
     Map<String, io.cairn.engine.runtime.SourceStatus> statuses = e.sourceStatuses();
@@ -977,6 +991,11 @@ public final class Node implements AutoCloseable, NodeApi {
     @Override
     public List<io.cairn.engine.sql.Result> execute(List<String> statements, io.cairn.engine.sql.StatementBudget budget) {
       return ready().execute(statements, budget);
+    }
+
+    @Override
+    public io.cairn.engine.sql.Subscribe.Running subscribe(io.cairn.engine.sql.Subscribe statement) {
+      return ready().subscribe(statement);
     }
 
     @Override

@@ -29,6 +29,10 @@ import org.slf4j.LoggerFactory;
  *       seeks no source — a Postgres slot has one reader, and a Kafka read is not needed to be
  *       warm. Its views are as of the snapshot it holds: status says which, and how far it is
  *       behind the newest manifest in the store.
+ *   <li>Catalog entries after the snapshot (DDL the owner ran since) are applied at each load and
+ *       each refresh, so views created since appear before the next snapshot. The engine's driver
+ *       runs on a warm standby too, with every source held: its ticks read nothing and compute the
+ *       new views from the state loaded — the views the owner had at the snapshot's tick.
  *   <li>Hot ({@code standby.mode: hot}): after a load, the engine ticks the sources whose connector
  *       allows {@linkplain io.cairn.engine.source.SourceConnector#sharedReads() shared reads}
  *       (Kafka: read_committed, no consumer group, no commits) from the snapshot's offsets, and
@@ -49,7 +53,7 @@ final class Standby {
 
   /** What a standby serves: an engine and session holding {@code manifest}'s state, and how it was loaded. */
   record Held(Recovery.Loaded loaded, Engine engine, SqlSession session, Optional<ManifestInfo> manifest, long loadMillis,
-      Instant loadedAt, java.util.List<String> heldSources) {
+      Instant loadedAt) {
     String key() {
       return manifest.map(ManifestInfo::key).orElse(null);
     }
@@ -84,6 +88,7 @@ final class Standby {
   private volatile Instant newestSeenAt;
   private volatile String lastError;
   private volatile long loads;
+  private volatile long catalogEntriesApplied;
 
   Standby(Host host, Duration interval, BatchFileCache cache, boolean hot) {
     this.host = host;
@@ -138,6 +143,8 @@ final class Standby {
         newestSeenAt = Instant.now();
         Held h = held;
         if (h != null && java.util.Objects.equals(h.key(), newest.map(ManifestInfo::key).orElse(null))) {
+          applyCatalog(h.session());
+          lastError = null;
           return false;
         }
         load();
@@ -169,12 +176,11 @@ final class Standby {
       throw e;
     }
     cache.retainOnly();
-    java.util.List<String> heldSources = java.util.List.of();
-    if (hot) {
-      heldSources = readAhead(pair.engine());
-    }
+    pair.engine().holdSources(hot ? Engine.Hold.UNSHARED : Engine.Hold.ALL);
+    applyCatalog(pair.session());
+    readAhead(pair.engine());
     Optional<ManifestInfo> m = loaded.rec().found() ? Optional.of(loaded.rec().info()) : Optional.empty();
-    Held h = new Held(loaded, pair.engine(), pair.session(), m, (System.nanoTime() - t0) / 1_000_000, Instant.now(), heldSources);
+    Held h = new Held(loaded, pair.engine(), pair.session(), m, (System.nanoTime() - t0) / 1_000_000, Instant.now());
     Node.Pair old = host.install(h);
     held = h;
     loads++;
@@ -188,14 +194,30 @@ final class Standby {
   }
 
   /**
-   * Hot: the engine ticks the sources that allow shared reads from the snapshot's offsets (the
-   * others are held at them), and this waits until those have caught up before the pair is served
-   * — so readers never go back in time to the snapshot — or until {@link #stop}: after any closed
-   * tick the state is a consistent recovery point, and the takeover catches up from there.
-   * Returns the sources held.
+   * Applies the catalog entries that follow the held snapshot's position (DDL the owner ran after
+   * it). The engine's driver computes a new view at its next tick — on a warm standby from the state
+   * loaded, since every source is held — and a read of it waits until it has (as on the owner). A
+   * hot standby reads a new shared source from its start; a new unshared source stays held, empty,
+   * until the takeover.
    */
-  private java.util.List<String> readAhead(Engine engine) {
-    java.util.List<String> held = engine.holdUnsharedSources();
+  private void applyCatalog(SqlSession session) {
+    long before = session.position();
+    long after = session.replayAll();
+    if (after > before) {
+      catalogEntriesApplied += after - before;
+      LOG.info("Standby: applied catalog entries {} to {} (after the snapshot held)", before, after - 1);
+    }
+  }
+
+  /**
+   * Starts the engine's driver and waits until the sources not held have caught up, or until
+   * {@link #stop}. Warm: every source is held, so the driver's ticks read nothing; they compute the
+   * views created after the snapshot. Hot: the sources that allow shared reads are read on from the
+   * snapshot's offsets, and the pair is served once they have caught up — so readers never go back
+   * in time to the snapshot; after any closed tick the state is a consistent recovery point, and a
+   * takeover catches up from there.
+   */
+  private void readAhead(Engine engine) {
     engine.start();
     while (!stopping && !closed && !engine.caughtUpExceptHeld()) {
       try {
@@ -205,7 +227,6 @@ final class Standby {
         break;
       }
     }
-    return held;
   }
 
   /** Stops following (waits for a load in progress) and returns what is held (null if nothing loaded). */
@@ -254,9 +275,10 @@ final class Standby {
         s.put("sourceLag", "not measured: a warm standby reads no source (its views are as of the snapshot it serves)");
       } else {
         Map<String, Object> read = new LinkedHashMap<>();
+        java.util.List<String> heldNow = h.engine().heldSources();
         h.engine().sourceStatuses().forEach((name, st) -> {
           Map<String, Object> one = new LinkedHashMap<>();
-          if (h.heldSources().contains(name)) {
+          if (heldNow.contains(name)) {
             one.put("readAhead", false);
             one.put("why", "one reader only (the owner's): held at the snapshot's offsets, resumed at takeover");
           } else {
@@ -279,6 +301,7 @@ final class Standby {
       s.put("storeCheckedAt", newestSeenAt.toString());
     }
     s.put("loads", loads);
+    s.put("catalogEntriesAppliedAfterSnapshots", catalogEntriesApplied);
     if (h != null) {
       s.put("lastLoadMillis", h.loadMillis());
     }

@@ -71,6 +71,8 @@ final class PgConnection {
   private final Socket socket;
   private final Map<String, Prepared> statements = new HashMap<>();
   private final Map<String, Portal> portals = new HashMap<>();
+  /** This connection's SUBSCRIBE streams and cursors. */
+  private final PgSubscriptions subscriptions;
   private DataInputStream in;
   private volatile Out out;
   private int pid;
@@ -112,6 +114,7 @@ final class PgConnection {
   PgConnection(PgWireServer server, Socket socket) {
     this.server = server;
     this.socket = socket;
+    this.subscriptions = new PgSubscriptions(server.backend());
   }
 
   void run() {
@@ -140,6 +143,7 @@ final class PgConnection {
     } catch (RuntimeException | StackOverflowError e) {
       LOG.warn("pgwire connection {} failed", pid, e);
     } finally {
+      subscriptions.closeAll();
       if (registered) {
         server.closeSession(pid);
       }
@@ -386,7 +390,17 @@ final class PgConnection {
     for (Statements.Piece p : pieces) {
       try {
         checkCanceled();
-        PgResult r = run(p.text());
+        PgSubscriptions.Kind sk = PgSubscriptions.kind(p.text());
+        if (sk == PgSubscriptions.Kind.STREAM) {
+          subscriptions.stream(p.text(), copyWire(), () -> cancelRequested, this::checkCanceled);
+          continue; // (a stream ends by an error: a cancel, its subscription's end)
+        }
+        PgResult r = switch (sk) {
+          case DECLARE -> subscriptions.declare(p.text(), txStatus == 'T');
+          case FETCH -> subscriptions.fetch(p.text(), statementTimeout(), () -> cancelRequested, this::checkCanceled);
+          case CLOSE -> subscriptions.close(p.text());
+          default -> run(p.text());
+        };
         checkCanceled();
         if (r.hasColumns()) {
           rowDescription(r, new short[0]);
@@ -626,13 +640,17 @@ final class PgConnection {
       switch (r.tag()) {
         case "BEGIN" -> txStatus = 'T';
         case "COMMIT" -> {
+          subscriptions.closeAll(); // cursors end with their transaction
           if (txStatus == 'E') {
             txStatus = 'I';
             return PgResult.command("ROLLBACK");
           }
           txStatus = 'I';
         }
-        case "ROLLBACK" -> txStatus = 'I';
+        case "ROLLBACK" -> {
+          subscriptions.closeAll();
+          txStatus = 'I';
+        }
         default -> {
           // not a transaction command
         }
@@ -715,6 +733,30 @@ final class PgConnection {
   }
 
   // ------------------------------------------------------------------ output
+
+  /** COPY TO STDOUT's messages: CopyOutResponse (text), CopyData per row. */
+  private PgSubscriptions.Wire copyWire() {
+    return new PgSubscriptions.Wire() {
+      @Override
+      public void copyOutStart(int columns) {
+        out.begin('H').byte1(0).int16(columns);
+        for (int i = 0; i < columns; i++) {
+          out.int16(0);
+        }
+        out.end();
+      }
+
+      @Override
+      public void copyData(byte[] line) {
+        out.begin('d').bytes(line).end();
+      }
+
+      @Override
+      public void flush() throws IOException {
+        out.flush();
+      }
+    };
+  }
 
   private void rowDescription(PgResult r, short[] formats) {
     out.begin('T').int16(r.columns().size());

@@ -82,6 +82,15 @@ public final class PgWireServer implements AutoCloseable {
       return execute(statement);
     }
 
+    /**
+     * Starts a {@code SUBSCRIBE} (the connection closes its reader); none by default.
+     *
+     * @throws io.cairn.engine.sql.SqlException when there is no such view
+     */
+    default io.cairn.engine.sql.Subscribe.Running subscribe(io.cairn.engine.sql.Subscribe statement) {
+      throw new SqlStates.PgError(SqlStates.FEATURE_NOT_SUPPORTED, "SUBSCRIBE is not supported here");
+    }
+
     /** The statement timeout of a session that has not set {@code statement_timeout} (null: none). */
     default Duration statementTimeout() {
       return io.cairn.engine.sql.StatementBudget.DEFAULT_TIMEOUT;

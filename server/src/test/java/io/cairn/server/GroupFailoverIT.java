@@ -1,6 +1,7 @@
 package io.cairn.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.cairn.engine.row.Row;
 import io.cairn.testkit.kafka.KafkaBroker;
@@ -14,7 +15,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,22 +22,66 @@ import org.slf4j.LoggerFactory;
 /**
  * Failover of a group of three on Kafka and Postgres (the kill test's workload, {@link Scenario}: a
  * load generator, a Kafka topic of upserts and tombstones, a Postgres table over CDC, four views),
- * with its own broker and Postgres server, child-JVM nodes: one warm and one hot standby beside the
- * owner. Rounds: the owner paused past the session timeout (a zombie, which still holds its
- * replication connection: the test's Postgres ends it after a 5 s {@code wal_sender_timeout}) and
- * resumed — it must exit 5 having written no object naming its epoch; the new owner killed with -9;
- * the broker restarted (5 s down) under the last one. Before each round new Kafka records and Postgres changes
- * arrive; after each, the node that owns the store has every view equal to the naive oracle
- * (nothing lost, nothing counted twice, the slot resumed), and SELECTs sent to the standbys every
- * 100 ms never fail.
+ * with its own broker and Postgres server, child-JVM nodes: warm and hot standbys beside the owner.
+ * Before each round new Kafka records and Postgres changes arrive; after each, the node that owns
+ * the store has every view equal to the naive oracle (nothing lost, nothing counted twice, the slot
+ * resumed), and SELECTs sent to the standbys every 100 ms never fail.
+ *
+ * <p>Rounds ({@link Kind}). In {@code mvn verify}: the owner paused past the session timeout (a
+ * zombie, which still holds its replication connection: the test's Postgres ends it after a 5 s
+ * {@code wal_sender_timeout}) and resumed — it must exit 5 having written no object naming its
+ * epoch; the new owner killed with -9; the broker restarted (5 s down). The soak ({@code mvn
+ * -Pgroup-failover-soak verify -pl server}, {@code -Dcairn.group-failover.rounds=N}) cycles through
+ * every kind, starting a new member after each death so that the group stays three: also a clean
+ * stop, a kill of the member taking over (the third takes over from it), a halt at the crash point
+ * just before a manifest commit (every member runs with {@code cairn.crash-at=store.commit:2}, and
+ * every owner has committed one snapshot when its round starts), and a kill -9 at a random moment of
+ * a snapshot.
  */
-@Timeout(value = 6, unit = TimeUnit.MINUTES)
 class GroupFailoverIT {
   private static final Logger LOG = LoggerFactory.getLogger(GroupFailoverIT.class);
   private static final Duration SESSION = Duration.ofSeconds(6);
+  private static final int SOAK_ROUNDS = Integer.getInteger("cairn.group-failover.rounds", 0);
+  /** Every owner's second manifest commit halts it: the test takes exactly one snapshot per owner outside the crash rounds. */
+  private static final String CRASH_AT = "store.commit:2";
+
+  /** How a round ends its owner. */
+  enum Kind {
+    PAUSE("pause"), KILL("kill"), BROKER("broker restart"), STOP("clean stop"), KILL_TAKING_OVER("kill of the member taking over"),
+    CRASH_AT_COMMIT("crash point " + CRASH_AT), KILL_IN_SNAPSHOT("kill -9 during a snapshot");
+
+    final String text;
+
+    Kind(String text) {
+      this.text = text;
+    }
+  }
+
+  /** The members: index into {@code ports}, {@code nodes}, {@code modes}; the owner and the members standing by. */
+  private static final class Group {
+    final List<Integer> ports = new ArrayList<>();
+    final List<ChildNode> nodes = new ArrayList<>();
+    final List<String> modes = new ArrayList<>();
+    final List<Integer> standing = new ArrayList<>();
+    int owner;
+  }
 
   @Test
-  void ownersDieOneWayAfterAnotherOnKafkaAndPostgresLosingNothing(@TempDir Path dir) throws Exception {
+  void ownersDieOneWayAfterAnotherOnKafkaAndPostgresLosingNothing(@TempDir Path dir) {
+    List<Kind> kinds = new ArrayList<>();
+    if (SOAK_ROUNDS <= 0) {
+      kinds.addAll(List.of(Kind.PAUSE, Kind.KILL, Kind.BROKER));
+    } else {
+      for (int i = 0; i < SOAK_ROUNDS; i++) {
+        kinds.add(Kind.values()[i % Kind.values().length]);
+      }
+    }
+    // measured: about 20 s a round in verify (no new members), about 30 s in the soak
+    Duration limit = Duration.ofMinutes(3).plus(Duration.ofSeconds(SOAK_ROUNDS <= 0 ? 60 : 90).multipliedBy(kinds.size()));
+    assertTimeoutPreemptively(limit, () -> run(dir, kinds, SOAK_ROUNDS > 0), () -> "the group failover rounds took over " + limit);
+  }
+
+  private void run(Path dir, List<Kind> kinds, boolean soak) throws Exception {
     try (KafkaBroker kafka = KafkaBroker.start(); PostgresServer pg = PostgresServer.start()) {
       Scenario scenario = new Scenario(kafka, pg, 20_000, 7);
       scenario.produce(200);
@@ -57,68 +101,105 @@ class GroupFailoverIT {
         // applies to the connections the role opens from now on, replication ones included)
         st.execute("ALTER ROLE " + pg.user() + " SET wal_sender_timeout = '5s'");
       }
-      List<Integer> ports = new ArrayList<>();
-      List<ChildNode> nodes = new ArrayList<>();
-      List<String> modes = new ArrayList<>();
-      StandbyReads reads = new StandbyReads(ports, "SELECT * FROM by_customer");
+      Group g = new Group();
+      StandbyReads reads = new StandbyReads(g.ports, "SELECT * FROM by_customer");
       Thread reader = new Thread(reads, "standby-reads");
       reader.setDaemon(true);
+      Members members = new Members(dir, config, pg, g, soak);
       Map<String, Long> figures = new TreeMap<>();
+      Map<Kind, Integer> checked = new java.util.EnumMap<>(Kind.class);
+      java.util.Random random = new java.util.Random(42);
       try {
-        int owner = startMember(dir, config, pg, ports, nodes, modes, "warm");
-        nodes.get(owner).awaitReady(ports.get(owner), Duration.ofSeconds(120), "the first member");
-        checkAgainstOracle(ports.get(owner), scenario, "the first owner");
-        assertThat(Http.post(ports.get(owner), "/snapshot", "").code()).isEqualTo(200);
-        List<Integer> standing = new ArrayList<>();
-        standing.add(startMember(dir, config, pg, ports, nodes, modes, "warm"));
-        standing.add(startMember(dir, config, pg, ports, nodes, modes, "hot"));
-        for (int i : standing) {
-          awaitServing(ports.get(i), "member " + i + " (" + modes.get(i) + ")");
+        g.owner = members.start("warm");
+        g.nodes.get(g.owner).awaitReady(g.ports.get(g.owner), Duration.ofSeconds(120), "the first member");
+        checkAgainstOracle(g.ports.get(g.owner), scenario, "the first owner");
+        assertThat(Http.post(g.ports.get(g.owner), "/snapshot", "").code()).isEqualTo(200);
+        g.standing.add(members.start("warm"));
+        g.standing.add(members.start("hot"));
+        for (int i : g.standing) {
+          awaitServing(g.nodes.get(i), g.ports.get(i), "member " + i + " (" + g.modes.get(i) + ")");
         }
-        reads.watch(standing);
+        reads.watch(g.standing);
         reader.start();
-
-        // (clean stops, and a hundred rounds, run in GroupTakeoverIT and its soak profile)
-        List<String> kinds = List.of("pause", "kill", "broker");
         for (int round = 1; round <= kinds.size(); round++) {
-          String kind = kinds.get(round - 1);
+          Kind kind = kinds.get(round - 1);
+          String when = "round " + round + " (" + kind.text + ")";
           scenario.produce(100);
           scenario.changeCustomers(20);
-          if (kind.equals("broker")) {
+          if (kind == Kind.BROKER) {
             // the group's coordinator goes away for 5 s: no member may take the store twice, none may be lost
             kafka.restart(Duration.ofSeconds(5));
             scenario.produce(50);
-            int serving = awaitSingleReadyOwner(ports, nodes, standing, owner, "after the broker restart");
-            figures.put(round + " broker restart: owner " + (serving == owner ? "kept" : "moved to member " + serving), 0L);
-            if (serving != owner) {
+            int serving = awaitSingleReadyOwner(g, when);
+            figures.put(String.format("%03d broker restart: owner %s", round, serving == g.owner ? "kept" : "moved to member " + serving), 0L);
+            if (serving != g.owner) {
               // the group moved the store: the old owner serves until its epoch check fences it, then exits 5
-              ChildNode old = nodes.get(owner);
-              reads.unwatch(owner);
+              ChildNode old = g.nodes.get(g.owner);
+              reads.unwatch(g.owner);
               assertThat(old.waitFor(Duration.ofSeconds(30))).as("the old owner is fenced; log: %s", old.tail()).isTrue();
               assertThat(old.exitValue()).as("fenced: exit 5; log: %s", old.tail()).isEqualTo(5);
-              standing.remove(Integer.valueOf(serving));
-              owner = serving;
-              int fresh = startMember(dir, config, pg, ports, nodes, modes, "warm");
-              standing.add(fresh);
-              awaitServing(ports.get(fresh), "member " + fresh);
-              reads.watch(List.of(fresh));
+              g.standing.remove(Integer.valueOf(serving));
+              g.owner = serving;
+              checkAgainstOracle(g.ports.get(g.owner), scenario, when);
+              assertThat(Http.post(g.ports.get(g.owner), "/snapshot", "").code()).isEqualTo(200);
+              members.refill(reads);
+            } else {
+              checkAgainstOracle(g.ports.get(g.owner), scenario, when);
             }
-            checkAgainstOracle(ports.get(owner), scenario, "round " + round + " (broker restart)");
-            LOG.info("Group failover: round {} (broker restart) checked; owner is member {}", round, owner);
+            checked.merge(kind, 1, Integer::sum);
+            LOG.info("Group failover: {} checked; owner is member {}", when, g.owner);
             continue;
           }
-          ChildNode old = nodes.get(owner);
-          reads.unwatch(owner);
-          long oldEpoch = Http.get(ports.get(owner), "/status").json().path("epoch").asLong();
+          ChildNode old = g.nodes.get(g.owner);
+          reads.unwatch(g.owner);
+          long oldEpoch = Http.get(g.ports.get(g.owner), "/status").json().path("epoch").asLong();
           long t0 = System.nanoTime();
+          String detail = "";
           switch (kind) {
-            case "kill" -> old.killAndWait();
-            case "stop" -> old.stop(Duration.ofSeconds(30));
-            default -> GroupTakeoverIT.signal("STOP", old);
+            case KILL -> old.killAndWait();
+            case STOP -> {
+              old.stop(Duration.ofSeconds(30));
+              assertThat(old.exitValue()).as("a clean stop exits 0; log: %s", old.tail()).isEqualTo(0);
+            }
+            case PAUSE -> GroupTakeoverIT.signal("STOP", old);
+            case CRASH_AT_COMMIT -> {
+              Http.Response r = postQuietly(g.ports.get(g.owner), "/snapshot");
+              assertThat(old.waitFor(Duration.ofSeconds(60))).as("%s: the owner halts at the crash point (snapshot answered %s); log: %s",
+                  when, r, old.tail()).isTrue();
+              assertThat(old.exitValue()).as("halted at the crash point; log: %s", old.tail()).isEqualTo(137);
+              assertThat(old.logText()).contains("CRASH " + CRASH_AT);
+            }
+            case KILL_IN_SNAPSHOT -> {
+              int port = g.ports.get(g.owner);
+              Thread snap = new Thread(() -> postQuietly(port, "/snapshot"), "snapshot-to-kill");
+              snap.setDaemon(true);
+              snap.start();
+              long delay = 20 + random.nextInt(400);
+              Thread.sleep(delay);
+              old.killAndWait();
+              detail = ", " + delay + " ms into the snapshot";
+            }
+            case KILL_TAKING_OVER -> {
+              old.killAndWait();
+              int taking = awaitTakingOver(g, when);
+              reads.unwatch(taking);
+              boolean during;
+              try {
+                during = Http.get(g.ports.get(taking), "/health/ready").code() != 200;
+              } catch (RuntimeException busy) {
+                during = true;
+              }
+              g.nodes.get(taking).killAndWait();
+              g.standing.remove(Integer.valueOf(taking));
+              detail = ", member " + taking + " killed " + (during ? "while taking over" : "just after taking over");
+              figures.merge("kills of a member while it took over", during ? 1L : 0L, Long::sum);
+            }
+            default -> throw new IllegalStateException(kind.toString());
           }
-          int next = awaitOneReady(nodes, ports, standing, SESSION.plusSeconds(90), "round " + round + " (" + kind + ")");
-          figures.put(round + " " + kind + " (member " + next + ", " + modes.get(next) + ") ms", (System.nanoTime() - t0) / 1_000_000);
-          if (kind.equals("pause")) {
+          int next = awaitOneReady(g, SESSION.plusSeconds(90), when);
+          figures.put(String.format("%03d %s (member %d, %s%s) ms", round, kind.text, next, g.modes.get(next), detail),
+              (System.nanoTime() - t0) / 1_000_000);
+          if (kind == Kind.PAUSE) {
             Map<Path, Long> before = GroupTakeoverIT.listing(dir.resolve("store"));
             GroupTakeoverIT.signal("CONT", old);
             assertThat(old.waitFor(Duration.ofSeconds(30))).as("the resumed zombie stops; log: %s", old.tail()).isTrue();
@@ -131,21 +212,30 @@ class GroupFailoverIT {
               }
             }
           }
-          checkAgainstOracle(ports.get(next), scenario, "round " + round + " (" + kind + ")");
-          assertThat(Http.post(ports.get(next), "/snapshot", "").code()).isEqualTo(200);
-          owner = next;
-          LOG.info("Group failover: round {} ({}) checked; owner is member {}", round, kind, owner);
+          checkAgainstOracle(g.ports.get(next), scenario, when);
+          assertThat(Http.post(g.ports.get(next), "/snapshot", "").code()).isEqualTo(200);
+          g.owner = next;
+          checked.merge(kind, 1, Integer::sum);
+          LOG.info("Group failover: {} checked; owner is member {}", when, g.owner);
+          if (soak) {
+            members.refill(reads);
+          }
         }
+        assertThat(checked.values().stream().mapToInt(Integer::intValue).sum()).as("rounds checked against the oracle: %s", checked)
+            .isEqualTo(kinds.size());
         reads.stop();
         reader.join(10_000);
         assertThat(reads.failures).as("failed SELECTs on standbys").isEmpty();
         assertThat(reads.ok.get()).as("SELECTs on standbys").isGreaterThan(50);
-        String text = figures + String.format(java.util.Locale.ROOT, "; %d SELECTs on standbys, 0 failed%n", reads.ok.get());
-        LOG.info("Group failover figures: {}", text);
-        Files.writeString(Path.of("target", "group-failover-figures.txt"), text);
+        StringBuilder text = new StringBuilder();
+        figures.forEach((k, v) -> text.append(k).append(": ").append(v).append('\n'));
+        text.append(String.format(java.util.Locale.ROOT, "%d rounds checked (%s); %d SELECTs on standbys, 0 failed%n", kinds.size(),
+            checked, reads.ok.get()));
+        LOG.info("Group failover figures:\n{}", text);
+        Files.writeString(Path.of("target", soak ? "group-failover-soak-figures.txt" : "group-failover-figures.txt"), text);
       } finally {
         reads.stop();
-        for (ChildNode n : nodes) {
+        for (ChildNode n : g.nodes) {
           if (n.isAlive()) {
             GroupTakeoverIT.signal("CONT", n);
             n.killAndWait();
@@ -155,12 +245,59 @@ class GroupFailoverIT {
     }
   }
 
+  /** Starts members; in the soak, every member halts at its second manifest commit ({@link #CRASH_AT}). */
+  private record Members(Path dir, Path config, PostgresServer pg, Group g, boolean soak) {
+    int start(String mode) throws Exception {
+      return startMember(dir, config, pg, g.ports, g.nodes, g.modes, mode, soak ? List.of("-Dcairn.crash-at=" + CRASH_AT) : List.of());
+    }
+
+    /** Starts members until two stand by (warm and hot by turns), each serving a snapshot, watched by {@code reads}. */
+    void refill(StandbyReads reads) throws Exception {
+      while (g.standing.size() < 2) {
+        int fresh = start(g.nodes.size() % 2 == 0 ? "warm" : "hot");
+        g.standing.add(fresh);
+        awaitServing(g.nodes.get(fresh), g.ports.get(fresh), "member " + fresh + " (" + g.modes.get(fresh) + ")");
+        reads.watch(List.of(fresh));
+      }
+    }
+  }
+
+  /** POST with an empty body; a connection the node closes (it halted or was killed) answers null. */
+  private static Http.Response postQuietly(int port, String path) {
+    try {
+      return Http.post(port, path, "");
+    } catch (RuntimeException gone) {
+      return null;
+    }
+  }
+
+  /** Waits until a standing member says it is taking over the store (or already serves as owner); returns it. */
+  private static int awaitTakingOver(Group g, String when) throws InterruptedException {
+    long deadline = System.nanoTime() + SESSION.plusSeconds(60).toNanos();
+    while (System.nanoTime() < deadline) {
+      for (int i : List.copyOf(g.standing)) {
+        try {
+          String state = Http.get(g.ports.get(i), "/status").json().path("state").asText();
+          if (!state.equals("STANDBY")) {
+            return i;
+          }
+        } catch (RuntimeException busy) {
+          // answering late
+        }
+      }
+      Thread.sleep(20);
+    }
+    throw new AssertionError("no member began to take over within " + SESSION.plusSeconds(60) + " " + when);
+  }
+
   private static int startMember(Path dir, Path config, PostgresServer pg, List<Integer> ports, List<ChildNode> nodes, List<String> modes,
-      String mode) throws Exception {
+      String mode, List<String> jvmOptions) throws Exception {
     int i = nodes.size();
     int port = Http.freePort();
     Path work = Files.createDirectories(dir.resolve("m" + i));
-    nodes.add(ChildNode.command("run", "--config", config.toString()).jvmOptions("-Xmx512m").directory(work)
+    List<String> options = new ArrayList<>(List.of("-Xmx512m"));
+    options.addAll(jvmOptions);
+    nodes.add(ChildNode.command("run", "--config", config.toString()).jvmOptions(options.toArray(String[]::new)).directory(work)
         .env("CAIRN_HTTP_PORT", Integer.toString(port)).env("CAIRN_PGWIRE_PORT", "0").env("CAIRN_STANDBY_MODE", mode)
         .env("PGPASSWORD", pg.password()).start(work.resolve("node.log")));
     ports.add(port);
@@ -191,25 +328,33 @@ class GroupFailoverIT {
   }
 
   /** Waits until the member on {@code port} stands by serving a snapshot. */
-  private static void awaitServing(int port, String who) throws InterruptedException {
+  private static void awaitServing(ChildNode node, int port, String who) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+    String last = "no answer";
     while (true) {
       try {
         var st = Http.get(port, "/status").json();
+        last = st.toString();
         if (st.path("state").asText().equals("STANDBY") && st.path("standby").has("snapshot")) {
           return;
         }
       } catch (RuntimeException notListeningYet) {
         // the JVM is starting
       }
-      assertThat(System.nanoTime()).as("%s stands by serving a snapshot within 90 s", who).isLessThan(deadline);
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError(who + " does not stand by serving a snapshot within 90 s; last status: " + last + "\n" + node.tail());
+      }
       Thread.sleep(100);
     }
   }
 
+
   /** Waits until exactly one member answers ready and every other live member stands by (or has exited); returns it. */
-  private static int awaitSingleReadyOwner(List<Integer> ports, List<ChildNode> nodes, List<Integer> standing, int owner, String when)
-      throws InterruptedException {
+  private static int awaitSingleReadyOwner(Group g, String when) throws InterruptedException {
+    List<Integer> ports = g.ports;
+    List<ChildNode> nodes = g.nodes;
+    List<Integer> standing = g.standing;
+    int owner = g.owner;
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
     while (true) {
       List<Integer> ready = new ArrayList<>();
@@ -239,8 +384,10 @@ class GroupFailoverIT {
     }
   }
 
-  private static int awaitOneReady(List<ChildNode> nodes, List<Integer> ports, List<Integer> standing, Duration within, String when)
-      throws InterruptedException {
+  private static int awaitOneReady(Group g, Duration within, String when) throws InterruptedException {
+    List<Integer> ports = g.ports;
+    List<ChildNode> nodes = g.nodes;
+    List<Integer> standing = g.standing;
     long deadline = System.nanoTime() + within.toNanos();
     while (System.nanoTime() < deadline) {
       for (int i : List.copyOf(standing)) {

@@ -68,7 +68,12 @@ class GroupTakeoverIT {
   }
 
   static Map<Long, long[]> view(int port) {
-    Http.Response r = Http.post(port, "/sql?format=json", "SELECT category, n, total FROM by_cat");
+    return view(port, "by_cat");
+  }
+
+  /** A view of by_cat's shape ({@code category, n, total}), read over HTTP. */
+  static Map<Long, long[]> view(int port, String name) {
+    Http.Response r = Http.post(port, "/sql?format=json", "SELECT category, n, total FROM " + name);
     assertThat(r.code()).as(r.body()).isEqualTo(200);
     Map<Long, long[]> out = new TreeMap<>();
     r.json().get(0).path("rows").forEach(row -> out.put(row.get(0).asLong(), new long[] {row.get(1).asLong(), row.get(2).asLong()}));
@@ -90,16 +95,27 @@ class GroupTakeoverIT {
 
   /** Waits until the node on {@code port} holds the whole oracle (it keeps reading the generator until its limit). */
   static void awaitOracle(int port, Map<Long, long[]> oracle, String who) throws InterruptedException {
+    awaitOracle(port, "by_cat", oracle, who);
+  }
+
+  /** As {@link #awaitOracle(int, Map, String)}, for view {@code name} of by_cat's shape. */
+  static void awaitOracle(int port, String name, Map<Long, long[]> oracle, String who) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
     Map<Long, long[]> last = Map.of();
+    String error = "";
     while (System.nanoTime() < deadline) {
-      last = view(port);
-      if (same(last, oracle)) {
-        return;
+      Http.Response r = Http.post(port, "/sql?format=json", "SELECT category, n, total FROM " + name);
+      if (r.code() == 200) {
+        last = view(port, name);
+        if (same(last, oracle)) {
+          return;
+        }
+      } else {
+        error = " (last answer: " + r.code() + " " + r.body().strip() + ")"; // a view created moments ago may not be here yet
       }
       Thread.sleep(200);
     }
-    assertThat(text(last)).as("%s: view by_cat against the oracle", who).isEqualTo(text(oracle));
+    assertThat(text(last)).as("%s: view %s against the oracle%s", who, name, error).isEqualTo(text(oracle));
   }
 
   /**
@@ -309,6 +325,28 @@ class GroupTakeoverIT {
     }
   }
 
+  /**
+   * Waits until the warm standby on {@code port}, still serving {@code snapshotId}, has applied the
+   * catalog entry that created {@code late_cat}, and checks the view against {@code oracle}: the
+   * snapshot's input, as by_cat there.
+   */
+  private static void awaitLateView(int port, String who, Map<Long, long[]> oracle, String snapshotId) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (true) {
+      Http.Response r = Http.post(port, "/sql?format=json", "SELECT category, n, total FROM late_cat");
+      if (r.code() == 200) {
+        var sb = Http.get(port, "/status").json().path("standby");
+        assertThat(sb.path("snapshot").asText()).as("%s still serves the snapshot", who).isEqualTo(snapshotId);
+        assertThat(sb.path("catalogEntriesAppliedAfterSnapshots").asLong()).as("%s: %s", who, sb).isPositive();
+        assertThat(text(view(port, "late_cat"))).as("%s: late_cat, created after snapshot %s", who, snapshotId).isEqualTo(text(oracle));
+        assertThat(text(view(port))).as("%s: by_cat beside it", who).isEqualTo(text(oracle));
+        return;
+      }
+      assertThat(System.nanoTime()).as("%s has late_cat within 30 s: %s", who, r.body()).isLessThan(deadline);
+      Thread.sleep(100);
+    }
+  }
+
   /** Waits until the standby on {@code port} serves a snapshot (its first load, which a hot standby ends caught up). */
   private static void awaitServing(int port, String who) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -402,10 +440,19 @@ class GroupTakeoverIT {
       for (int i = 1; i < 3; i++) {
         awaitServing(ports.get(i), snapshotId, names.get(i));
       }
+      // DDL the owner runs after the snapshot reaches the standbys with the catalog, before the next
+      // snapshot: a warm standby computes the new view from the snapshot it serves
+      Http.Response late = Http.post(ports.get(0), "/sql",
+          "CREATE MATERIALIZED VIEW late_cat AS SELECT category, COUNT(*) AS n, SUM(amount) AS total FROM gen GROUP BY category");
+      assertThat(late.code()).as(late.body()).isEqualTo(200);
+      long servedOffset = Http.get(ports.get(1), "/status").json().path("standby").path("sourcesAsOfSnapshot").path("gen")
+          .path("offset").asLong();
+      awaitLateView(ports.get(1), "b", oracle(servedOffset), snapshotId);
       // the hot standby reads the generator itself from the snapshot's offsets: while it stands by,
       // its view reaches the oracle over every record (fresher than the snapshot), reading nothing twice
       awaitServing(ports.get(3), "d");
       awaitOracle(ports.get(3), oracle, "d, a hot standby");
+      awaitOracle(ports.get(3), "late_cat", oracle, "d, a hot standby, the view created after the snapshot");
       var hot = Http.get(ports.get(3), "/status").json();
       assertThat(hot.path("state").asText()).as("d stands by while it reads ahead: %s", hot).isEqualTo("STANDBY");
       assertThat(hot.path("standby").path("mode").asText()).isEqualTo("hot");
@@ -438,6 +485,7 @@ class GroupTakeoverIT {
       long killTakeover = (System.nanoTime() - t0) / 1_000_000;
       assertThat(Http.get(ports.get(owner1), "/status").json().path("role").asText()).isEqualTo("owner");
       awaitOracle(ports.get(owner1), oracle, names.get(owner1) + " after a's kill -9");
+      awaitOracle(ports.get(owner1), "late_cat", oracle, names.get(owner1) + " after a's kill -9");
 
       // 2. a clean stop of the owner: it leaves the group, so another standby takes over without the session timeout
       reads.unwatch(owner1);
@@ -474,6 +522,7 @@ class GroupTakeoverIT {
         }
       }
       awaitOracle(ports.get(owner3), oracle, names.get(owner3) + " after the zombie's pause");
+      awaitOracle(ports.get(owner3), "late_cat", oracle, names.get(owner3) + " after the zombie's pause");
       reads.stop();
       reader.join(10_000);
       assertThat(reads.failures).as("failed SELECTs on standbys during the takeovers").isEmpty();

@@ -108,6 +108,10 @@ public final class Engine implements AutoCloseable {
   /** Notified (its monitor) each time a tick closes: readers waiting for a view to hydrate. */
   private final Object tickClosed = new Object();
   private final Map<String, RunningSource> sources = new LinkedHashMap<>();
+  /** The readers of each dataflow's changes ({@link #feed}). */
+  private final ChangeFeeds feeds = new ChangeFeeds();
+  /** Which sources are held, those created later included (under the engine lock). */
+  private Hold hold = Hold.NONE;
   private volatile long lastClosedTick;
   private Map<String, SourceOffsets> lastOffsets = Map.of();
   private long recordsIngested;
@@ -290,6 +294,7 @@ public final class Engine implements AutoCloseable {
       dataflows.put(def.name(), d);
       publishedDataflows = List.copyOf(dataflows.values());
       RunningSource running = new RunningSource(def.name(), c, valid, s, d);
+      running.held = holds(c);
       sources.put(def.name(), running);
       wakeable.add(running);
       driver.wake(); // an idle driver picks the new source up now
@@ -350,6 +355,7 @@ public final class Engine implements AutoCloseable {
       }
       dataflows.remove(name);
       publishedDataflows = List.copyOf(dataflows.values());
+      feeds.end(name, "'" + name + "' was dropped");
       RunningSource s = sources.remove(name);
       if (s != null) {
         wakeable.remove(s);
@@ -542,6 +548,7 @@ public final class Engine implements AutoCloseable {
         runner.run(dataflows.values(), tick);
         runner.seal(dataflows.values(), tick);
       }
+      feeds.publish(tick, dataflows.values(), shards);
       lastOffsets = ingest.recordOffsets(sources.values());
       lastClosedTick = tick;
       ticks++;
@@ -641,19 +648,30 @@ public final class Engine implements AutoCloseable {
     return driver.running();
   }
 
+  /** Which sources a standby's engine holds (neither seeks nor reads), sources created later included. */
+  public enum Hold {
+    /** Every source is read: an owner. */
+    NONE,
+    /** The sources whose connector does not allow {@linkplain SourceConnector#sharedReads() shared reads}: a hot standby. */
+    UNSHARED,
+    /** Every source: a warm standby, whose ticks only compute views created after its snapshot. */
+    ALL
+  }
+
   /**
-   * Holds every source whose connector does not allow {@linkplain SourceConnector#sharedReads()
-   * shared reads}: it is neither sought nor read, and its state and offsets stay where {@link
-   * #restore} put them, until {@link #releaseHeldSources}. A hot standby ticks the rest. Returns the
-   * names held.
+   * Holds the sources that {@code hold} names, now and as they are created: a held source is
+   * neither sought nor read, and its state and offsets stay where {@link #restore} put them (a
+   * source created while held stays empty) until {@link #releaseHeldSources}. A hot standby ticks
+   * the rest. Returns the names held now.
    */
-  public List<String> holdUnsharedSources() {
+  public List<String> holdSources(Hold hold) {
     lock.lock();
     try {
+      this.hold = hold;
       List<String> out = new java.util.ArrayList<>();
       for (RunningSource s : sources.values()) {
-        if (!s.connector.sharedReads()) {
-          s.held = true;
+        s.held = holds(s.connector);
+        if (s.held) {
           out.add(s.name);
         }
       }
@@ -663,10 +681,25 @@ public final class Engine implements AutoCloseable {
     }
   }
 
-  /** Ends {@link #holdUnsharedSources}: held sources are sought to their offsets at the next tick or seek. */
+  private boolean holds(SourceConnector c) {
+    return hold == Hold.ALL || (hold == Hold.UNSHARED && !c.sharedReads());
+  }
+
+  /** The names of the sources held now (see {@link #holdSources}). */
+  public List<String> heldSources() {
+    lock.lock();
+    try {
+      return sources.values().stream().filter(s -> s.held).map(s -> s.name).toList();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Ends {@link #holdSources}: held sources are sought to their offsets at the next tick or seek. */
   public void releaseHeldSources() {
     lock.lock();
     try {
+      hold = Hold.NONE;
       for (RunningSource s : sources.values()) {
         s.held = false;
       }
@@ -783,6 +816,38 @@ public final class Engine implements AutoCloseable {
     }
     io.cairn.engine.row.CheckedSort.sort(out, null, check);
     return out;
+  }
+
+  /**
+   * The changes of source or view {@code name}, tick by tick ({@link io.cairn.engine.sink.ChangeFeed}'s
+   * contract).
+   *
+   * @throws IllegalArgumentException when there is no such source or view
+   */
+  public io.cairn.engine.sink.ChangeFeed feed(String name) {
+    return new ChangeFeeds.Feed(this, name, publishedDataflow(name).schema());
+  }
+
+  /** Registers a reader of {@code name}'s changes between two ticks (see {@link #feed}). */
+  io.cairn.engine.sink.ChangeFeed.Subscription subscribe(String name, boolean snapshot, int maxRows) {
+    if (maxRows < 1) {
+      throw new IllegalArgumentException("Cannot subscribe to '" + name + "': a bound of " + maxRows + " rows");
+    }
+    lock.lock();
+    try {
+      Dataflow d = dataflows.get(name);
+      if (d == null) {
+        throw new IllegalArgumentException("Cannot subscribe to '" + name + "': no such source or view");
+      }
+      return feeds.subscribe(d, lastClosedTick, snapshot, maxRows, shards);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Readers of {@code name}'s changes now. */
+  public int subscribers(String name) {
+    return feeds.readers(name);
   }
 
   /** How many rows a read handles between two calls of its check. */
@@ -994,6 +1059,7 @@ public final class Engine implements AutoCloseable {
         ingest.closeQuietly(s);
       }
       ingest.closeDropped();
+      feeds.endAll("the engine closed");
       sources.clear();
       wakeable.clear();
       dataflows.clear();

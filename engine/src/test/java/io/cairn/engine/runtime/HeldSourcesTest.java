@@ -21,7 +21,9 @@ class HeldSourcesTest {
     try (Engine e = Engine.builder().workers(1).connector(blocking).build()) {
       e.createSource(0, new SourceDefinition("gen", "load-generator", Map.of("keys", "50", "limit", "200"), null, List.of(), null));
       e.createSource(1, new SourceDefinition("b", "blocking", Map.of(), null, List.of(), null));
-      assertThat(e.holdUnsharedSources()).containsExactly("b");
+      assertThat(e.holdSources(Engine.Hold.UNSHARED)).containsExactly("b");
+      e.createSource(2, new SourceDefinition("b2", "blocking", Map.of(), null, List.of(), null));
+      assertThat(e.heldSources()).as("a source created while held is held").containsExactly("b", "b2");
 
       for (int i = 0; i < 20 && !e.caughtUpExceptHeld(); i++) {
         e.catchUpTick();

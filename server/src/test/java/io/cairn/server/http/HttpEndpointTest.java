@@ -46,6 +46,11 @@ class HttpEndpointTest {
       }
 
       @Override
+      public io.cairn.engine.sql.Subscribe.Running subscribe(io.cairn.engine.sql.Subscribe statement) {
+        throw new io.cairn.engine.sql.SqlException("Cannot subscribe: unknown view '" + statement.name() + "'");
+      }
+
+      @Override
       public long catalogPosition() {
         return 0;
       }
