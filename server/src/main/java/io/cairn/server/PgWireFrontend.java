@@ -82,6 +82,11 @@ public final class PgWireFrontend implements Frontend.Provider {
           }
 
           @Override
+          public io.cairn.engine.sql.Subscribe.Running subscribe(io.cairn.engine.sql.Subscribe statement) {
+            return api.subscribe(statement);
+          }
+
+          @Override
           public long catalogPosition() {
             return api.catalogPosition();
           }

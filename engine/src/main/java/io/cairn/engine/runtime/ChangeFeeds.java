@@ -192,6 +192,11 @@ final class ChangeFeeds {
     }
 
     @Override
+    public synchronized boolean isEnded() {
+      return ended != null;
+    }
+
+    @Override
     public synchronized void close() {
       closed = true;
       queue.clear();

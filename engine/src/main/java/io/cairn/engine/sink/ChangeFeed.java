@@ -56,6 +56,9 @@ public interface ChangeFeed {
      */
     Changes next(long timeoutMillis) throws InterruptedException;
 
+    /** Whether the feed has ended this reader (its next {@link #next} throws {@link Ended}). */
+    boolean isEnded();
+
     @Override
     void close();
   }

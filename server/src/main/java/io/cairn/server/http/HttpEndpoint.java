@@ -150,6 +150,10 @@ public final class HttpEndpoint implements Frontend {
   /** Connections with no request in flight, by when they started waiting (for eviction at the limit). */
   private final Map<Channel, Long> waiting = new ConcurrentHashMap<>();
   private final AtomicLong refused = new AtomicLong();
+  /** SUBSCRIBE responses streaming now. */
+  private final AtomicInteger subscribers = new AtomicInteger();
+  /** The most SUBSCRIBE responses streaming at once (each has a thread). */
+  static final int MAX_SUBSCRIBERS = 64;
   private final AtomicLong evicted = new AtomicLong();
   private final AtomicLong timedOut = new AtomicLong();
 
@@ -421,6 +425,10 @@ public final class HttpEndpoint implements Frontend {
         done(ctx, r, new Response(HttpResponseStatus.METHOD_NOT_ALLOWED, "Use " + route.method() + " for " + path + "\n", "text/plain", false));
         return;
       }
+      if (path.equals("/sql") && io.cairn.engine.sql.Subscribe.is(r.body())) {
+        subscribe(ctx, r);
+        return;
+      }
       if (path.equals("/sql")) {
         try {
           // cheap refusals do not wait for a SQL thread: one pass over at most http.max-body characters
@@ -443,6 +451,86 @@ public final class HttpEndpoint implements Frontend {
             ? "Cannot run request: " + limits.sqlThreads() + " requests are running and " + limits.sqlQueue()
                 + " waiting (http.sql-threads, http.sql-queue); try again later\n"
             : "Cannot answer: the status threads are saturated; try again later\n", "text/plain", false, "53000"));
+      }
+    }
+
+    /**
+     * {@code SUBSCRIBE} over {@code POST /sql}: a streamed response of newline-delimited JSON
+     * ({@link SqlResults#ndjson}) on a thread of its own, until the client goes or the subscription
+     * ends (a last line {@code {"error":…,"sqlstate":…}}); the connection then closes. The thread
+     * writes only while the channel is writable: a client that stops reading leaves its rows in the
+     * subscription, which is ended when they pass its bound. At most {@value #MAX_SUBSCRIBERS} at once.
+     */
+    private void subscribe(ChannelHandlerContext ctx, Request r) {
+      if (subscribers.incrementAndGet() > MAX_SUBSCRIBERS) {
+        subscribers.decrementAndGet();
+        done(ctx, r, new Response(HttpResponseStatus.SERVICE_UNAVAILABLE, "Cannot subscribe: " + MAX_SUBSCRIBERS
+            + " subscriptions are streaming over HTTP; try again later\n", "text/plain", false, "53300"));
+        return;
+      }
+      Thread t = new Thread(() -> {
+        try {
+          stream(ctx, r);
+        } finally {
+          subscribers.decrementAndGet();
+        }
+      }, "cairn-http-subscribe");
+      t.setDaemon(true);
+      t.start();
+    }
+
+    private void stream(ChannelHandlerContext ctx, Request r) {
+      Channel ch = ctx.channel();
+      io.cairn.engine.sql.Subscribe.Running running;
+      try {
+        running = api.subscribe(io.cairn.engine.sql.Subscribe.parse(r.body()));
+      } catch (RuntimeException | StackOverflowError e) {
+        Response res = answer(r, () -> {
+          if (e instanceof RuntimeException re) {
+            throw re;
+          }
+          throw (StackOverflowError) e;
+        });
+        ch.eventLoop().execute(() -> done(ctx, r, res));
+        return;
+      }
+      try {
+        List<String> columns = running.columns().columns().stream().map(io.cairn.engine.row.Column::name).toList();
+        io.netty.handler.codec.http.HttpResponse head = new io.netty.handler.codec.http.DefaultHttpResponse(HttpVersion.HTTP_1_1,
+            HttpResponseStatus.OK);
+        head.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/x-ndjson");
+        head.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+        head.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        ch.writeAndFlush(head);
+        String end = null;
+        while (ch.isActive() && end == null) {
+          while (!ch.isWritable() && ch.isActive() && !running.reader().isEnded()) {
+            Thread.sleep(10);
+          }
+          try {
+            io.cairn.engine.sink.ChangeFeed.Changes c = running.reader().next(200);
+            if (c != null) {
+              String lines = SqlResults.ndjson(running.statement().rows(c, columns.size() - 3), columns);
+              if (!lines.isEmpty()) {
+                ch.writeAndFlush(new io.netty.handler.codec.http.DefaultHttpContent(Unpooled.wrappedBuffer(lines.getBytes(StandardCharsets.UTF_8))));
+              }
+            }
+          } catch (io.cairn.engine.sink.ChangeFeed.Ended e) {
+            end = JSON.writeValueAsString(Map.of("error", e.getMessage(), "sqlstate", e.sqlState())) + "\n";
+          }
+        }
+        if (ch.isActive()) {
+          ch.write(new io.netty.handler.codec.http.DefaultHttpContent(Unpooled.wrappedBuffer(end.getBytes(StandardCharsets.UTF_8))));
+          ch.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        ch.close();
+      } catch (RuntimeException | com.fasterxml.jackson.core.JsonProcessingException e) {
+        LOG.warn("HTTP SUBSCRIBE failed", e);
+        ch.close();
+      } finally {
+        running.reader().close();
       }
     }
 

@@ -47,6 +47,36 @@ final class SqlResults {
     };
   }
 
+  /**
+   * A subscription's rows ({@code tick, progressed, diff, columns…}) as newline-delimited JSON: {@code
+   * {"tick":T,"diff":d,"row":{"column":value,…}}} per change and {@code {"tick":T,"progressed":true}}
+   * per progress row.
+   */
+  static String ndjson(List<List<Object>> rows, List<String> columns) {
+    StringBuilder sb = new StringBuilder();
+    for (List<Object> r : rows) {
+      Map<String, Object> one = new LinkedHashMap<>();
+      one.put("tick", r.get(0));
+      if (Boolean.TRUE.equals(r.get(1))) {
+        one.put("progressed", true);
+      } else {
+        one.put("diff", r.get(2));
+        Map<String, Object> row = new LinkedHashMap<>();
+        for (int i = 3; i < r.size(); i++) {
+          Object v = r.get(i);
+          row.put(columns.get(i), v instanceof Double d && (d.isNaN() || d.isInfinite()) ? d.toString() : v);
+        }
+        one.put("row", row);
+      }
+      try {
+        sb.append(JSON.writeValueAsString(one)).append('\n');
+      } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        throw new IllegalStateException("Cannot render a subscription's row as JSON: " + e.getMessage(), e);
+      }
+    }
+    return sb.toString();
+  }
+
   /** {@code results} in {@code format} (checked by {@link #checkFormat}). */
   static String render(List<Result> results, String format) {
     if (format.equals("json")) {

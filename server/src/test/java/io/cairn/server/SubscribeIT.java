@@ -1,0 +1,246 @@
+package io.cairn.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.cairn.engine.loadgen.LoadGeneratorConnector;
+import io.cairn.engine.row.Row;
+import io.cairn.node.Node;
+import io.cairn.node.config.CairnConfig;
+import io.cairn.node.config.ConfigLoader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.postgresql.PGConnection;
+import org.postgresql.copy.CopyOut;
+
+/**
+ * SUBSCRIBE against a serving node, in each form a client meets it — a streamed HTTP response of
+ * newline-delimited JSON, pgwire's {@code COPY (SUBSCRIBE …) TO STDOUT} read row by row through
+ * pgjdbc, and psql's {@code DECLARE … CURSOR FOR SUBSCRIBE} with {@code FETCH} — each subscribing
+ * while the generator is still writing (upserts and deletes), adding up the snapshot and every
+ * change, and comparing what it adds up to with the naive oracle over the generator's records: no
+ * change missing, none twice, ticks in order.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class SubscribeIT {
+  private static final long KEYS = 300;
+  private static final long CATEGORIES = 7;
+  private static final long SEED = 11;
+  private static final long LIMIT = 30_000;
+  private static final double RATE = 6_000;
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private Node node;
+
+  private CairnConfig start(Path dir) {
+    Path yaml = Http.config(dir, "0 0 0 * * ?", List.of(
+        "CREATE SOURCE gen FROM LOAD GENERATOR (keys = " + KEYS + ", categories = " + CATEGORIES + ", seed = " + SEED + ", limit = " + LIMIT
+            + ", rate = " + (long) RATE + ")",
+        "CREATE MATERIALIZED VIEW by_cat AS SELECT category, COUNT(*) AS n, SUM(amount) AS total FROM gen GROUP BY category"));
+    CairnConfig cfg = ConfigLoader.load(yaml, Map.of());
+    node = Node.recover(cfg, Node.Options.defaults());
+    node.serve();
+    return cfg;
+  }
+
+  @AfterEach
+  void stop() {
+    if (node != null) {
+      node.close();
+    }
+  }
+
+  /** by_cat after every record of the generator: category → [n, total]. */
+  private static Map<Long, List<Long>> oracle() {
+    var s = new LoadGeneratorConnector.Settings(KEYS, CATEGORIES, SEED, 10, LIMIT, RATE);
+    Map<Long, Row> table = new HashMap<>();
+    for (long i = 0; i < LIMIT; i++) {
+      var r = LoadGeneratorConnector.recordAt(s, i);
+      if (r.row() == null) {
+        table.remove(r.id());
+      } else {
+        table.put(r.id(), r.row());
+      }
+    }
+    Map<Long, List<Long>> out = new TreeMap<>();
+    table.values().forEach(r -> {
+      List<Long> a = out.getOrDefault(r.getLong(1), List.of(0L, 0L));
+      out.put(r.getLong(1), List.of(a.get(0) + 1, a.get(1) + r.getLong(2)));
+    });
+    return out;
+  }
+
+  /** Adds up changes to by_cat (row → multiplicity), checking ticks never go back and multiplicities never below 0. */
+  private static final class Tally {
+    final Map<List<Long>, Long> rows = new HashMap<>();
+    long lastTick = -1;
+    long changes;
+    long progress;
+    long retractions;
+
+    void change(long tick, long diff, long category, long n, long total) {
+      assertThat(tick).as("ticks in order").isGreaterThanOrEqualTo(lastTick);
+      lastTick = tick;
+      changes++;
+      retractions += diff < 0 ? 1 : 0;
+      List<Long> row = List.of(category, n, total);
+      long m = rows.getOrDefault(row, 0L) + diff;
+      assertThat(m).as("multiplicity of %s at tick %d", row, tick).isNotNegative();
+      if (m == 0) {
+        rows.remove(row);
+      } else {
+        rows.put(row, m);
+      }
+    }
+
+    void progressed(long tick) {
+      assertThat(tick).as("a progress row after its tick's changes").isGreaterThanOrEqualTo(lastTick);
+      lastTick = tick;
+      progress++;
+    }
+
+    /** The view as added up: category → [n, total]; each row once. */
+    Map<Long, List<Long>> view() {
+      Map<Long, List<Long>> out = new TreeMap<>();
+      rows.forEach((row, m) -> {
+        assertThat(m).as("row %s", row).isEqualTo(1L);
+        assertThat(out.put(row.get(0), List.of(row.get(1), row.get(2)))).as("one row per category").isNull();
+      });
+      return out;
+    }
+  }
+
+  /** by_cat as a SELECT over HTTP answers it now. */
+  private static Map<Long, List<Long>> selected(int port) throws Exception {
+    Http.Response r = Http.post(port, "/sql?format=json", "SELECT category, n, total FROM by_cat");
+    Map<Long, List<Long>> out = new TreeMap<>();
+    if (r.code() == 200) {
+      r.json().get(0).path("rows").forEach(row -> out.put(row.get(0).asLong(), List.of(row.get(1).asLong(), row.get(2).asLong())));
+    }
+    return out;
+  }
+
+  @Test
+  void anHttpSubscriberAddsUpToTheOracle(@TempDir Path dir) throws Exception {
+    CairnConfig cfg = start(dir);
+    Map<Long, List<Long>> oracle = oracle();
+    HttpClient client = HttpClient.newHttpClient();
+    HttpRequest req = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cfg.httpPort() + "/sql"))
+        .POST(HttpRequest.BodyPublishers.ofString("SUBSCRIBE TO by_cat WITH (PROGRESS = true)")).build();
+    HttpResponse<Stream<String>> res = client.send(req, HttpResponse.BodyHandlers.ofLines());
+    assertThat(res.statusCode()).isEqualTo(200);
+    assertThat(res.headers().firstValue("content-type")).hasValue("application/x-ndjson");
+    Tally t = new Tally();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+    try (Stream<String> lines = res.body()) {
+      Iterator<String> it = lines.iterator();
+      // a tick's changes are whole at its progress row: the added-up view is checked there
+      boolean done = false;
+      while (!done) {
+        assertThat(System.nanoTime()).as("the subscription adds up to the oracle within 90 s: %s", t.rows).isLessThan(deadline);
+        JsonNode line = JSON.readTree(it.next());
+        if (line.path("progressed").asBoolean()) {
+          t.progressed(line.path("tick").asLong());
+          done = t.changes > 0 && t.view().equals(oracle);
+        } else {
+          JsonNode row = line.path("row");
+          t.change(line.path("tick").asLong(), line.path("diff").asLong(), row.path("category").asLong(), row.path("n").asLong(),
+              row.path("total").asLong());
+        }
+      }
+    }
+    assertThat(t.view()).isEqualTo(oracle);
+    assertThat(t.retractions).as("changes retract what they replace").isPositive();
+    assertThat(t.progress).as("progress rows").isPositive();
+  }
+
+  @Test
+  void aCopyOverPgwireAddsUpToTheOracleAndEndsOnCancel(@TempDir Path dir) throws Exception {
+    start(dir);
+    Map<Long, List<Long>> oracle = oracle();
+    try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + node.pgwirePort() + "/cairn?user=cairn")) {
+      CopyOut copy = c.unwrap(PGConnection.class).getCopyAPI().copyOut("COPY (SUBSCRIBE by_cat WITH (PROGRESS)) TO STDOUT");
+      assertThat(copy.getFieldCount()).as("tick, progressed, diff, category, n, total").isEqualTo(6);
+      Tally t = new Tally();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+      boolean done = false;
+      while (!done) {
+        assertThat(System.nanoTime()).as("COPY adds up to the oracle within 90 s: %s", t.rows).isLessThan(deadline);
+        String[] f = new String(copy.readFromCopy(), StandardCharsets.UTF_8).stripTrailing().split("\t", -1);
+        assertThat(f).hasSize(6);
+        if (f[1].equals("t")) {
+          assertThat(f[2]).as("a progress row has no diff").isEqualTo("\\N");
+          t.progressed(Long.parseLong(f[0]));
+          done = t.changes > 0 && t.view().equals(oracle);
+        } else {
+          t.change(Long.parseLong(f[0]), Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[4]), Long.parseLong(f[5]));
+        }
+      }
+      assertThat(node.engine().subscribers("by_cat")).as("the COPY's subscription").isEqualTo(1);
+      // a cancel ends the stream (57014, as PostgreSQL ends a COPY) and its subscription
+      copy.cancelCopy();
+      long gone = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (node.engine().subscribers("by_cat") > 0) {
+        assertThat(System.nanoTime()).as("the cancelled COPY's subscription is closed").isLessThan(gone);
+        Thread.sleep(20);
+      }
+    }
+    // (pgjdbc leaves a cancelled COPY's last answers unread on its connection: a new one reads the view)
+    try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + node.pgwirePort() + "/cairn?user=cairn");
+        var st = c.createStatement(); var rs = st.executeQuery("SELECT category, n, total FROM by_cat")) {
+      Map<Long, List<Long>> got = new TreeMap<>();
+      while (rs.next()) {
+        got.put(rs.getLong(1), List.of(rs.getLong(2), rs.getLong(3)));
+      }
+      assertThat(got).isEqualTo(oracle);
+    }
+  }
+
+  @Test
+  void psqlFetchesFromASubscribeCursor(@TempDir Path dir) throws Exception {
+    CairnConfig cfg = start(dir);
+    Map<Long, List<Long>> oracle = oracle();
+    // once the generator is done, a cursor's first FETCH ALL holds the snapshot: the oracle
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!selected(cfg.httpPort()).equals(oracle)) {
+      assertThat(System.nanoTime()).as("the generator is done within 60 s").isLessThan(deadline);
+      Thread.sleep(200);
+    }
+    PgWireIT.Run run = PgWireIT.psql(node.pgwirePort(), null,
+        "BEGIN; DECLARE c CURSOR FOR SUBSCRIBE by_cat; FETCH ALL c WITH (TIMEOUT = '5s'); FETCH ALL c WITH (TIMEOUT = '0s'); COMMIT;");
+    assertThat(run.exit()).as(run.err()).isZero();
+    Tally t = new Tally();
+    for (String line : run.out().strip().split("\n")) {
+      if (!line.contains("|")) {
+        continue; // psql prints BEGIN, DECLARE CURSOR and COMMIT too
+      }
+      String[] f = line.split("\\|");
+      t.change(Long.parseLong(f[0]), Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[4]), Long.parseLong(f[5]));
+    }
+    assertThat(t.view()).isEqualTo(oracle);
+    // outside a transaction block, and for anything but SUBSCRIBE, DECLARE is refused with PostgreSQL's codes
+    PgWireIT.Run outside = PgWireIT.psql(node.pgwirePort(), null, "DECLARE c CURSOR FOR SUBSCRIBE by_cat");
+    assertThat(outside.exit()).isNotZero();
+    assertThat(outside.err()).contains("can only be used in transaction blocks");
+    PgWireIT.Run unknown = PgWireIT.psql(node.pgwirePort(), null, "SUBSCRIBE nope");
+    assertThat(unknown.err()).contains("unknown view 'nope'");
+  }
+}
