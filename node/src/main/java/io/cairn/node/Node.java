@@ -721,6 +721,13 @@ public final class Node implements AutoCloseable, NodeApi {
   @Override
   public List<io.cairn.engine.sql.Result> execute(List<String> statements, io.cairn.engine.sql.StatementBudget budget) {
     requireServing("run statements", true);
+    for (String st : statements) {
+      if (io.cairn.engine.sql.Subscribe.is(st)) {
+        throw new io.cairn.engine.sql.SqlException("Cannot run SUBSCRIBE as a query (unsupported: it streams): over pgwire use "
+            + "COPY (SUBSCRIBE ...) TO STDOUT, or DECLARE c CURSOR FOR SUBSCRIBE ... and FETCH, as simple queries; over HTTP "
+            + "send it alone in POST /sql");
+      }
+    }
     if (statements.size() == 1 && isShowFreshness(statements.get(0))) {
       return List.of(freshness());
     }
@@ -738,7 +745,7 @@ public final class Node implements AutoCloseable, NodeApi {
       throw new io.cairn.engine.sql.SqlException("Cannot subscribe: unknown view '" + statement.name() + "'");
     }
     return new io.cairn.engine.sql.Subscribe.Running(statement, io.cairn.engine.sql.Subscribe.columns(feed.schema()),
-        feed.subscribe(statement.snapshot(), SUBSCRIBE_MAX_ROWS));
+        feed.subscribe(statement.snapshot(), config.limits().subscribeMaxRows()));
   }
 
   private static boolean isShowFreshness(String statement) {
@@ -951,6 +958,7 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     if (membership != null) {
       membership.close(); // leaves the group: a standby takes over without waiting for the session timeout
+      LOG.info("Stopped and left group '{}': another member takes the store now", config.group().name());
     }
     try {
       store.close();

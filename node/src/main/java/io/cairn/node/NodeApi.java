@@ -25,13 +25,10 @@ public interface NodeApi {
    */
   List<Result> execute(List<String> statements, StatementBudget budget);
 
-  /** The most rows a subscriber may leave untaken before it is ended ({@link io.cairn.engine.sink.ChangeFeed}). */
-  int SUBSCRIBE_MAX_ROWS = 100_000;
-
   /**
    * Starts a {@code SUBSCRIBE}: the columns it sends ({@link io.cairn.engine.sql.Subscribe#columns})
-   * and its reader, which the frontend closes when its client goes. At most {@value
-   * #SUBSCRIBE_MAX_ROWS} rows wait for a subscriber; one that falls further behind is ended.
+   * and its reader, which the frontend closes when its client goes. At most {@code
+   * sql.subscribe-max-rows} rows wait for a subscriber; one that falls further behind is ended.
    *
    * @throws io.cairn.engine.sql.SqlException when there is no such source or view (42P01)
    */

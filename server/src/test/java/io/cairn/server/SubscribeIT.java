@@ -50,11 +50,12 @@ class SubscribeIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private Node node;
 
-  private CairnConfig start(Path dir) {
+  private CairnConfig start(Path dir, String... extraYaml) {
     Path yaml = Http.config(dir, "0 0 0 * * ?", List.of(
         "CREATE SOURCE gen FROM LOAD GENERATOR (keys = " + KEYS + ", categories = " + CATEGORIES + ", seed = " + SEED + ", limit = " + LIMIT
             + ", rate = " + (long) RATE + ")",
-        "CREATE MATERIALIZED VIEW by_cat AS SELECT category, COUNT(*) AS n, SUM(amount) AS total FROM gen GROUP BY category"));
+        "CREATE MATERIALIZED VIEW by_cat AS SELECT category, COUNT(*) AS n, SUM(amount) AS total FROM gen GROUP BY category",
+        "CREATE SOURCE fast FROM LOAD GENERATOR (keys = 1000000, seed = 3, rate = 20000)"), extraYaml);
     CairnConfig cfg = ConfigLoader.load(yaml, Map.of());
     node = Node.recover(cfg, Node.Options.defaults());
     node.serve();
@@ -206,6 +207,14 @@ class SubscribeIT {
     // (pgjdbc leaves a cancelled COPY's last answers unread on its connection: a new one reads the view)
     try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + node.pgwirePort() + "/cairn?user=cairn");
         var st = c.createStatement(); var rs = st.executeQuery("SELECT category, n, total FROM by_cat")) {
+      // a SUBSCRIBE sent as a prepared query cannot stream: the error says which forms do
+      try (var ps = c.prepareStatement("SUBSCRIBE by_cat")) {
+        ps.executeQuery();
+        throw new AssertionError("a prepared SUBSCRIBE answered");
+      } catch (java.sql.SQLException e) {
+        assertThat(e.getSQLState()).isEqualTo("0A000");
+        assertThat(e.getMessage()).contains("COPY (SUBSCRIBE ...) TO STDOUT");
+      }
       Map<Long, List<Long>> got = new TreeMap<>();
       while (rs.next()) {
         got.put(rs.getLong(1), List.of(rs.getLong(2), rs.getLong(3)));
@@ -242,5 +251,51 @@ class SubscribeIT {
     assertThat(outside.err()).contains("can only be used in transaction blocks");
     PgWireIT.Run unknown = PgWireIT.psql(node.pgwirePort(), null, "SUBSCRIBE nope");
     assertThat(unknown.err()).contains("unknown view 'nope'");
+  }
+
+  @Test
+  void aSubscriberThatStopsReadingIsEndedAndNothingElseWaits(@TempDir Path dir) throws Exception {
+    CairnConfig cfg = start(dir, "sql:\n  subscribe-max-rows: 2000\n");
+    // a client that sends SUBSCRIBE and never reads what comes back
+    try (java.net.Socket stuck = new java.net.Socket("127.0.0.1", cfg.httpPort())) {
+      stuck.setReceiveBufferSize(4096);
+      String body = "SUBSCRIBE fast WITH (SNAPSHOT = false)";
+      stuck.getOutputStream().write(("POST /sql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
+          .getBytes(StandardCharsets.US_ASCII));
+      stuck.getOutputStream().flush();
+      // and one that reads
+      HttpClient client = HttpClient.newHttpClient();
+      HttpResponse<Stream<String>> reading = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + cfg.httpPort() + "/sql"))
+          .POST(HttpRequest.BodyPublishers.ofString("SUBSCRIBE by_cat WITH (PROGRESS)")).build(), HttpResponse.BodyHandlers.ofLines());
+      Iterator<String> lines = reading.body().iterator();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (node.engine().subscribers("fast") != 1) {
+        assertThat(System.nanoTime()).as("the stuck client's subscription starts").isLessThan(deadline);
+        Thread.sleep(20);
+      }
+      long tickAtStart = node.engine().lastClosedTick();
+      long t0 = System.nanoTime();
+      long linesRead = 0;
+      while (node.engine().subscribers("fast") > 0) {
+        assertThat(System.nanoTime()).as("the stuck subscriber is ended within 60 s").isLessThan(deadline);
+        lines.next(); // the reading subscriber keeps getting its rows meanwhile
+        linesRead++;
+      }
+      System.out.printf("stuck subscriber ended after %d ms%n", (System.nanoTime() - t0) / 1_000_000);
+      assertThat(node.engine().lastClosedTick()).as("the engine ticked on").isGreaterThan(tickAtStart + 5);
+      for (int i = 0; i < 20; i++) {
+        lines.next();
+        linesRead++;
+      }
+      assertThat(linesRead).isGreaterThan(20);
+      assertThat(node.engine().subscribers("by_cat")).as("the reading subscriber is still there").isEqualTo(1);
+      // what the stuck client finds when it reads at last: its rows up to the bound, then why it was ended
+      stuck.setSoTimeout(30_000);
+      long t1 = System.nanoTime();
+      String all = new String(stuck.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      System.out.printf("read %d bytes in %d ms%n", all.length(), (System.nanoTime() - t1) / 1_000_000);
+      assertThat(all).startsWith("HTTP/1.1 200 OK");
+      assertThat(all).contains("\"sqlstate\":\"53400\"").contains("fell behind").contains("the bound is 2000 rows");
+    }
   }
 }

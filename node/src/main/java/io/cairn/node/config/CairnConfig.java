@@ -129,11 +129,13 @@ public record CairnConfig(
    * @param maxConcurrentStatements statements executing at once over HTTP and pgwire together; more
    *     wait their turn within their statement timeout; key {@code sql.max-concurrent-statements}
    *     (0, the default: as many as the machine has cores, at least 2)
+   * @param subscribeMaxRows rows a {@code SUBSCRIBE} may leave untaken before it is ended (the
+   *     subscriber fell behind); key {@code sql.subscribe-max-rows} (100000)
    */
   public record Limits(Duration statementTimeout, int httpMaxConnections, Duration httpRequestTimeout, Duration httpIdleTimeout,
-      int httpSqlThreads, int httpSqlQueue, int maxConcurrentStatements) {
+      int httpSqlThreads, int httpSqlQueue, int maxConcurrentStatements, int subscribeMaxRows) {
     public static final Limits DEFAULTS =
-        new Limits(Duration.ofSeconds(30), 1024, Duration.ofSeconds(10), Duration.ofSeconds(30), 8, 64, 0);
+        new Limits(Duration.ofSeconds(30), 1024, Duration.ofSeconds(10), Duration.ofSeconds(30), 8, 64, 0, 100_000);
 
     /** {@link #maxConcurrentStatements}, with 0 resolved to the machine's cores (at least 2). */
     public int statementSlots() {

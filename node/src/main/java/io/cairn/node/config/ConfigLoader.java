@@ -46,6 +46,7 @@ public final class ConfigLoader {
     k.put("http.sql-queue", String.valueOf(d.limits().httpSqlQueue()));
     k.put("sql.statement-timeout", formatDuration(d.limits().statementTimeout()));
     k.put("sql.max-concurrent-statements", String.valueOf(d.limits().maxConcurrentStatements()));
+    k.put("sql.subscribe-max-rows", String.valueOf(d.limits().subscribeMaxRows()));
     k.put("recovery.catch-up-rate-limit", decimalText(d.catchUpRateLimit()));
     k.put("pgwire.host", d.pgwireHost());
     k.put("pgwire.port", String.valueOf(d.pgwirePort()));
@@ -227,7 +228,8 @@ public final class ConfigLoader {
         flat.get("pgwire.host").trim(), integer(flat, "pgwire.port", 0, 65535), integer(flat, "pgwire.max-connections", 1, 10_000),
         new CairnConfig.Limits(duration(flat, "sql.statement-timeout"), integer(flat, "http.max-connections", 1, 1_000_000),
             positive(flat, "http.request-timeout"), positive(flat, "http.idle-timeout"), integer(flat, "http.sql-threads", 1, 1024),
-            integer(flat, "http.sql-queue", 0, 100_000), integer(flat, "sql.max-concurrent-statements", 0, 10_000)),
+            integer(flat, "http.sql-queue", 0, 100_000), integer(flat, "sql.max-concurrent-statements", 0, 10_000),
+            integer(flat, "sql.subscribe-max-rows", 1, 100_000_000)),
         group(flat, uri, groupProps));
   }
 
