@@ -258,7 +258,6 @@ class SubscribeIT {
     CairnConfig cfg = start(dir, "sql:\n  subscribe-max-rows: 2000\n");
     // a client that sends SUBSCRIBE and never reads what comes back
     try (java.net.Socket stuck = new java.net.Socket("127.0.0.1", cfg.httpPort())) {
-      stuck.setReceiveBufferSize(4096);
       String body = "SUBSCRIBE fast WITH (SNAPSHOT = false)";
       stuck.getOutputStream().write(("POST /sql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
           .getBytes(StandardCharsets.US_ASCII));
