@@ -390,17 +390,11 @@ final class PgConnection {
     for (Statements.Piece p : pieces) {
       try {
         checkCanceled();
-        PgSubscriptions.Kind sk = PgSubscriptions.kind(p.text());
-        if (sk == PgSubscriptions.Kind.STREAM) {
+        if (PgSubscriptions.kind(p.text()) == PgSubscriptions.Kind.STREAM) {
           subscriptions.stream(p.text(), copyWire(), () -> cancelRequested, this::checkCanceled);
           continue; // (a stream ends by an error: a cancel, its subscription's end)
         }
-        PgResult r = switch (sk) {
-          case DECLARE -> subscriptions.declare(p.text(), txStatus == 'T');
-          case FETCH -> subscriptions.fetch(p.text(), statementTimeout(), () -> cancelRequested, this::checkCanceled);
-          case CLOSE -> subscriptions.close(p.text());
-          default -> run(p.text());
-        };
+        PgResult r = run(p.text());
         checkCanceled();
         if (r.hasColumns()) {
           rowDescription(r, new short[0]);
@@ -519,6 +513,15 @@ final class PgConnection {
       for (int i = 0; i < p.paramOids().length; i++) {
         nulls.add("NULL");
       }
+      Optional<PgResult> cursor = subscriptions.describe(p.sql());
+      if (cursor.isPresent()) {
+        if (cursor.get().hasColumns()) {
+          rowDescription(cursor.get(), new short[0]);
+        } else {
+          out.begin('n').end();
+        }
+        return;
+      }
       String probe = nulls.isEmpty() ? p.sql() : SqlText.substitute(p.sql(), nulls);
       Optional<PgResult> compat = p.sql().isEmpty() ? Optional.empty() : Compat.answer(probe, session);
       if (compat.isPresent() && compat.get().hasColumns()) {
@@ -629,6 +632,23 @@ final class PgConnection {
 
   /** Runs one statement: the compatibility layer's answer, or the engine's. */
   private PgResult run(String statement) {
+    switch (PgSubscriptions.kind(statement)) {
+      case DECLARE -> {
+        return subscriptions.declare(statement, txStatus == 'T');
+      }
+      case FETCH -> {
+        return subscriptions.fetch(statement, statementTimeout(), () -> cancelRequested, this::checkCanceled);
+      }
+      case CLOSE -> {
+        return subscriptions.close(statement);
+      }
+      case STREAM -> throw new SqlStates.PgError(SqlStates.FEATURE_NOT_SUPPORTED, "Cannot run SUBSCRIBE here: it streams as COPY data, "
+          + "which a prepared statement cannot receive; send COPY (SUBSCRIBE ...) TO STDOUT as a simple query, or use "
+          + "DECLARE c CURSOR FOR SUBSCRIBE ... and FETCH");
+      default -> {
+        // a statement for the compatibility layer or the engine
+      }
+    }
     String sql = SqlText.rewriteCasts(statement);
     Optional<PgResult> compat = Compat.answer(sql, session);
     if (txStatus == 'E' && !(compat.isPresent() && (compat.get().tag().equals("ROLLBACK") || compat.get().tag().equals("COMMIT")))) {

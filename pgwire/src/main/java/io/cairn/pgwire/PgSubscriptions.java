@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -17,7 +18,7 @@ import java.util.regex.Pattern;
  * (SUBSCRIBE …) TO STDOUT} (and a bare {@code SUBSCRIBE}, sent the same way), which streams rows as
  * COPY data until the client cancels it; and {@code DECLARE c CURSOR FOR SUBSCRIBE …} inside a
  * transaction block, then {@code FETCH [n | ALL] [FROM] c [WITH (TIMEOUT = '1s')]} and {@code
- * CLOSE c}.
+ * CLOSE c}; the cursor statements also as prepared statements (pgjdbc's default).
  *
  * <p>Design: used by the connection's own thread only. A stream writes each tick's rows as it
  * takes them and flushes; it waits for the next tick in steps of {@value #POLL_MILLIS} ms, checking
@@ -222,6 +223,23 @@ final class PgSubscriptions {
       case "ms" -> Duration.ofMillis(n);
       case "min" -> Duration.ofMinutes(n);
       default -> Duration.ofSeconds(n);
+    };
+  }
+
+  /**
+   * What a prepared DECLARE, FETCH or CLOSE returns, without running it: a FETCH of an open cursor
+   * has the subscription's columns, the others none. Empty for any other statement (and for a FETCH
+   * of a cursor that does not exist: running it says so).
+   */
+  Optional<PgResult> describe(String sql) {
+    return switch (kind(sql)) {
+      case DECLARE, CLOSE -> Optional.of(PgResult.command(""));
+      case FETCH -> {
+        Matcher m = FETCH.matcher(sql);
+        Cursor c = m.matches() ? cursors.get(m.group(2).toLowerCase(Locale.ROOT)) : null;
+        yield c == null ? Optional.empty() : Optional.of(c.header());
+      }
+      default -> Optional.empty();
     };
   }
 

@@ -245,6 +245,26 @@ class SubscribeIT {
       t.change(Long.parseLong(f[0]), Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[4]), Long.parseLong(f[5]));
     }
     assertThat(t.view()).isEqualTo(oracle);
+    // the same through pgjdbc, whose statements are prepared (the extended protocol) by default
+    try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + node.pgwirePort() + "/cairn?user=cairn")) {
+      c.setAutoCommit(false);
+      try (var st = c.createStatement()) {
+        st.execute("DECLARE c CURSOR FOR SUBSCRIBE by_cat");
+        Tally j = new Tally();
+        for (int round = 0; round < 8; round++) { // from the fifth alike, pgjdbc prepares the FETCH server-side (prepareThreshold)
+          try (var rs = st.executeQuery("FETCH ALL c WITH (TIMEOUT = '" + (round == 0 ? "5s" : "0s") + "')")) {
+            assertThat(rs.getMetaData().getColumnName(1)).isEqualTo("tick");
+            assertThat(rs.getMetaData().getColumnCount()).isEqualTo(6);
+            while (rs.next()) {
+              j.change(rs.getLong(1), rs.getLong(3), rs.getLong(4), rs.getLong(5), rs.getLong(6));
+            }
+          }
+        }
+        assertThat(j.view()).as("FETCH through pgjdbc").isEqualTo(oracle);
+        st.execute("CLOSE c");
+      }
+      c.commit();
+    }
     // outside a transaction block, and for anything but SUBSCRIBE, DECLARE is refused with PostgreSQL's codes
     PgWireIT.Run outside = PgWireIT.psql(node.pgwirePort(), null, "DECLARE c CURSOR FOR SUBSCRIBE by_cat");
     assertThat(outside.exit()).isNotZero();
