@@ -47,7 +47,7 @@ final class NodeStatus {
     List<String> notInSnapshots = new ArrayList<>();
     for (Dataflow d : engine.dataflows()) {
       views.put(d.name(), Map.of("id", d.id(), "kind", d.kind().name(), "state", displayState(d, statuses), "error",
-          displayError(d, statuses)));
+          displayError(d, statuses), "subscribers", engine.subscribers(d.name())));
       if (d.kind() == Dataflow.Kind.VIEW && d.state() == Dataflow.State.FAILED) {
         notInSnapshots.add(d.name());
       }

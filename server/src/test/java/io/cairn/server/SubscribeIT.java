@@ -161,6 +161,11 @@ class SubscribeIT {
         if (line.path("progressed").asBoolean()) {
           t.progressed(line.path("tick").asLong());
           done = t.changes > 0 && t.view().equals(oracle);
+          if (done) {
+            // status and metrics count the subscription while it streams
+            assertThat(Http.get(cfg.httpPort(), "/status").json().path("dataflows").path("by_cat").path("subscribers").asInt()).isEqualTo(1);
+            assertThat(Http.get(cfg.httpPort(), "/metrics").body()).contains("cairn_subscriptions 1.0");
+          }
         } else {
           JsonNode row = line.path("row");
           t.change(line.path("tick").asLong(), line.path("diff").asLong(), row.path("category").asLong(), row.path("n").asLong(),

@@ -87,6 +87,11 @@ final class ChangeFeeds {
     return rs == null ? 0 : rs.size();
   }
 
+  /** Readers of every dataflow now. */
+  int readers() {
+    return readers.values().stream().mapToInt(List::size).sum();
+  }
+
   private void remove(Reader r) {
     List<Reader> rs = readers.get(r.name);
     if (rs != null) {

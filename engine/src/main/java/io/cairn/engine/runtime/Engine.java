@@ -850,6 +850,11 @@ public final class Engine implements AutoCloseable {
     return feeds.readers(name);
   }
 
+  /** Readers of every dataflow's changes now. */
+  public int subscribers() {
+    return feeds.readers();
+  }
+
   /** How many rows a read handles between two calls of its check. */
   public static final int CHECK_EVERY = 4096;
 
