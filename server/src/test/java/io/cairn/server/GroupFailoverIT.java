@@ -35,15 +35,19 @@ import org.slf4j.LoggerFactory;
  * every kind, starting a new member after each death so that the group stays three: also a clean
  * stop, a kill of the member taking over (the third takes over from it), a halt at the crash point
  * just before a manifest commit (every member but the first runs with {@code
- * cairn.crash-at=store.commit:2}, and every owner has committed one snapshot when its round starts),
- * and a kill -9 at a random moment of a snapshot.
+ * cairn.crash-at=store.commit:3}; every owner has committed one snapshot when its round starts, and
+ * the crash round takes two), and a kill -9 at a random moment of a snapshot.
  */
 class GroupFailoverIT {
   private static final Logger LOG = LoggerFactory.getLogger(GroupFailoverIT.class);
   private static final Duration SESSION = Duration.ofSeconds(6);
   private static final int SOAK_ROUNDS = Integer.getInteger("cairn.group-failover.rounds", 0);
-  /** Every owner's second manifest commit halts it: the test takes exactly one snapshot per owner outside the crash rounds. */
-  private static final String CRASH_AT = "store.commit:2";
+  /**
+   * Every owner's third manifest commit halts it: outside the crash rounds the test takes one
+   * snapshot per owner, and at most one more (a kill during a snapshot), so only the crash round's
+   * second snapshot reaches it.
+   */
+  private static final String CRASH_AT = "store.commit:3";
 
   /** How a round ends its owner. */
   enum Kind {
@@ -167,7 +171,8 @@ class GroupFailoverIT {
             }
             case PAUSE -> GroupTakeoverIT.signal("STOP", old);
             case CRASH_AT_COMMIT -> {
-              Http.Response r = postQuietly(g.ports.get(g.owner), "/snapshot");
+              snapshot(g, g.owner); // its second commit
+              Http.Response r = postQuietly(g.ports.get(g.owner), "/snapshot"); // its third: the crash point
               assertThat(old.waitFor(Duration.ofSeconds(60))).as("%s: the owner halts at the crash point (snapshot answered %s); log: %s",
                   when, r, old.tail()).isTrue();
               assertThat(old.exitValue()).as("halted at the crash point; log: %s", old.tail()).isEqualTo(137);
@@ -181,6 +186,7 @@ class GroupFailoverIT {
               long delay = 20 + random.nextInt(400);
               Thread.sleep(delay);
               old.killAndWait();
+              assertThat(old.logText()).as("killed, not halted at the crash point").doesNotContain("CRASH ");
               detail = ", " + delay + " ms into the snapshot";
             }
             case KILL_TAKING_OVER -> {
