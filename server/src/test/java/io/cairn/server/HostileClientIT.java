@@ -405,12 +405,14 @@ class HostileClientIT {
             var st = c.createStatement();
             String what = sql == scan ? "scan" : "parse";
             // a cancel that arrives before the node has read the whole statement is dropped (as in
-            // PostgreSQL): send one every 50 ms until the statement has answered
+            // PostgreSQL): send one every 50 ms until the statement has answered. (Statement.cancel
+            // sends one per execution and ignores later calls; the connection's cancelQuery sends each time.)
             AtomicBoolean answered = new AtomicBoolean();
+            org.postgresql.PGConnection canceller = c.unwrap(org.postgresql.PGConnection.class);
             pool.submit(() -> {
               Thread.sleep(30);
               while (!answered.get()) {
-                st.cancel();
+                canceller.cancelQuery();
                 Thread.sleep(50);
               }
               return null;
