@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,6 +39,9 @@ import org.slf4j.LoggerFactory;
  * cairn.crash-at=store.commit:3}; every owner has committed one snapshot when its round starts, and
  * the crash round takes two), and a kill -9 at a random moment of a snapshot.
  */
+// a backstop above the rounds' own limit (assertTimeoutPreemptively below, which grows with the soak's
+// rounds and names them): a hang anywhere, set-up included, fails this test by name
+@Timeout(value = 3, unit = TimeUnit.HOURS)
 class GroupFailoverIT {
   private static final Logger LOG = LoggerFactory.getLogger(GroupFailoverIT.class);
   private static final Duration SESSION = Duration.ofSeconds(6);
