@@ -42,9 +42,10 @@ public record Manifest(
     List<ArrangementEntry> arrangements,
     String catalogHash,
     long epoch,
-    List<ViewEntry> views) {
-  /** The format this build writes; it reads 1 (no catalog hash, no epoch), 2 (no views) and 3. */
-  public static final int FORMAT_VERSION = 3;
+    List<ViewEntry> views,
+    List<SinkEntry> sinks) {
+  /** The format this build writes; it reads 1 (no catalog hash, no epoch), 2 (no views), 3 (no sinks) and 4. */
+  public static final int FORMAT_VERSION = 4;
 
   public Manifest {
     Objects.requireNonNull(snapshotId, "snapshotId");
@@ -62,12 +63,19 @@ public record Manifest(
     offsets = Collections.unmodifiableMap(o);
     arrangements = List.copyOf(arrangements);
     views = views == null ? List.of() : List.copyOf(views);
+    sinks = sinks == null ? List.of() : List.copyOf(sinks);
+  }
+
+  /** A manifest without sinks (format 3 and tests). */
+  public Manifest(int formatVersion, String snapshotId, long tick, String createdAt, long catalogPosition, int shards,
+      Map<String, Map<String, String>> offsets, List<ArrangementEntry> arrangements, String catalogHash, long epoch, List<ViewEntry> views) {
+    this(formatVersion, snapshotId, tick, createdAt, catalogPosition, shards, offsets, arrangements, catalogHash, epoch, views, List.of());
   }
 
   /** A manifest without views (format 2 and tests). */
   public Manifest(int formatVersion, String snapshotId, long tick, String createdAt, long catalogPosition, int shards,
       Map<String, Map<String, String>> offsets, List<ArrangementEntry> arrangements, String catalogHash, long epoch) {
-    this(formatVersion, snapshotId, tick, createdAt, catalogPosition, shards, offsets, arrangements, catalogHash, epoch, List.of());
+    this(formatVersion, snapshotId, tick, createdAt, catalogPosition, shards, offsets, arrangements, catalogHash, epoch, List.of(), List.of());
   }
 
   /** The view named {@code name}, if this snapshot has it. */
@@ -87,6 +95,25 @@ public record Manifest(
       Objects.requireNonNull(name, "name");
       Objects.requireNonNull(arrangement, "arrangement");
       Objects.requireNonNull(columns, "columns");
+    }
+  }
+
+  /**
+   * One sink's exactly-once bookkeeping as of the snapshot's tick ({@code SinkTrack}): what its
+   * destination is known to hold (up to {@code positions}; null: none of its records) and the
+   * changes it still lacks then. A recovery restores them next to the view's state and reads back
+   * what the destination committed after {@code positions} before it writes anything.
+   *
+   * @param id the catalog position of the sink's CREATE
+   * @param lastLabel the last tick label the sink had committed (-1: none)
+   * @param columns the schema of the rows, as text ({@link Schema#parse})
+   * @param pending one list per row: its diff, then its values in column order
+   */
+  public record SinkEntry(String name, long id, long lastLabel, Map<String, String> positions, String columns, List<List<Object>> pending) {
+    public SinkEntry {
+      Objects.requireNonNull(name, "name");
+      Objects.requireNonNull(columns, "columns");
+      pending = pending == null ? List.of() : pending;
     }
   }
 

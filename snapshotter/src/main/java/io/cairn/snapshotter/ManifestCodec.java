@@ -73,6 +73,9 @@ public final class ManifestCodec {
       if (tree instanceof com.fasterxml.jackson.databind.node.ObjectNode o && !o.has("views")) {
         o.putArray("views"); // format 1 and 2: no views
       }
+      if (tree instanceof com.fasterxml.jackson.databind.node.ObjectNode o && !o.has("sinks")) {
+        o.putArray("sinks"); // format 1 to 3: no sinks
+      }
       return MAPPER.treeToValue(tree, Manifest.class);
     } catch (IOException | RuntimeException e) {
       throw new CorruptSnapshotException("Cannot read manifest " + what + ": " + e.getMessage(), e);

@@ -287,7 +287,7 @@ public final class SnapshotReader implements AutoCloseable {
       ArrangementEntry a = entries.get(e);
       states.add(new ArrangementState(a.name(), a.shard(), a.parsedKeySchema(), a.parsedValSchema(), List.of(loaded[e]), a.upper()));
     }
-    EngineState s = new EngineState(m.tick(), m.shards(), m.sourceOffsets(), states);
+    EngineState s = new EngineState(m.tick(), m.shards(), m.sourceOffsets(), states, List.of(), SinkEntries.states(m.sinks()));
     long ms = (System.nanoTime() - t0) / 1_000_000;
     LOG.info("Loaded snapshot {} of tick {}: {} rows from {} files ({} bytes) in {} ms", m.snapshotId(), m.tick(), s.rows(),
         m.files().size(), m.bytes(), ms);

@@ -579,7 +579,7 @@ public final class Snapshotter implements AutoCloseable {
       List<Manifest.ViewEntry> views = new ArrayList<>();
       state.views().forEach(v -> views.add(new Manifest.ViewEntry(v.name(), v.id(), v.arrangement(), v.schema().toString())));
       Manifest m = new Manifest(Manifest.FORMAT_VERSION, id, state.tick(), createdAt.toString(), catalogPosition, state.shards(), offsets,
-          entries, catalogHash, epoch, views);
+          entries, catalogHash, epoch, views, SinkEntries.of(state.sinks()));
       byte[] bytes = ManifestCodec.encode(m);
       String key = paths.manifestKey(state.tick(), id);
       if (m.rows() != rows) {

@@ -105,6 +105,11 @@ public final class Engine implements AutoCloseable {
   private final Map<String, Dataflow> dataflows = new LinkedHashMap<>(); // in catalog order
   /** {@link #dataflows} as of its last change, for readers that must not wait for a tick (status). */
   private volatile List<Dataflow> publishedDataflows = List.of();
+  /** The sinks by name, in catalog order (guarded by the engine lock), and the list published for readers without it. */
+  private final Map<String, io.cairn.engine.sink.SinkTrack> sinks = new java.util.LinkedHashMap<>();
+  private volatile List<io.cairn.engine.sink.SinkTrack> publishedSinks = List.of();
+  private final Map<String, io.cairn.engine.sink.SinkConnector> sinkConnectors = new TreeMap<>();
+  private final long sinkMaxPendingRows;
   /** Notified (its monitor) each time a tick closes: readers waiting for a view to hydrate. */
   private final Object tickClosed = new Object();
   private final Map<String, RunningSource> sources = new LinkedHashMap<>();
@@ -142,6 +147,13 @@ public final class Engine implements AutoCloseable {
     for (SourceConnector c : b.connectors) {
       connectors.put(c.name(), c);
     }
+    for (io.cairn.engine.sink.SinkConnector c : ServiceLoader.load(io.cairn.engine.sink.SinkConnector.class, Engine.class.getClassLoader())) {
+      sinkConnectors.put(c.name(), c);
+    }
+    for (io.cairn.engine.sink.SinkConnector c : b.sinkConnectors) {
+      sinkConnectors.put(c.name(), c);
+    }
+    this.sinkMaxPendingRows = b.sinkMaxPendingRows;
     this.workers = new Workers(shards);
     this.ingest = new SourceIngest(policy, secrets, b.restarts, clock);
     this.runner = new DataflowRunner(workers, shards, b.skipPartitionedExchange);
@@ -168,6 +180,23 @@ public final class Engine implements AutoCloseable {
     private Secrets secrets = Secrets.environment();
     private RestartStrategy restarts = RestartStrategy.DEFAULT;
     private final List<SourceConnector> connectors = new ArrayList<>();
+    private final List<io.cairn.engine.sink.SinkConnector> sinkConnectors = new ArrayList<>();
+    private long sinkMaxPendingRows = 1_000_000;
+
+    /** Registers a sink connector in addition to those found by {@link ServiceLoader}. */
+    public Builder sinkConnector(io.cairn.engine.sink.SinkConnector c) {
+      sinkConnectors.add(c);
+      return this;
+    }
+
+    /** The most rows a sink holds that its destination lacks before it fails ({@link io.cairn.engine.sink.SinkTrack}). */
+    public Builder sinkMaxPendingRows(long n) {
+      if (n < 1) {
+        throw new IllegalArgumentException("sinkMaxPendingRows must be >= 1, got " + n);
+      }
+      sinkMaxPendingRows = n;
+      return this;
+    }
     private boolean readAhead = true;
     private boolean skipPartitionedExchange = true;
     private boolean typedReduce = true;
@@ -254,6 +283,11 @@ public final class Engine implements AutoCloseable {
 
   public int workers() {
     return shards;
+  }
+
+  /** How secrets are resolved (sources and sinks resolve theirs when they open). */
+  public Secrets secrets() {
+    return secrets;
   }
 
   /** Connector by name, or empty. */
@@ -352,6 +386,10 @@ public final class Engine implements AutoCloseable {
       List<String> readers = readersOf(name);
       if (!readers.isEmpty()) {
         throw new IllegalArgumentException("Cannot drop '" + name + "': " + readers + " read it");
+      }
+      List<String> writers = sinksOf(name);
+      if (!writers.isEmpty()) {
+        throw new IllegalArgumentException("Cannot drop '" + name + "': sinks " + writers + " write its changes");
       }
       dataflows.remove(name);
       publishedDataflows = List.copyOf(dataflows.values());
@@ -550,6 +588,9 @@ public final class Engine implements AutoCloseable {
       }
       feeds.publish(tick, dataflows.values(), shards);
       lastOffsets = ingest.recordOffsets(sources.values());
+      for (io.cairn.engine.sink.SinkTrack t : sinks.values()) {
+        t.afterTick(tick, lastOffsets);
+      }
       lastClosedTick = tick;
       ticks++;
       long end = System.nanoTime();
@@ -888,6 +929,91 @@ public final class Engine implements AutoCloseable {
     return d;
   }
 
+  // ---------------------------------------------------------------- sinks
+
+  /** Sink connector by name, or empty. */
+  public Optional<io.cairn.engine.sink.SinkConnector> sinkConnector(String name) {
+    return Optional.ofNullable(sinkConnectors.get(name.toLowerCase(Locale.ROOT)));
+  }
+
+  /**
+   * Creates sink {@code def} (between ticks): its {@link io.cairn.engine.sink.SinkTrack} starts
+   * from the contents of what it reads as of the last closed tick (a {@link #restore} later
+   * replaces that with a snapshot's bookkeeping). Nothing is written anywhere: the node's sink
+   * service does the I/O, only while it owns the store.
+   */
+  public void createSink(io.cairn.engine.sink.SinkDefinition def) {
+    lock.lock();
+    try {
+      if (sinks.containsKey(def.name())) {
+        throw new IllegalArgumentException("Cannot create sink '" + def.name() + "': a sink with that name exists");
+      }
+      Dataflow d = dataflows.get(def.from());
+      if (d == null) {
+        throw new IllegalArgumentException("Cannot create sink '" + def.name() + "': no source or view '" + def.from() + "'");
+      }
+      io.cairn.engine.sink.SinkConnector c = sinkConnectors.get(def.connector());
+      if (c == null) {
+        throw new IllegalArgumentException("Cannot create sink '" + def.name() + "': connector '" + def.connector()
+            + "' is not available (available: " + sinkConnectors.keySet() + ")");
+      }
+      Schema schema = d.schema();
+      c.validate(def, schema);
+      int[] keyCols = new int[def.key().size()];
+      for (int i = 0; i < keyCols.length; i++) {
+        keyCols[i] = schema.indexOf(def.key().get(i));
+        if (keyCols[i] < 0) {
+          throw new IllegalArgumentException("Cannot create sink '" + def.name() + "': key column '" + def.key().get(i)
+              + "' is not a column of '" + def.from() + "' " + schema);
+        }
+      }
+      io.cairn.engine.sink.SinkTrack t = new io.cairn.engine.sink.SinkTrack(def, schema, keyCols, sinkMaxPendingRows);
+      t.attach(feeds.subscribe(d, lastClosedTick, true, Integer.MAX_VALUE, shards), lastClosedTick, lastOffsets);
+      sinks.put(def.name(), t);
+      publishedSinks = List.copyOf(sinks.values());
+      LOG.info("Created sink {} (catalog position {}) from {}", def.name(), def.id(), def.from());
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Drops sink {@code name} (between ticks); its service stops writing. */
+  public void dropSink(String name) {
+    lock.lock();
+    try {
+      io.cairn.engine.sink.SinkTrack t = sinks.remove(name);
+      if (t == null) {
+        throw new IllegalArgumentException("Cannot drop sink '" + name + "': no such sink");
+      }
+      t.drop();
+      publishedSinks = List.copyOf(sinks.values());
+      LOG.info("Dropped sink {}", name);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Every sink in catalog order; takes no lock. */
+  public List<io.cairn.engine.sink.SinkTrack> sinks() {
+    return publishedSinks;
+  }
+
+  /** The sink named {@code name}, or empty; takes no lock. */
+  public Optional<io.cairn.engine.sink.SinkTrack> sink(String name) {
+    return publishedSinks.stream().filter(t -> t.definition().name().equals(name)).findFirst();
+  }
+
+  /** Names of the sinks that write {@code name}'s changes. */
+  public List<String> sinksOf(String name) {
+    List<String> out = new ArrayList<>();
+    for (io.cairn.engine.sink.SinkTrack t : publishedSinks) {
+      if (t.definition().from().equals(name)) {
+        out.add(t.definition().name());
+      }
+    }
+    return out;
+  }
+
   // ---------------------------------------------------------------- snapshots
 
   /**
@@ -899,7 +1025,11 @@ public final class Engine implements AutoCloseable {
   public EngineState capture() {
     lock.lock();
     try {
-      return state.capture(dataflows.values(), lastClosedTick, lastOffsets);
+      List<io.cairn.engine.sink.SinkTrack.State> ss = new ArrayList<>();
+      for (io.cairn.engine.sink.SinkTrack t : sinks.values()) {
+        ss.add(t.state());
+      }
+      return state.capture(dataflows.values(), lastClosedTick, lastOffsets).withSinks(ss);
     } finally {
       lock.unlock();
     }
@@ -934,6 +1064,14 @@ public final class Engine implements AutoCloseable {
       }
       lastOffsets = r.offsets();
       lastClosedTick = saved.tick();
+      for (io.cairn.engine.sink.SinkTrack t : sinks.values()) {
+        String from = t.definition().from();
+        var stored = saved.sink(t.definition().name(), t.definition().id())
+            .filter(x -> !r.recomputedViews().contains(from) && !r.rereadSources().contains(from));
+        stored.ifPresent(t::restore);
+        // with its bookkeeping, the sink reads on from the snapshot's tick; without, it starts from the contents
+        t.attach(feeds.subscribe(dataflows.get(from), lastClosedTick, stored.isEmpty(), Integer.MAX_VALUE, shards), lastClosedTick, lastOffsets);
+      }
       return new Restored(r.recomputedViews(), r.rereadSources());
     } finally {
       lock.unlock();

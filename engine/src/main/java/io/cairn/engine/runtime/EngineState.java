@@ -13,16 +13,33 @@ import java.util.TreeMap;
  * {@link Engine#restore}.
  */
 public record EngineState(
-    long tick, int shards, Map<String, SourceOffsets> offsets, List<ArrangementState> arrangements, List<ViewState> views) {
+    long tick, int shards, Map<String, SourceOffsets> offsets, List<ArrangementState> arrangements, List<ViewState> views,
+    List<io.cairn.engine.sink.SinkTrack.State> sinks) {
   public EngineState {
     offsets = java.util.Collections.unmodifiableMap(new TreeMap<>(Objects.requireNonNull(offsets, "offsets")));
     arrangements = List.copyOf(arrangements);
     views = views == null ? List.of() : List.copyOf(views);
+    sinks = sinks == null ? List.of() : List.copyOf(sinks);
+  }
+
+  /** A state without sinks. */
+  public EngineState(long tick, int shards, Map<String, SourceOffsets> offsets, List<ArrangementState> arrangements, List<ViewState> views) {
+    this(tick, shards, offsets, arrangements, views, List.of());
+  }
+
+  /** This state with the sinks' bookkeeping {@code s} (see {@link io.cairn.engine.sink.SinkTrack}). */
+  public EngineState withSinks(List<io.cairn.engine.sink.SinkTrack.State> s) {
+    return new EngineState(tick, shards, offsets, arrangements, views, s);
+  }
+
+  /** The stored bookkeeping of sink {@code name} created at catalog position {@code id}, if any. */
+  public java.util.Optional<io.cairn.engine.sink.SinkTrack.State> sink(String name, long id) {
+    return sinks.stream().filter(s -> s.name().equals(name) && s.id() == id).findFirst();
   }
 
   /** A state without view metadata (loaded from an older snapshot, or built by hand). */
   public EngineState(long tick, int shards, Map<String, SourceOffsets> offsets, List<ArrangementState> arrangements) {
-    this(tick, shards, offsets, arrangements, List.of());
+    this(tick, shards, offsets, arrangements, List.of(), List.of());
   }
 
   /**

@@ -1,30 +1,63 @@
 package io.cairn.engine.sink;
 
+import io.cairn.engine.row.Row;
+import io.cairn.engine.source.SourceOffsets;
+import java.util.List;
+import java.util.Map;
+
 /**
- * Where a view's changes leave the node: the counterpart of {@link io.cairn.engine.source.Source},
- * found the same way (a {@link SinkConnector} through {@link java.util.ServiceLoader}). Nothing
- * implements it yet; issue 33 adds the Kafka sink. It reads the view's {@link ChangeFeed}.
+ * Where a view's changes leave the node: the destination's client of one sink, driven by one
+ * thread of the node's sink service over the engine's {@link SinkTrack} (which keeps the
+ * exactly-once bookkeeping; this interface only does the I/O).
  *
  * <p>Contract (exactly once out):
  *
  * <ul>
- *   <li>{@link #emit} commits one tick's changes together with the sink's progress ("emitted
- *       through tick T") atomically in the destination (a Kafka transaction), under an identity
- *       stable across restarts and nodes, so that a newer owner fences an older one.
- *   <li>{@link #emittedThrough()} is read back from the destination when the sink opens (after
- *       fencing any older writer): ticks up to it that recovery recomputes are not emitted again.
- *   <li>A snapshot records each sink's frontier; a sink never slows the engine (it reads the feed
- *       with a bounded buffer and, when the destination is down, restarts with backoff while the
- *       engine keeps ticking).
+ *   <li>{@link #open} first fences every older writer of the same sink (a Kafka producer with the
+ *       same {@code transactional.id}, on this node or another), then reads the newest committed
+ *       progress. After it returns, nothing an older writer had in flight can still commit.
+ *   <li>{@link #commit} writes one set of changes and a progress record ("emitted through tick
+ *       T", with the sources' offsets at T) atomically: a reader that sees any of it sees all of
+ *       it. It may split a large set into several transactions; then only the last progress
+ *       record is {@code complete}, and a failure between them leaves a prefix committed, which
+ *       {@link #readBack} sees.
+ *   <li>{@link #readBack} returns, as (row, diff) pairs, exactly what the committed records after
+ *       {@code from} add to what a reader rebuilds, and the position after them: the bookkeeping
+ *       subtracts it from what it still has to write.
+ *   <li>Any method may throw; the caller closes this sink, backs off, creates a new one and opens
+ *       it again. Throwing never leaves a half-committed transaction visible.
  * </ul>
  */
 public interface Sink extends AutoCloseable {
-  /** The last tick whose changes the destination holds, committed; -1 when none. */
-  long emittedThrough();
+  /** Fences older writers, then reads the newest committed progress. */
+  Progress open();
 
-  /** Commits {@code changes} (of one tick, after {@link #emittedThrough()}) and the new progress, atomically. */
-  void emit(ChangeFeed.Changes changes);
+  /** Everything committed after {@code from} (null or empty: from the destination's beginning) up to its end. */
+  ReadBack readBack(Map<String, String> from);
+
+  /** Commits {@code batch}'s changes with progress {@code tick}; returns the position after it. */
+  Map<String, String> commit(long tick, SinkTrack.Batch batch);
 
   @Override
   void close();
+
+  /**
+   * The newest committed progress record of this sink.
+   *
+   * @param tick the last tick it emitted through; -1 when it has none
+   * @param offsets the sources' offsets at that tick (empty when none)
+   */
+  record Progress(long tick, Map<String, SourceOffsets> offsets) {
+    public static final Progress NONE = new Progress(-1, Map.of());
+  }
+
+  /**
+   * What {@link #readBack} found.
+   *
+   * @param rows rows whose diffs the committed records add (a delete as -1, an insert as +1)
+   * @param diffs their diffs
+   * @param records how many records were read
+   * @param to the destination's position after them
+   */
+  record ReadBack(List<Row> rows, long[] diffs, long records, Map<String, String> to) {}
 }

@@ -1,10 +1,11 @@
 package io.cairn.engine.sink;
 
-import java.util.Map;
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.source.Secrets;
 
 /**
  * Creates {@link Sink}s of one kind ({@code CREATE SINK ... INTO KAFKA (...)}), found through
- * {@link java.util.ServiceLoader} as source connectors are; validates its options before anything
+ * {@link java.util.ServiceLoader} as source connectors are; checks a definition before anything
  * is written to the catalog.
  */
 public interface SinkConnector {
@@ -12,12 +13,17 @@ public interface SinkConnector {
   String name();
 
   /**
-   * Checks {@code options} without connecting anywhere.
+   * Checks {@code def} against the columns of what it reads, without connecting anywhere.
    *
-   * @throws IllegalArgumentException naming the option that is wrong
+   * @throws IllegalArgumentException naming the option or column that is wrong
    */
-  void validate(Map<String, String> options);
+  void validate(SinkDefinition def, Schema schema);
 
-  /** Opens the sink named {@code name} for the view whose feed is {@code feed}. */
-  Sink open(String name, ChangeFeed feed, Map<String, String> options);
+  /**
+   * Makes the sink's client (no I/O yet: {@link Sink#open} connects). {@code keyCols} are the
+   * indices of the key columns in {@code schema}; {@code points} is told the named moments of a
+   * commit ({@code sink.before-send}, {@code sink.before-commit}, {@code sink.after-commit}), for
+   * the node's crash points in kill tests.
+   */
+  Sink create(SinkDefinition def, Schema schema, int[] keyCols, Secrets secrets, java.util.function.Consumer<String> points);
 }

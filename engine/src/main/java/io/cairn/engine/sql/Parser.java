@@ -23,8 +23,10 @@ import java.util.regex.Pattern;
  *   option value: 'string' | number | word | SECRET 'ENV_VAR_NAME'
  *   connector-words: LOAD GENERATOR → "load-generator", KAFKA → "kafka", POSTGRES → "postgres"
  * CREATE MATERIALIZED VIEW [IF NOT EXISTS] name AS SELECT ...
- * DROP SOURCE|VIEW|MATERIALIZED VIEW [IF EXISTS] name [CASCADE|RESTRICT]
- * SHOW SOURCES | SHOW VIEWS | SHOW MATERIALIZED VIEWS
+ * CREATE SINK [IF NOT EXISTS] name FROM relation INTO KAFKA (option = value, ...) [KEY (col, ...)]
+ *     FORMAT JSON ENVELOPE UPSERT|DEBEZIUM
+ * DROP SOURCE|VIEW|MATERIALIZED VIEW|SINK [IF EXISTS] name [CASCADE|RESTRICT]
+ * SHOW SOURCES | SHOW VIEWS | SHOW MATERIALIZED VIEWS | SHOW SINKS
  * EXPLAIN [VIEW name | SELECT ... | CREATE MATERIALIZED VIEW name AS SELECT ...]
  * SELECT ...
  * </pre>
@@ -158,7 +160,10 @@ final class Parser {
         expect("view");
         return createView();
       }
-      throw error(peek(), "unsupported syntax: CREATE " + peek().describe() + " (supported: CREATE SOURCE, CREATE MATERIALIZED VIEW)");
+      if (accept("sink")) {
+        return createSink();
+      }
+      throw error(peek(), "unsupported syntax: CREATE " + peek().describe() + " (supported: CREATE SOURCE, CREATE MATERIALIZED VIEW, CREATE SINK)");
     }
     if (accept("drop")) {
       return drop();
@@ -167,10 +172,12 @@ final class Parser {
       Statement.ObjectKind kind;
       if (accept("sources")) {
         kind = Statement.ObjectKind.SOURCE;
+      } else if (accept("sinks")) {
+        kind = Statement.ObjectKind.SINK;
       } else if (accept("views") || (accept("materialized") && acceptViews())) {
         kind = Statement.ObjectKind.VIEW;
       } else {
-        throw error(peek(), "unsupported syntax: SHOW " + peek().describe() + " (supported: SHOW SOURCES, SHOW VIEWS)");
+        throw error(peek(), "unsupported syntax: SHOW " + peek().describe() + " (supported: SHOW SOURCES, SHOW VIEWS, SHOW SINKS)");
       }
       expectEnd();
       return new Statement.Show(kind);
@@ -235,8 +242,10 @@ final class Parser {
     } else if (accept("materialized")) {
       expect("view");
       kind = Statement.ObjectKind.VIEW;
+    } else if (accept("sink")) {
+      kind = Statement.ObjectKind.SINK;
     } else {
-      throw error(peek(), "unsupported syntax: DROP " + peek().describe() + " (supported: DROP SOURCE, DROP VIEW)");
+      throw error(peek(), "unsupported syntax: DROP " + peek().describe() + " (supported: DROP SOURCE, DROP VIEW, DROP SINK)");
     }
     boolean ifExists = false;
     if (accept("if")) {
@@ -252,6 +261,69 @@ final class Parser {
     }
     expectEnd();
     return new Statement.Drop(kind, nameOf(n), n, ifExists, cascade);
+  }
+
+  private Statement createSink() {
+    boolean ifNotExists = ifNotExists();
+    Token n = name("a sink name");
+    expect("from");
+    Token from = name("the name of a view or source");
+    expect("into");
+    Token c = next();
+    if (c.kind() != Kind.WORD) {
+      throw unexpected(c, "a sink connector (KAFKA)");
+    }
+    String connector = c.text().toLowerCase(Locale.ROOT);
+    Map<String, String> options = new LinkedHashMap<>();
+    if (acceptSymbol("(")) {
+      options(options);
+    }
+    List<String> key = null;
+    String format = null;
+    io.cairn.engine.sink.SinkEnvelope envelope = null;
+    while (peek().kind() != Kind.END) {
+      Token t = peek();
+      if (accept("key")) {
+        if (key != null) {
+          throw error(t, "KEY given twice");
+        }
+        key = new ArrayList<>();
+        expectSymbol("(");
+        do {
+          String k = nameOf(name("a column name"));
+          if (key.contains(k)) {
+            throw error(t, "key column '" + k + "' is given twice");
+          }
+          key.add(k);
+        } while (acceptSymbol(","));
+        expectSymbol(")");
+        accept("not");
+        accept("enforced");
+      } else if (accept("format")) {
+        Token f = next();
+        if (f.kind() != Kind.WORD || format != null) {
+          throw error(f, format != null ? "FORMAT given twice" : "expected a format name (JSON) but found " + f.describe());
+        }
+        format = f.text().toLowerCase(Locale.ROOT);
+      } else if (accept("envelope")) {
+        Token e = next();
+        if (envelope != null) {
+          throw error(t, "ENVELOPE given twice");
+        }
+        try {
+          envelope = io.cairn.engine.sink.SinkEnvelope.valueOf(e.text().toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException ex) {
+          throw error(e, "unknown sink envelope " + e.describe() + " (supported: UPSERT, DEBEZIUM)");
+        }
+      } else {
+        throw error(t, "unexpected " + t.describe() + " (expected KEY, FORMAT or ENVELOPE)");
+      }
+    }
+    if (envelope == null) {
+      throw error(peek(), "a sink needs ENVELOPE UPSERT or ENVELOPE DEBEZIUM");
+    }
+    return new Statement.CreateSink(nameOf(n), n, ifNotExists, nameOf(from), from, connector, options, key,
+        format == null ? "json" : format, envelope);
   }
 
   private Statement createSource() {

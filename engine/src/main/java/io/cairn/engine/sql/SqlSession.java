@@ -396,7 +396,11 @@ public final class SqlSession {
     if (st instanceof Statement.CreateView cv) {
       return createView(cv, id);
     }
-    return drop((Statement.Drop) st);
+    if (st instanceof Statement.CreateSink cs) {
+      return createSink(cs, id);
+    }
+    Statement.Drop d = (Statement.Drop) st;
+    return d.kind() == Statement.ObjectKind.SINK ? dropSink(d) : drop(d);
   }
 
   private Optional<String> existing(String name, Lexer.Token pos, String what, boolean ifNotExists) {
@@ -462,6 +466,71 @@ public final class SqlSession {
     return new Prepared(false, "CREATE MATERIALIZED VIEW", create, () -> {}, () -> engine.drop(cv.name()));
   }
 
+  private Prepared createSink(Statement.CreateSink cs, long id) {
+    if (engine.sink(cs.name()).isPresent()) {
+      if (cs.ifNotExists()) {
+        return Prepared.noop("CREATE SINK (skipped: sink '" + cs.name() + "' exists)");
+      }
+      throw new SqlException("Cannot create sink '" + cs.name() + "': duplicate name: a sink named '" + cs.name() + "' already exists",
+          cs.namePos().line(), cs.namePos().column());
+    }
+    Dataflow from = engine.dataflow(cs.from()).orElseThrow(() -> new SqlException("Cannot create sink '" + cs.name()
+        + "': unknown view or source '" + cs.from() + "'", cs.fromPos().line(), cs.fromPos().column()));
+    if (engine.sinkConnector(cs.connector()).isEmpty()) {
+      throw new SqlException("Cannot create sink '" + cs.name() + "': connector '" + cs.connector()
+          + "' is not available (its module is not on the class path)");
+    }
+    List<String> key = cs.key() != null ? cs.key() : defaultKey(from);
+    if (key == null) {
+      if (cs.envelope() == io.cairn.engine.sink.SinkEnvelope.UPSERT) {
+        throw new SqlException("Cannot create sink '" + cs.name() + "': ENVELOPE UPSERT needs a key, and '" + cs.from()
+            + "' has none cairn can prove unique (a GROUP BY view is keyed by its group columns, a source by its primary key): "
+            + "name the columns that identify a row with KEY (col, ...), or use ENVELOPE DEBEZIUM", cs.fromPos().line(), cs.fromPos().column());
+      }
+      key = List.of();
+    }
+    io.cairn.engine.sink.SinkDefinition def = new io.cairn.engine.sink.SinkDefinition(
+        id, cs.name(), cs.from(), cs.connector(), cs.options(), cs.format(), cs.envelope(), key);
+    Runnable create = () -> {
+      try {
+        engine.createSink(def);
+      } catch (IllegalArgumentException | IllegalStateException ex) {
+        String m = ex.getMessage();
+        throw new SqlException(m.startsWith("Cannot") ? m : "Cannot create sink '" + cs.name() + "': " + m, 0, 0, ex);
+      }
+    };
+    return new Prepared(false, "CREATE SINK", create, () -> {}, () -> engine.dropSink(cs.name()));
+  }
+
+  /**
+   * The columns that identify a row of {@code d}, when cairn can tell: a source's primary key, a
+   * GROUP BY view's group columns (its first columns); null otherwise.
+   */
+  private List<String> defaultKey(Dataflow d) {
+    List<String> out = new ArrayList<>();
+    if (d.kind() == Dataflow.Kind.SOURCE) {
+      List<String> pk = engine.sourceDefinition(d.name()).map(SourceDefinition::primaryKey).orElse(List.of());
+      return pk.isEmpty() ? null : pk;
+    }
+    if (d.plan() instanceof Plan.Reduce r && r.groupBy().length > 0) {
+      for (int i = 0; i < r.groupBy().length; i++) {
+        out.add(d.schema().column(i).name());
+      }
+      return out;
+    }
+    return null;
+  }
+
+  private Prepared dropSink(Statement.Drop d) {
+    if (engine.sink(d.name()).isEmpty()) {
+      if (d.ifExists()) {
+        return Prepared.noop("DROP SINK (skipped: no sink '" + d.name() + "')");
+      }
+      throw new SqlException("Cannot drop sink '" + d.name() + "': unknown sink '" + d.name() + "'", d.namePos().line(), d.namePos().column());
+    }
+    return new Prepared(false, "DROP SINK", () -> {}, () -> engine.dropSink(d.name()), () -> {});
+  }
+
   private Prepared drop(Statement.Drop d) {
     String what = d.kind().lower();
     Optional<Dataflow> target = engine.dataflow(d.name());
@@ -486,13 +555,25 @@ public final class SqlSession {
     }
     List<String> order = new ArrayList<>(dependents);
     order.add(d.name());
+    List<String> sinks = new ArrayList<>();
+    for (String n : order) {
+      sinks.addAll(engine.sinksOf(n));
+    }
+    if (!sinks.isEmpty() && !d.cascade()) {
+      throw new SqlException("Cannot drop " + what + " '" + d.name() + "': sinks " + sinks + " write its changes"
+          + (dependents.isEmpty() ? "" : " or those of " + dependents) + " (DROP SINK them first, or use DROP "
+          + what.toUpperCase(java.util.Locale.ROOT) + " " + d.name() + " CASCADE)", d.namePos().line(), d.namePos().column());
+    }
     Runnable dropAll = () -> {
+      sinks.forEach(engine::dropSink);
       for (String n : order) {
         engine.drop(n);
         sources.remove(n);
       }
     };
-    String message = "DROP " + what.toUpperCase(java.util.Locale.ROOT) + (dependents.isEmpty() ? "" : " (also dropped " + dependents + ")");
+    List<String> also = new ArrayList<>(dependents);
+    sinks.forEach(n -> also.add("sink " + n));
+    String message = "DROP " + what.toUpperCase(java.util.Locale.ROOT) + (also.isEmpty() ? "" : " (also dropped " + also + ")");
     return new Prepared(false, message, () -> {}, dropAll, () -> {});
   }
 
@@ -567,6 +648,15 @@ public final class SqlSession {
 
   private Result show(Statement.Show s) {
     List<List<Object>> rows = new ArrayList<>();
+    if (s.kind() == Statement.ObjectKind.SINK) {
+      for (io.cairn.engine.sink.SinkTrack t : engine.sinks()) {
+        io.cairn.engine.sink.SinkDefinition def = t.definition();
+        rows.add(Arrays.asList(def.name(), def.id(), def.from(), def.connector(), def.envelope().name(), String.join(", ", def.key()),
+            def.options().getOrDefault("topic", null), t.lastLabel(), (long) t.pendingRows(), t.failure()));
+      }
+      return new Result(List.of("name", "id", "from", "connector", "envelope", "key", "topic", "emitted_through", "pending_rows", "error"),
+          rows, "SHOW SINKS");
+    }
     if (s.kind() == Statement.ObjectKind.SOURCE) {
       for (Dataflow d : engine.dataflows()) {
         if (d.kind() == Dataflow.Kind.SOURCE) {

@@ -29,9 +29,20 @@ sealed interface Statement {
     }
   }
 
+  /** CREATE SINK name FROM relation INTO connector (options) [KEY (cols)] FORMAT word ENVELOPE UPSERT|DEBEZIUM. */
+  record CreateSink(
+      String name, Lexer.Token namePos, boolean ifNotExists, String from, Lexer.Token fromPos, String connector,
+      Map<String, String> options, List<String> key, String format, io.cairn.engine.sink.SinkEnvelope envelope) implements Statement {
+    @Override
+    public boolean ddl() {
+      return true;
+    }
+  }
+
   enum ObjectKind {
     SOURCE,
-    VIEW;
+    VIEW,
+    SINK;
 
     String lower() {
       return name().toLowerCase(java.util.Locale.ROOT);

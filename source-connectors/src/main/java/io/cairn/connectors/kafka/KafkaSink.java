@@ -1,0 +1,524 @@
+package io.cairn.connectors.kafka;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.sink.Sink;
+import io.cairn.engine.sink.SinkDefinition;
+import io.cairn.engine.sink.SinkEnvelope;
+import io.cairn.engine.sink.SinkTrack;
+import io.cairn.engine.source.Secrets;
+import io.cairn.engine.source.SourceOffsets;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One Kafka sink's client: a transactional producer and the consumers that read its progress and
+ * its own records back (the exactly-once bookkeeping is the engine's {@link SinkTrack}; this class
+ * does the I/O of {@link Sink}'s contract).
+ *
+ * <p>Design:
+ *
+ * <ul>
+ *   <li>Identity. One {@code transactional.id} per sink, the same on every node and after every
+ *       restart ({@code cairn-sink-<topic>-<name>-<catalog position>}, or the option). {@link
+ *       #open} calls {@code initTransactions}, which aborts whatever an older producer of that id
+ *       had open and fences it: from then on nothing it sent can commit. One id per sink, never
+ *       one per commit or per checkpoint (a new id per checkpoint is what left Flink jobs with
+ *       thousands of producer ids on the broker).
+ *   <li>Records. Data records are JSON; each carries the headers {@code cairn-sink} (the identity)
+ *       and {@code cairn-tick} (the label). UPSERT: key = the key columns, value = the row or null
+ *       (a tombstone), and header {@code cairn-before} = the row it replaces, so that what a
+ *       commit added can be read back exactly. DEBEZIUM: value {@code {before, after, op, ts_ms,
+ *       source}}. Every commit ends with one progress record (key = the identity) in the progress
+ *       topic, in the same transaction: {@code {tick, engine_tick, complete, records, positions,
+ *       offsets}}.
+ *   <li>Reading progress and records back, and the isolation level. Both read with {@code
+ *       read_committed}, up to the end offsets asked for <em>after</em> {@code initTransactions}
+ *       returned. Why that is complete: once it returns, this id's older transaction is aborted
+ *       and its markers written, and only this sink writes its topics, so no transaction is open
+ *       on them and the last stable offset equals the high watermark — read_committed sees every
+ *       committed record up to the end. Why not read_uncommitted: it would also return the
+ *       records and the progress record of an aborted transaction, and a progress record that
+ *       never committed would claim output that no consumer ever saw (lost changes). End offsets
+ *       asked for before fencing would be stale: a transaction of the old producer could commit
+ *       between them and the fence, and its records would then be missed and written again
+ *       (duplicates) — the mistake behind the stale-progress duplicates Materialize once had.
+ *   <li>Large sets of changes. More than {@code max-records-per-transaction} records are split
+ *       into several transactions, each with a progress record, only the last one {@code complete}.
+ *       Exactly-once holds across a failure between them because the bookkeeping reads back what
+ *       did commit (a prefix) and writes only the rest; a consumer that wants whole ticks applies
+ *       records up to a {@code complete} progress record. Each transaction is then bounded in
+ *       records and in time, well inside {@code transaction.timeout.ms}, so a slow commit cannot
+ *       be aborted by the broker halfway and restart times do not race the timeout (Flink's
+ *       two-phase-commit sink loses data when a restart takes longer than the timeout; here an
+ *       aborted transaction is just not read back, and its changes stay pending).
+ * </ul>
+ */
+final class KafkaSink implements Sink {
+  private static final Logger LOG = LoggerFactory.getLogger(KafkaSink.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+  static final String H_SINK = "cairn-sink";
+  static final String H_TICK = "cairn-tick";
+  static final String H_BEFORE = "cairn-before";
+  private static final Duration POLL = Duration.ofMillis(200);
+  private static final Duration READ_DEADLINE = Duration.ofSeconds(60);
+
+  private final SinkDefinition def;
+  private final Schema schema;
+  private final int[] keyCols;
+  private final Consumer<String> points;
+  private final String topic;
+  private final String progressTopic;
+  private final String identity;
+  private final byte[] identityBytes;
+  private final long maxRecords;
+  private final Properties common = new Properties();
+  private final Properties producerProps = new Properties();
+  private final boolean createTopic;
+  private final int partitions;
+  private final short replication;
+  private KafkaProducer<byte[], byte[]> producer;
+
+  KafkaSink(SinkDefinition def, Schema schema, int[] keyCols, Secrets secrets, Consumer<String> points) {
+    this.def = def;
+    this.schema = schema;
+    this.keyCols = keyCols.clone();
+    this.points = points;
+    Map<String, String> o = def.options();
+    this.topic = o.get("topic");
+    this.progressTopic = o.getOrDefault("progress-topic", topic + "-progress");
+    this.identity = def.name() + "/" + def.id();
+    this.identityBytes = identity.getBytes(StandardCharsets.UTF_8);
+    String what = "Cannot open sink '" + def.name() + "'";
+    this.maxRecords = KafkaSinkConnector.positive(def, "max-records-per-transaction", 50_000, what);
+    this.createTopic = !o.getOrDefault("create-topic", "true").equalsIgnoreCase("false");
+    this.partitions = (int) KafkaSinkConnector.positive(def, "partitions", 1, what);
+    this.replication = (short) KafkaSinkConnector.positive(def, "replication-factor", 1, what);
+    common.put("bootstrap.servers", KafkaSinkConnector.resolve(def, "brokers", o.get("brokers"), secrets));
+    for (Map.Entry<String, String> e : o.entrySet()) {
+      if (e.getKey().startsWith("properties.")) {
+        common.put(e.getKey().substring("properties.".length()), KafkaSinkConnector.resolve(def, e.getKey(), e.getValue(), secrets));
+      }
+    }
+    common.putIfAbsent("request.timeout.ms", "10000");
+    common.putIfAbsent("default.api.timeout.ms", "20000");
+    producerProps.putAll(common);
+    producerProps.put("transactional.id", o.getOrDefault("transactional-id", "cairn-sink-" + topic + "-" + def.name() + "-" + def.id()));
+    producerProps.put("enable.idempotence", "true");
+    producerProps.put("acks", "all");
+    producerProps.put("transaction.timeout.ms", String.valueOf(KafkaSinkConnector.positive(def, "transaction-timeout-ms", 60_000, what)));
+    producerProps.putIfAbsent("max.block.ms", "15000");
+    producerProps.putIfAbsent("delivery.timeout.ms", "30000");
+    producerProps.putIfAbsent("linger.ms", "5");
+    producerProps.putIfAbsent("compression.type", "lz4");
+    producerProps.put("key.serializer", ByteArraySerializer.class.getName());
+    producerProps.put("value.serializer", ByteArraySerializer.class.getName());
+  }
+
+  /** The producer's transactional id (status shows it). */
+  String transactionalId() {
+    return producerProps.getProperty("transactional.id");
+  }
+
+  @Override
+  public Progress open() {
+    ensureTopics();
+    producer = new KafkaProducer<>(producerProps);
+    producer.initTransactions(); // aborts and fences whatever an older producer of this id had open
+    return readProgress();
+  }
+
+  private void ensureTopics() {
+    try (Admin admin = Admin.create(common)) {
+      var existing = admin.listTopics().names().get(20, java.util.concurrent.TimeUnit.SECONDS);
+      List<NewTopic> create = new ArrayList<>();
+      if (!existing.contains(topic)) {
+        create.add(new NewTopic(topic, partitions, replication));
+      }
+      if (!existing.contains(progressTopic)) {
+        create.add(new NewTopic(progressTopic, 1, replication).configs(Map.of("cleanup.policy", "delete", "retention.ms", "-1")));
+      }
+      if (create.isEmpty()) {
+        return;
+      }
+      if (!createTopic) {
+        throw new IllegalStateException("Cannot open sink '" + def.name() + "': topic" + (create.size() > 1 ? "s " : " ")
+            + create.stream().map(NewTopic::name).toList() + " do not exist and option create-topic is false: create them, or set create-topic true");
+      }
+      try {
+        admin.createTopics(create).all().get(20, java.util.concurrent.TimeUnit.SECONDS);
+        LOG.info("Sink {}: created topics {}", def.name(), create.stream().map(NewTopic::name).toList());
+      } catch (ExecutionException e) {
+        if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
+          throw e;
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Cannot open sink '" + def.name() + "': interrupted", e);
+    } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+      Throwable c = e instanceof ExecutionException ? e.getCause() : e;
+      throw new IllegalStateException("Cannot open sink '" + def.name() + "': listing or creating topics on " + common.get("bootstrap.servers")
+          + " failed: " + c, c);
+    }
+  }
+
+  private KafkaConsumer<byte[], byte[]> consumer() {
+    Properties p = new Properties();
+    p.putAll(common);
+    p.put("isolation.level", "read_committed");
+    p.put("enable.auto.commit", "false");
+    p.put("key.deserializer", ByteArrayDeserializer.class.getName());
+    p.put("value.deserializer", ByteArrayDeserializer.class.getName());
+    p.put("max.poll.records", "5000");
+    return new KafkaConsumer<>(p);
+  }
+
+  /** The newest progress record with this sink's identity: read backwards from the end in steps. */
+  private Progress readProgress() {
+    TopicPartition tp = new TopicPartition(progressTopic, 0);
+    try (KafkaConsumer<byte[], byte[]> c = consumer()) {
+      c.assign(List.of(tp));
+      long end = c.endOffsets(List.of(tp)).get(tp);
+      long begin = c.beginningOffsets(List.of(tp)).get(tp);
+      long step = 1000;
+      for (long upTo = end; upTo > begin; upTo = Math.max(begin, upTo - step), step *= 4) {
+        long from = Math.max(begin, upTo - step);
+        c.seek(tp, from);
+        JsonNode newest = null;
+        long deadline = System.nanoTime() + READ_DEADLINE.toNanos();
+        while (c.position(tp) < upTo) {
+          if (System.nanoTime() > deadline) {
+            throw new IllegalStateException("Cannot open sink '" + def.name() + "': reading progress topic " + progressTopic + " from "
+                + from + " to " + upTo + " took longer than " + READ_DEADLINE.toSeconds() + " s");
+          }
+          for (ConsumerRecord<byte[], byte[]> r : c.poll(POLL)) {
+            if (r.offset() < upTo && r.key() != null && java.util.Arrays.equals(r.key(), identityBytes) && r.value() != null) {
+              newest = parse(r.value(), "progress record at " + progressTopic + "/0@" + r.offset());
+            }
+          }
+        }
+        if (newest != null) {
+          Map<String, SourceOffsets> offsets = new TreeMap<>();
+          newest.path("offsets").fields().forEachRemaining(e -> {
+            Map<String, String> v = new TreeMap<>();
+            e.getValue().fields().forEachRemaining(x -> v.put(x.getKey(), x.getValue().asText()));
+            offsets.put(e.getKey(), new SourceOffsets(v));
+          });
+          return new Progress(newest.path("tick").asLong(-1), offsets);
+        }
+        if (from == begin) {
+          break;
+        }
+      }
+      return Progress.NONE;
+    }
+  }
+
+  @Override
+  public ReadBack readBack(Map<String, String> from) {
+    List<Row> rows = new ArrayList<>();
+    List<Long> diffs = new ArrayList<>();
+    long records = 0;
+    Map<String, String> to = new TreeMap<>();
+    try (KafkaConsumer<byte[], byte[]> c = consumer()) {
+      List<TopicPartition> tps = new ArrayList<>();
+      for (PartitionInfo pi : c.partitionsFor(topic)) {
+        tps.add(new TopicPartition(topic, pi.partition()));
+      }
+      c.assign(tps);
+      Map<TopicPartition, Long> end = c.endOffsets(tps); // asked for after initTransactions (see the class comment)
+      Map<TopicPartition, Long> begin = c.beginningOffsets(tps);
+      for (TopicPartition tp : tps) {
+        String known = from == null ? null : from.get(String.valueOf(tp.partition()));
+        long start = known == null ? begin.get(tp) : Long.parseLong(known);
+        if (start < begin.get(tp)) {
+          throw new IllegalStateException("Cannot read back sink '" + def.name() + "': its records in " + tp + " from offset " + start
+              + " are gone (the topic starts at " + begin.get(tp) + ": retention or compaction removed them). Exactly-once needs the sink's "
+              + "topic to keep its records at least since the newest snapshot; DROP SINK and CREATE SINK again to start over");
+        }
+        c.seek(tp, start);
+        to.put(String.valueOf(tp.partition()), String.valueOf(end.get(tp)));
+      }
+      long deadline = System.nanoTime() + READ_DEADLINE.toNanos() * 10;
+      while (tps.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("Cannot read back sink '" + def.name() + "' from " + topic + ": it took longer than "
+              + READ_DEADLINE.toSeconds() * 10 + " s");
+        }
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(POLL)) {
+          TopicPartition tp = new TopicPartition(r.topic(), r.partition());
+          if (r.offset() >= end.get(tp) || !ours(r)) {
+            continue;
+          }
+          records++;
+          decode(r, rows, diffs);
+        }
+      }
+    }
+    long[] d = new long[diffs.size()];
+    for (int i = 0; i < d.length; i++) {
+      d[i] = diffs.get(i);
+    }
+    return new ReadBack(rows, d, records, to);
+  }
+
+  private boolean ours(ConsumerRecord<byte[], byte[]> r) {
+    Header h = r.headers().lastHeader(H_SINK);
+    return h != null && java.util.Arrays.equals(h.value(), identityBytes);
+  }
+
+  private void decode(ConsumerRecord<byte[], byte[]> r, List<Row> rows, List<Long> diffs) {
+    String where = topic + "/" + r.partition() + "@" + r.offset();
+    if (def.envelope() == SinkEnvelope.UPSERT) {
+      Header before = r.headers().lastHeader(H_BEFORE);
+      if (before != null) {
+        rows.add(row(parse(before.value(), where), where));
+        diffs.add(-1L);
+      }
+      if (r.value() != null) {
+        rows.add(row(parse(r.value(), where), where));
+        diffs.add(1L);
+      }
+    } else {
+      JsonNode v = parse(r.value(), where);
+      if (!v.path("before").isNull() && !v.path("before").isMissingNode()) {
+        rows.add(row(v.get("before"), where));
+        diffs.add(-1L);
+      }
+      if (!v.path("after").isNull() && !v.path("after").isMissingNode()) {
+        rows.add(row(v.get("after"), where));
+        diffs.add(1L);
+      }
+    }
+  }
+
+  private static JsonNode parse(byte[] bytes, String where) {
+    try {
+      return JSON.readTree(bytes);
+    } catch (IOException e) {
+      throw new IllegalStateException("Cannot read back record " + where + ": not JSON: " + e.getMessage(), e);
+    }
+  }
+
+  private Row row(JsonNode n, String where) {
+    Object[] v = new Object[schema.size()];
+    for (int i = 0; i < v.length; i++) {
+      JsonNode x = n.get(schema.column(i).name());
+      if (x == null || x.isNull()) {
+        continue;
+      }
+      v[i] = switch (schema.type(i)) {
+        case BIGINT, TIMESTAMP -> x.asLong();
+        case DOUBLE -> x.asDouble();
+        case TEXT -> x.asText();
+        case BOOLEAN -> x.asBoolean();
+        case NULL -> null;
+      };
+    }
+    return Row.wrap(v);
+  }
+
+  private ObjectNode json(Row r) {
+    ObjectNode o = JSON.createObjectNode();
+    for (int i = 0; i < schema.size(); i++) {
+      String name = schema.column(i).name();
+      Object x = r.get(i);
+      if (x == null) {
+        o.putNull(name);
+      } else if (x instanceof Long l) {
+        o.put(name, l);
+      } else if (x instanceof Double d) {
+        o.put(name, d);
+      } else if (x instanceof Boolean b) {
+        o.put(name, b);
+      } else {
+        o.put(name, x.toString());
+      }
+    }
+    return o;
+  }
+
+  private byte[] keyJson(Row r) {
+    if (keyCols.length == 0) {
+      return null;
+    }
+    ObjectNode o = JSON.createObjectNode();
+    ObjectNode full = json(r);
+    for (int k : keyCols) {
+      o.set(schema.column(k).name(), full.get(schema.column(k).name()));
+    }
+    return bytes(o);
+  }
+
+  private static byte[] bytes(JsonNode n) {
+    try {
+      return JSON.writeValueAsBytes(n);
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** One change record: the row it replaces (or null) and the row it writes (or null). */
+  private record Change(Row before, Row after) {}
+
+  /** Pairs a batch's retractions and insertions by key into change records. */
+  private List<Change> changes(SinkTrack.Batch b) {
+    List<Change> out = new ArrayList<>();
+    if (keyCols.length == 0) {
+      for (int i = 0; i < b.size(); i++) {
+        long d = b.diffs()[i];
+        for (long u = 0; u < Math.abs(d); u++) {
+          out.add(d < 0 ? new Change(b.rows().get(i), null) : new Change(null, b.rows().get(i)));
+        }
+      }
+      return out;
+    }
+    Map<Row, Row[]> byKey = new LinkedHashMap<>();
+    for (int i = 0; i < b.size(); i++) {
+      Row row = b.rows().get(i);
+      long d = b.diffs()[i];
+      Row key = row.select(keyCols);
+      Row[] pair = byKey.computeIfAbsent(key, k -> new Row[2]);
+      int slot = d < 0 ? 0 : 1;
+      if (Math.abs(d) != 1 || pair[slot] != null) {
+        throw new IllegalStateException("Cannot write sink '" + def.name() + "': key " + key + " of '" + def.from()
+            + "' is not unique (" + (d < 0 ? "two rows leave" : "two rows have") + " it at tick " + b.engineTick()
+            + "). KEY (" + String.join(", ", def.key()) + ") must identify one row; choose other key columns, or use ENVELOPE DEBEZIUM without KEY");
+      }
+      pair[slot] = row;
+    }
+    for (Row[] pair : byKey.values()) {
+      out.add(new Change(pair[0], pair[1]));
+    }
+    return out;
+  }
+
+  private ProducerRecord<byte[], byte[]> record(Change c, long label) {
+    Row any = c.after() != null ? c.after() : c.before();
+    byte[] key = keyJson(any);
+    byte[] value;
+    List<org.apache.kafka.common.header.Header> headers = new ArrayList<>();
+    headers.add(new org.apache.kafka.common.header.internals.RecordHeader(H_SINK, identityBytes));
+    headers.add(new org.apache.kafka.common.header.internals.RecordHeader(H_TICK, Long.toString(label).getBytes(StandardCharsets.US_ASCII)));
+    if (def.envelope() == SinkEnvelope.UPSERT) {
+      value = c.after() == null ? null : bytes(json(c.after()));
+      if (c.before() != null) {
+        headers.add(new org.apache.kafka.common.header.internals.RecordHeader(H_BEFORE, bytes(json(c.before()))));
+      }
+    } else {
+      ObjectNode v = JSON.createObjectNode();
+      if (c.before() == null) {
+        v.putNull("before");
+      } else {
+        v.set("before", json(c.before()));
+      }
+      if (c.after() == null) {
+        v.putNull("after");
+      } else {
+        v.set("after", json(c.after()));
+      }
+      v.put("op", c.before() == null ? "c" : c.after() == null ? "d" : "u");
+      v.put("ts_ms", System.currentTimeMillis());
+      ObjectNode src = v.putObject("source");
+      src.put("connector", "cairn");
+      src.put("name", def.name());
+      src.put("view", def.from());
+      src.put("tick", label);
+      value = bytes(v);
+    }
+    return new ProducerRecord<>(topic, null, key, value, headers);
+  }
+
+  @Override
+  public Map<String, String> commit(long label, SinkTrack.Batch batch) {
+    List<Change> all = changes(batch);
+    Map<String, String> positions = new HashMap<>();
+    int at = 0;
+    do {
+      int n = (int) Math.min(maxRecords, all.size() - at);
+      boolean complete = at + n == all.size();
+      points.accept("sink.before-send");
+      producer.beginTransaction();
+      List<Future<RecordMetadata>> sent = new ArrayList<>(n);
+      for (int i = at; i < at + n; i++) {
+        sent.add(producer.send(record(all.get(i), label)));
+      }
+      producer.flush();
+      Map<String, String> after = new HashMap<>();
+      try {
+        for (Future<RecordMetadata> f : sent) {
+          RecordMetadata m = f.get();
+          after.merge(String.valueOf(m.partition()), String.valueOf(m.offset() + 1),
+              (a, b) -> Long.parseLong(a) >= Long.parseLong(b) ? a : b);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("Cannot commit sink '" + def.name() + "': interrupted", e);
+      } catch (ExecutionException e) {
+        throw new IllegalStateException("Cannot commit sink '" + def.name() + "': sending to " + topic + " failed: " + e.getCause(), e.getCause());
+      }
+      positions.putAll(after);
+      ObjectNode p = JSON.createObjectNode();
+      p.put("sink", def.name());
+      p.put("id", def.id());
+      p.put("tick", label);
+      p.put("engine_tick", batch.engineTick());
+      p.put("complete", complete);
+      p.put("records", n);
+      ObjectNode pos = p.putObject("positions");
+      after.forEach(pos::put);
+      ObjectNode offs = p.putObject("offsets");
+      batch.offsets().forEach((s, o) -> {
+        ObjectNode x = offs.putObject(s);
+        o.values().forEach(x::put);
+      });
+      producer.send(new ProducerRecord<>(progressTopic, 0, identityBytes, bytes(p)));
+      points.accept("sink.before-commit");
+      producer.commitTransaction();
+      points.accept("sink.after-commit");
+      at += n;
+    } while (at < all.size());
+    return positions;
+  }
+
+  @Override
+  public void close() {
+    if (producer != null) {
+      try {
+        producer.close(Duration.ofSeconds(5));
+      } catch (RuntimeException e) {
+        LOG.debug("Sink {}: closing the producer: {}", def.name(), e.toString());
+      }
+      producer = null;
+    }
+  }
+}
