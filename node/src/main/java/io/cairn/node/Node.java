@@ -127,6 +127,8 @@ public final class Node implements AutoCloseable, NodeApi {
   private volatile Engine engine;
   private volatile SqlSession session;
   private volatile SnapshotService snapshotService;
+  /** Writes the sinks while this node owns the store and serves; null before {@link #serve()}. */
+  private volatile SinkService sinkService;
   /** Where the recovery is (the last phase that ended), for status while {@link State#RECOVERING}. */
   private volatile String phase = "starting";
   private final long startedNanos = System.nanoTime();
@@ -213,6 +215,7 @@ public final class Node implements AutoCloseable, NodeApi {
             .clock(options.clock())
             .secrets(options.secrets())
             .restartStrategy(config.sourceRestart())
+            .sinkMaxPendingRows(config.limits().sinkMaxPendingRows())
             .build();
     SqlSession s = new SqlSession(e, snapshots.sessionCatalog(), options.clock());
     StoreFence f = fence;
@@ -262,6 +265,32 @@ public final class Node implements AutoCloseable, NodeApi {
     Thread t = new Thread(this::close, "cairn-fenced");
     t.setDaemon(true);
     t.start();
+  }
+
+  /**
+   * Whether this node still owns the store, as far as the store says now (a sink fenced by
+   * another writer asks before it fences back); a store it cannot reach counts as yes.
+   */
+  private boolean stillOwner() {
+    StoreFence f = fence;
+    if (f == null) {
+      return false;
+    }
+    try {
+      f.check();
+      return true;
+    } catch (StoreFence.FencedException e) {
+      onFenced(e);
+      return false;
+    } catch (RuntimeException e) {
+      return true;
+    }
+  }
+
+  /** What status shows of each sink (empty before {@link #serve()}). */
+  List<SinkService.Status> sinkStatuses() {
+    SinkService sinks = sinkService;
+    return sinks == null ? List.of() : sinks.statuses();
   }
 
   /** Why this node stopped because another node took its store, or null. */
@@ -556,6 +585,8 @@ public final class Node implements AutoCloseable, NodeApi {
   /** Starts serving: ticks in the background, snapshots on the schedule, the {@link Frontend}s (HTTP, pgwire). */
   public void serve() {
     engine.start();
+    sinkService = new SinkService(engine, this::stillOwner, registry);
+    sinkService.start();
     schedule = snapshots.schedule(config, snapshotService::scheduledSnapshot);
     for (Frontend.Provider p : Frontend.providers()) {
       if (p.enabled(config) && frontends.stream().noneMatch(f -> f.name().equals(p.name()))) {
@@ -841,6 +872,11 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     out.put("phase", phase);
     out.put("uptimeMillis", (System.nanoTime() - startedNanos) / 1_000_000);
+    Map<String, Object> sinks = new LinkedHashMap<>();
+    for (SinkService.Status st : sinkStatuses()) {
+      sinks.put(st.name(), SinkService.json(st));
+    }
+    out.put("sinks", sinks);
     out.put("epoch", epoch());
     out.put("fencedBy", fencedBy());
     io.cairn.node.group.GroupMembership m = membership;
@@ -941,6 +977,10 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     if (background != null) {
       background.shutdownNow();
+    }
+    SinkService sinks = sinkService;
+    if (sinks != null) {
+      sinks.close();
     }
     frontends.forEach(Frontend::close);
     Standby sb = standby;

@@ -79,6 +79,8 @@ public final class SinkTrack {
   private String failure;
   private boolean dropped;
   private long version;
+  /** {@link System#nanoTime()} when the oldest tick whose changes are pending closed; 0 when nothing is pending. */
+  private long pendingSinceNanos;
 
   public SinkTrack(SinkDefinition def, Schema schema, int[] keyCols, long maxPending) {
     this.def = Objects.requireNonNull(def, "def");
@@ -117,7 +119,7 @@ public final class SinkTrack {
    * A set of changes taken to be written: the pending changes as of engine tick {@code
    * engineTick}, sorted by row, with the sources' offsets at that tick.
    */
-  public record Batch(long engineTick, Map<String, SourceOffsets> offsets, List<Row> rows, long[] diffs, long version) {
+  public record Batch(long engineTick, Map<String, SourceOffsets> offsets, List<Row> rows, long[] diffs, long version, long pendingSinceNanos) {
     public int size() {
       return rows.size();
     }
@@ -161,6 +163,9 @@ public final class SinkTrack {
     try {
       ChangeFeed.Changes c;
       while ((c = subscription.next(0)) != null) {
+        if (pendingSinceNanos == 0 && c.size() > 0) {
+          pendingSinceNanos = System.nanoTime();
+        }
         for (int i = 0; i < c.size(); i++) {
           pending.merge(c.rows().get(i), c.diffs()[i], SinkTrack::sum);
         }
@@ -278,7 +283,7 @@ public final class SinkTrack {
       rows.add(es.get(i).getKey());
       diffs[i] = es.get(i).getValue();
     }
-    return new Batch(engineTick, offsets, List.copyOf(rows), diffs, version);
+    return new Batch(engineTick, offsets, List.copyOf(rows), diffs, version, pendingSinceNanos);
   }
 
   /** {@code b} was committed with label {@code label}: the destination now holds it, up to {@code to}. */
@@ -290,6 +295,7 @@ public final class SinkTrack {
     merged.putAll(to);
     positions = Map.copyOf(merged);
     lastLabel = Math.max(lastLabel, label);
+    pendingSinceNanos = pending.isEmpty() ? 0 : System.nanoTime();
     version++;
   }
 

@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * <pre>
  * CREATE SOURCE [IF NOT EXISTS] name FROM connector-words [(option = value, ...)]
  *     [FORMAT word] [ENVELOPE NONE|UPSERT|DEBEZIUM] [(col TYPE [PRIMARY KEY], ..., PRIMARY KEY (col, ...))]
- *   option value: 'string' | number | word | SECRET 'ENV_VAR_NAME'
+ *   option: name [=] value; value: 'string' | number | word | SECRET 'ENV_VAR_NAME'
  *   connector-words: LOAD GENERATOR → "load-generator", KAFKA → "kafka", POSTGRES → "postgres"
  * CREATE MATERIALIZED VIEW [IF NOT EXISTS] name AS SELECT ...
  * CREATE SINK [IF NOT EXISTS] name FROM relation INTO KAFKA (option = value, ...) [KEY (col, ...)]
@@ -384,7 +384,7 @@ final class Parser {
     do {
       Token k = peek();
       String key = optionKey();
-      expectSymbol("=");
+      acceptSymbol("="); // optional: (TOPIC 'x') as Materialize writes it, or (topic = 'x')
       String value = optionValue();
       if (out.put(key, value) != null) {
         throw error(k, "option '" + key + "' is given twice");

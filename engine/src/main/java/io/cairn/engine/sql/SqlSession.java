@@ -92,6 +92,8 @@ public final class SqlSession {
   private final CatalogLog catalog;
   private final Clock clock;
   private final Map<String, SourceDefinition> sources = new java.util.concurrent.ConcurrentHashMap<>(); // validated, for SHOW SOURCES
+  /** Views with columns that identify a row (a GROUP BY view's group columns): a sink's default key. */
+  private final Map<String, List<String>> uniqueKeys = new java.util.concurrent.ConcurrentHashMap<>();
   private volatile long position = CatalogLog.FIRST_POSITION;
   /** The hash of entry {@code position - 1} ("" before entry 0): written with {@code position}. */
   private volatile String lastHash = "";
@@ -462,8 +464,18 @@ public final class SqlSession {
       } catch (IllegalArgumentException | IllegalStateException ex) {
         throw new SqlException("Cannot create view '" + cv.name() + "': " + ex.getMessage(), 0, 0, ex);
       }
+      if (planned.keyCols() != null) {
+        List<String> names = new ArrayList<>();
+        for (int c : planned.keyCols()) {
+          names.add(planned.plan().schema().column(c).name());
+        }
+        uniqueKeys.put(cv.name(), List.copyOf(names));
+      }
     };
-    return new Prepared(false, "CREATE MATERIALIZED VIEW", create, () -> {}, () -> engine.drop(cv.name()));
+    return new Prepared(false, "CREATE MATERIALIZED VIEW", create, () -> {}, () -> {
+      engine.drop(cv.name());
+      uniqueKeys.remove(cv.name());
+    });
   }
 
   private Prepared createSink(Statement.CreateSink cs, long id) {
@@ -507,18 +519,11 @@ public final class SqlSession {
    * GROUP BY view's group columns (its first columns); null otherwise.
    */
   private List<String> defaultKey(Dataflow d) {
-    List<String> out = new ArrayList<>();
     if (d.kind() == Dataflow.Kind.SOURCE) {
       List<String> pk = engine.sourceDefinition(d.name()).map(SourceDefinition::primaryKey).orElse(List.of());
       return pk.isEmpty() ? null : pk;
     }
-    if (d.plan() instanceof Plan.Reduce r && r.groupBy().length > 0) {
-      for (int i = 0; i < r.groupBy().length; i++) {
-        out.add(d.schema().column(i).name());
-      }
-      return out;
-    }
-    return null;
+    return uniqueKeys.get(d.name());
   }
 
   private Prepared dropSink(Statement.Drop d) {
@@ -569,6 +574,7 @@ public final class SqlSession {
       for (String n : order) {
         engine.drop(n);
         sources.remove(n);
+        uniqueKeys.remove(n);
       }
     };
     List<String> also = new ArrayList<>(dependents);

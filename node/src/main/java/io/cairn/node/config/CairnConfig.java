@@ -131,11 +131,13 @@ public record CairnConfig(
    *     (0, the default: as many as the machine has cores, at least 2)
    * @param subscribeMaxRows rows a {@code SUBSCRIBE} may leave untaken before it is ended (the
    *     subscriber fell behind); key {@code sql.subscribe-max-rows} (100000)
+   * @param sinkMaxPendingRows rows a sink may hold that its destination lacks (a destination away
+   *     while the view changes) before the sink fails; key {@code sinks.max-pending-rows} (1000000)
    */
   public record Limits(Duration statementTimeout, int httpMaxConnections, Duration httpRequestTimeout, Duration httpIdleTimeout,
-      int httpSqlThreads, int httpSqlQueue, int maxConcurrentStatements, int subscribeMaxRows) {
+      int httpSqlThreads, int httpSqlQueue, int maxConcurrentStatements, int subscribeMaxRows, long sinkMaxPendingRows) {
     public static final Limits DEFAULTS =
-        new Limits(Duration.ofSeconds(30), 1024, Duration.ofSeconds(10), Duration.ofSeconds(30), 8, 64, 0, 100_000);
+        new Limits(Duration.ofSeconds(30), 1024, Duration.ofSeconds(10), Duration.ofSeconds(30), 8, 64, 0, 100_000, 1_000_000);
 
     /** {@link #maxConcurrentStatements}, with 0 resolved to the machine's cores (at least 2). */
     public int statementSlots() {

@@ -47,6 +47,7 @@ public final class ConfigLoader {
     k.put("sql.statement-timeout", formatDuration(d.limits().statementTimeout()));
     k.put("sql.max-concurrent-statements", String.valueOf(d.limits().maxConcurrentStatements()));
     k.put("sql.subscribe-max-rows", String.valueOf(d.limits().subscribeMaxRows()));
+    k.put("sinks.max-pending-rows", String.valueOf(d.limits().sinkMaxPendingRows()));
     k.put("recovery.catch-up-rate-limit", decimalText(d.catchUpRateLimit()));
     k.put("pgwire.host", d.pgwireHost());
     k.put("pgwire.port", String.valueOf(d.pgwirePort()));
@@ -229,7 +230,7 @@ public final class ConfigLoader {
         new CairnConfig.Limits(duration(flat, "sql.statement-timeout"), integer(flat, "http.max-connections", 1, 1_000_000),
             positive(flat, "http.request-timeout"), positive(flat, "http.idle-timeout"), integer(flat, "http.sql-threads", 1, 1024),
             integer(flat, "http.sql-queue", 0, 100_000), integer(flat, "sql.max-concurrent-statements", 0, 10_000),
-            integer(flat, "sql.subscribe-max-rows", 1, 100_000_000)),
+            integer(flat, "sql.subscribe-max-rows", 1, 100_000_000), integer(flat, "sinks.max-pending-rows", 1, 1_000_000_000)),
         group(flat, uri, groupProps));
   }
 

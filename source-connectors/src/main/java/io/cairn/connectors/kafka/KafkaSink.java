@@ -261,7 +261,7 @@ final class KafkaSink implements Sink {
         String known = from == null ? null : from.get(String.valueOf(tp.partition()));
         long start = known == null ? begin.get(tp) : Long.parseLong(known);
         if (start < begin.get(tp)) {
-          throw new IllegalStateException("Cannot read back sink '" + def.name() + "': its records in " + tp + " from offset " + start
+          throw new IllegalArgumentException("Cannot read back sink '" + def.name() + "': its records in " + tp + " from offset " + start
               + " are gone (the topic starts at " + begin.get(tp) + ": retention or compaction removed them). Exactly-once needs the sink's "
               + "topic to keep its records at least since the newest snapshot; DROP SINK and CREATE SINK again to start over");
         }
@@ -410,7 +410,7 @@ final class KafkaSink implements Sink {
       Row[] pair = byKey.computeIfAbsent(key, k -> new Row[2]);
       int slot = d < 0 ? 0 : 1;
       if (Math.abs(d) != 1 || pair[slot] != null) {
-        throw new IllegalStateException("Cannot write sink '" + def.name() + "': key " + key + " of '" + def.from()
+        throw new IllegalArgumentException("Cannot write sink '" + def.name() + "': key " + key + " of '" + def.from()
             + "' is not unique (" + (d < 0 ? "two rows leave" : "two rows have") + " it at tick " + b.engineTick()
             + "). KEY (" + String.join(", ", def.key()) + ") must identify one row; choose other key columns, or use ENVELOPE DEBEZIUM without KEY");
       }

@@ -410,7 +410,19 @@ public final class KafkaBroker implements AutoCloseable {
 
   /** Reads every record of {@code topic} currently in the log (all partitions, partition by partition). */
   public List<ConsumerRecord<byte[], byte[]>> readAll(String topic) {
+    return readAll(topic, false);
+  }
+
+  /**
+   * Reads every record of {@code topic} up to its end as a consumer with {@code isolation.level}
+   * {@code read_committed} (when {@code committedOnly}) sees it: no record of an aborted or open
+   * transaction, up to the last stable offset.
+   */
+  public List<ConsumerRecord<byte[], byte[]>> readAll(String topic, boolean committedOnly) {
     Map<String, Object> props = new HashMap<>();
+    if (committedOnly) {
+      props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    }
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
     props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
     props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
