@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  * generator's records up to the offsets that record names — and at the end equals the oracle
  * over all of them. It also asserts that every crash point was hit (the node's log says so).
  *
- * <p>Rounds: {@code -Dcairn.sink-kill.rounds=N} (default 10; the {@code sink-kill-soak} profile
+ * <p>Rounds: {@code -Dcairn.sink-kill.rounds=N} (default 6, every kind once; the {@code sink-kill-soak} profile
  * runs 200).
  */
 class SinkKillIT {
@@ -52,42 +52,94 @@ class SinkKillIT {
   private static final long KEYS = 400;
   private static final long CATEGORIES = 7;
   private static final long SEED = 19;
-  private static final long LIMIT = 80_000;
+  /** The generator's records: 80,000, more for a soak so that later rounds still meet changes (set by each test). */
+  private static volatile long LIMIT = 80_000;
   private static final double RATE = 4_000;
   /** The kinds of round, in turn. */
-  private static final String[] KINDS = {"sink.before-send", "sink.after-commit", "sink.before-commit", "kill", "store.get", "kill"};
+  private static final String[] KINDS = {"sink.before-send", "sink.after-commit", "sink.before-commit", "broker", "store.get", "kill"};
   private static final Duration ROUND_BUDGET = Duration.ofSeconds(50);
   private static final Duration SETUP_AND_FINAL_BUDGET = Duration.ofMinutes(4);
 
   @Test
   void sinksHoldEveryChangeOnceAfterKills(@TempDir Path dir) {
-    int rounds = Math.max(KINDS.length, Integer.getInteger("cairn.sink-kill.rounds", 10));
+    int rounds = Math.max(KINDS.length, Integer.getInteger("cairn.sink-kill.rounds", 6));
+    LIMIT = Math.max(80_000, rounds * 16_000L);
     Duration limit = SETUP_AND_FINAL_BUDGET.plus(ROUND_BUDGET.multipliedBy(rounds));
     assertTimeoutPreemptively(limit, () -> run(dir, rounds), () -> "SinkKillIT did not finish " + rounds + " rounds within " + limit);
   }
 
-  private void run(Path dir, int rounds) throws Exception {
-    long seed = Long.getLong("cairn.sink-kill.seed", System.nanoTime());
-    Random random = new Random(seed);
-    KafkaBroker kafka = KafkaBroker.shared();
-    String upsertTopic = KafkaBroker.uniqueTopic("sink-upsert");
-    String debeziumTopic = KafkaBroker.uniqueTopic("sink-debezium");
-    String brokers = kafka.bootstrapServers();
-    Path config = Http.config(dir, "0/2 * * * * ?", List.of(
+  /** The statements every node of a test starts its catalog with: the generator, by_cat and its two sinks. */
+  private static List<String> init(String brokers, String upsertTopic, String debeziumTopic) {
+    return List.of(
         "CREATE SOURCE gen FROM LOAD GENERATOR (keys = " + KEYS + ", categories = " + CATEGORIES + ", seed = " + SEED + ", limit = " + LIMIT
             + ", rate = " + (long) RATE + ")",
         "CREATE MATERIALIZED VIEW by_cat AS SELECT category, COUNT(*) AS n, SUM(amount) AS total FROM gen GROUP BY category",
         "CREATE SINK up FROM by_cat INTO KAFKA (BROKERS '" + brokers + "', TOPIC '" + upsertTopic + "') FORMAT JSON ENVELOPE UPSERT",
         "CREATE SINK dbz FROM by_cat INTO KAFKA (BROKERS '" + brokers + "', TOPIC '" + debeziumTopic
-            + "', max-records-per-transaction = 3) FORMAT JSON ENVELOPE DEBEZIUM"));
-    int port = Integer.parseInt(java.nio.file.Files.readAllLines(config).stream().filter(l -> l.startsWith("  port:")).findFirst()
-        .orElseThrow().replace("  port:", "").trim());
+            + "', max-records-per-transaction = 3) FORMAT JSON ENVELOPE DEBEZIUM");
+  }
+
+  /** A node's configuration {@code dir/<name>.yaml} on the store {@code dir/store}, its own ports; returns the file and the HTTP port. */
+  private static Map.Entry<Path, Integer> config(Path dir, String name, List<String> init, String... extraYaml) throws java.io.IOException {
+    Path tmp = java.nio.file.Files.createDirectories(dir.resolve("cfg-" + name));
+    Path written = Http.config(tmp, "0/2 * * * * ?", init, extraYaml);
+    String text = java.nio.file.Files.readString(written).replace("file://" + tmp.resolve("store"), "file://" + dir.resolve("store"));
+    Path f = dir.resolve(name + ".yaml");
+    java.nio.file.Files.writeString(f, text);
+    int port = Integer.parseInt(text.lines().filter(l -> l.startsWith("  port:")).findFirst().orElseThrow().replace("  port:", "").trim());
+    return Map.entry(f, port);
+  }
+
+  private void run(Path dir, int rounds) throws Exception {
+    long seed = Long.getLong("cairn.sink-kill.seed", System.nanoTime());
+    Random random = new Random(seed);
+    try (KafkaBroker kafka = KafkaBroker.start()) {
+      run(dir, rounds, random, kafka, seed);
+    }
+  }
+
+  private void run(Path dir, int rounds, Random random, KafkaBroker kafka, long seed) throws Exception {
+    String upsertTopic = KafkaBroker.uniqueTopic("sink-upsert");
+    String debeziumTopic = KafkaBroker.uniqueTopic("sink-debezium");
+    var cfg = config(dir, "node", init(kafka.bootstrapServers(), upsertTopic, debeziumTopic));
+    Path config = cfg.getKey();
+    int port = cfg.getValue();
     LOG.info("Sink kill test: {} rounds, seed {}, topics {} and {}", rounds, seed, upsertTopic, debeziumTopic);
     Map<String, Integer> hits = new TreeMap<>();
     List<String> outcomes = new ArrayList<>();
     for (int round = 0; round < rounds; round++) {
       String kind = KINDS[round % KINDS.length];
       Path log = dir.resolve("node-" + round + ".log");
+      if (kind.equals("broker")) {
+        // the broker goes away for 3 s under a running node: the engine keeps ticking, the sinks resume with no gap
+        ChildNode n = ChildNode.command("run", "--config", config.toString()).jvmOptions("-Xmx384m").start(log);
+        try {
+          n.awaitReady(port, Duration.ofSeconds(60), "round " + round);
+          Thread.sleep(1000);
+          long tick0 = JSON.readTree(Http.get(port, "/status").body()).path("lastClosedTick").asLong();
+          kafka.restart(Duration.ofSeconds(3));
+          long tick1 = JSON.readTree(Http.get(port, "/status").body()).path("lastClosedTick").asLong();
+          assertThat(tick1).as("the engine kept ticking while the broker was down").isGreaterThan(tick0 + 10);
+          long deadline = System.nanoTime() + Duration.ofSeconds(40).toNanos();
+          long failures = 0;
+          while (true) {
+            JsonNode sk = JSON.readTree(Http.get(port, "/status").body()).path("sinks");
+            failures = sk.path("up").path("failures").asLong() + sk.path("dbz").path("failures").asLong();
+            boolean running = sk.path("up").path("state").asText().equals("RUNNING") && sk.path("dbz").path("state").asText().equals("RUNNING");
+            if (running && sk.path("up").path("lagTicks").asLong() < 50) {
+              break;
+            }
+            assertThat(System.nanoTime()).as("the sinks run again after the broker came back: %s", sk).isLessThan(deadline);
+            Thread.sleep(200);
+          }
+          Thread.sleep(random.nextInt(1500));
+          outcomes.add(round + ": broker down 3 s (engine ticked " + (tick1 - tick0) + " ticks meanwhile; sink failures " + failures + "), then kill -9");
+        } finally {
+          n.killAndWait();
+        }
+        hits.merge("broker", 1, Integer::sum);
+        continue;
+      }
       if (kind.equals("kill")) {
         ChildNode n = ChildNode.command("run", "--config", config.toString()).jvmOptions("-Xmx384m").start(log);
         try {
@@ -120,21 +172,7 @@ class SinkKillIT {
     ChildNode last = ChildNode.command("run", "--config", config.toString()).jvmOptions("-Xmx384m").start(dir.resolve("node-final.log"));
     try {
       last.awaitReady(port, Duration.ofSeconds(60), "final run");
-      long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-      while (true) {
-        JsonNode st = JSON.readTree(Http.get(port, "/status").body());
-        boolean genDone = st.path("sources").path("gen").path("offsets").path("offset").asLong() == LIMIT;
-        boolean sinksDone = genDone && st.path("sinks").size() == 2;
-        for (String s : new String[] {"up", "dbz"}) {
-          JsonNode sk = st.path("sinks").path(s);
-          sinksDone &= sk.path("state").asText().equals("RUNNING") && sk.path("pendingRows").asLong() == 0;
-        }
-        if (sinksDone && lastProgressAt(kafka, upsertTopic) == LIMIT && lastProgressAt(kafka, debeziumTopic) == LIMIT) {
-          break;
-        }
-        assertThat(System.nanoTime()).as("the final run's sinks reach the generator's last record (status %s)", st).isLessThan(deadline);
-        Thread.sleep(250);
-      }
+      awaitAllIn(kafka, port, upsertTopic, debeziumTopic);
     } finally {
       last.stop(Duration.ofSeconds(20));
     }
@@ -153,6 +191,127 @@ class SinkKillIT {
       assertThat(c.records).as("records in %s", c).isPositive();
       assertThat(c.finalEqualsOracle).as("the rebuilt view equals the oracle over all %d records in %s", LIMIT, c).isTrue();
       assertThat(c.consumedAll).as("every data record belongs to a committed progress record in %s", c).isTrue();
+    }
+  }
+
+  /**
+   * Takeovers: an owner and a warm standby in a group (session timeout 6 s). The owner is killed;
+   * the standby takes the store and its sinks over from the snapshot it holds (older than what
+   * the sinks committed). Then a new standby joins with the crash point {@code sink.before-send:1}
+   * and the owner is killed again: the new standby halts in its first sink commit of the
+   * takeover. A last member takes over with no crash point and runs until the generator's last
+   * record is in both sinks; the topics are checked as in the kill test.
+   */
+  @Test
+  void sinksHoldEveryChangeOnceThroughTakeovers(@TempDir Path dir) {
+    LIMIT = 80_000;
+    assertTimeoutPreemptively(Duration.ofMinutes(6), () -> {
+      try (KafkaBroker kafka = KafkaBroker.start()) {
+        takeovers(dir, kafka);
+      }
+    }, "SinkKillIT's takeovers did not finish within 6 minutes");
+  }
+
+  private void takeovers(Path dir, KafkaBroker kafka) throws Exception {
+    String upsertTopic = KafkaBroker.uniqueTopic("sink-upsert");
+    String debeziumTopic = KafkaBroker.uniqueTopic("sink-debezium");
+    List<String> init = init(kafka.bootstrapServers(), upsertTopic, debeziumTopic);
+    String[] group = {"group:", "  bootstrap-servers: \"" + kafka.bootstrapServers() + "\"", "  name: \"" + KafkaBroker.uniqueTopic("sink-group") + "\"",
+        "  session-timeout: 6s", "standby:", "  refresh-interval: 1s"};
+    List<String> outcomes = new ArrayList<>();
+    var a = config(dir, "a", init, group);
+    ChildNode owner = ChildNode.command("run", "--config", a.getKey().toString()).jvmOptions("-Xmx384m").start(dir.resolve("a.log"));
+    awaitState(owner, a.getValue(), "SERVING", "first owner");
+    Thread.sleep(2500); // a snapshot (every 2 s) and some sink commits
+    var b = config(dir, "b", init, group);
+    ChildNode standby = ChildNode.command("run", "--config", b.getKey().toString()).jvmOptions("-Xmx384m").start(dir.resolve("b.log"));
+    awaitState(standby, b.getValue(), "STANDBY", "standby b");
+    Thread.sleep(1500);
+    owner.killAndWait();
+    awaitState(standby, b.getValue(), "SERVING", "b taking over");
+    awaitSinksCommit(b.getValue(), "b after its takeover");
+    outcomes.add("owner a killed, b took over and its sinks committed");
+    var c = config(dir, "c", init, group);
+    ChildNode crashing = ChildNode.command("run", "--config", c.getKey().toString())
+        .jvmOptions("-Xmx384m", "-Dcairn.crash-at=sink.before-send:1").start(dir.resolve("c.log"));
+    awaitState(crashing, c.getValue(), "STANDBY", "standby c");
+    Thread.sleep(1000);
+    standby.killAndWait();
+    boolean exited = crashing.waitFor(Duration.ofSeconds(40));
+    crashing.killAndWait();
+    assertThat(exited && crashing.logText().contains("CRASH sink.before-send:1"))
+        .as("c halted in its first sink commit while taking over; log: %s", crashing.tail()).isTrue();
+    outcomes.add("owner b killed, c halted at sink.before-send:1 taking over");
+    var d = config(dir, "d", init, group);
+    ChildNode last = ChildNode.command("run", "--config", d.getKey().toString()).jvmOptions("-Xmx384m").start(dir.resolve("d.log"));
+    try {
+      awaitState(last, d.getValue(), "SERVING", "d");
+      awaitAllIn(kafka, d.getValue(), upsertTopic, debeziumTopic);
+    } finally {
+      last.stop(Duration.ofSeconds(20));
+    }
+    Check up = check(kafka, upsertTopic, true);
+    Check dbz = check(kafka, debeziumTopic, false);
+    System.out.println("SINK-TAKEOVER " + outcomes + " upsert=" + up + " debezium=" + dbz);
+    for (Check ch : List.of(up, dbz)) {
+      assertThat(ch.inconsistent).as("records whose before is not what the rebuilt view holds in %s", ch).isZero();
+      assertThat(ch.mismatches).as("complete progress records where the rebuilt view differs from the oracle in %s", ch).isEmpty();
+      assertThat(ch.labelsBack).as("labels that went back in %s", ch).isZero();
+      assertThat(ch.ticksChecked).as("complete progress records checked in %s", ch).isGreaterThan(5);
+      assertThat(ch.finalEqualsOracle).as("the rebuilt view equals the oracle over all records in %s", ch).isTrue();
+      assertThat(ch.consumedAll).as("every data record belongs to a committed progress record in %s", ch).isTrue();
+    }
+  }
+
+  /** Waits (90 s) until the node on {@code port} reports {@code state} in {@code /status}. */
+  private static void awaitState(ChildNode node, int port, String state, String who) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+    String last = "no answer";
+    while (System.nanoTime() < deadline) {
+      assertThat(node.isAlive()).as("%s alive; log: %s", who, node.tail()).isTrue();
+      try {
+        JsonNode st = JSON.readTree(Http.get(port, "/status").body());
+        last = st.path("state").asText();
+        if (last.equals(state) && (!state.equals("STANDBY") || st.path("standby").has("snapshot"))) {
+          return;
+        }
+      } catch (RuntimeException | java.io.IOException notYet) {
+        // starting
+      }
+      Thread.sleep(100);
+    }
+    throw new AssertionError(who + " is not " + state + " within 90 s (last: " + last + ")\n" + node.tail());
+  }
+
+  /** Waits until both sinks on {@code port} are RUNNING and have committed since the node started. */
+  private static void awaitSinksCommit(int port, String who) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (true) {
+      JsonNode sk = JSON.readTree(Http.get(port, "/status").body()).path("sinks");
+      if (sk.path("up").path("state").asText().equals("RUNNING") && sk.path("up").path("transactions").asLong() > 0
+          && sk.path("dbz").path("state").asText().equals("RUNNING") && sk.path("dbz").path("transactions").asLong() > 0) {
+        return;
+      }
+      assertThat(System.nanoTime()).as("%s: sinks commit within 60 s: %s", who, sk).isLessThan(deadline);
+      Thread.sleep(100);
+    }
+  }
+
+  /** Waits (90 s) until the generator's last record is in both sinks of the node on {@code port}. */
+  private static void awaitAllIn(KafkaBroker kafka, int port, String upsertTopic, String debeziumTopic) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(Math.max(90, LIMIT / 2_000)).toNanos();
+    while (true) {
+      JsonNode st = JSON.readTree(Http.get(port, "/status").body());
+      boolean done = st.path("sources").path("gen").path("offsets").path("offset").asLong() == LIMIT;
+      for (String s : new String[] {"up", "dbz"}) {
+        JsonNode sk = st.path("sinks").path(s);
+        done &= sk.path("state").asText().equals("RUNNING") && sk.path("pendingRows").asLong() == 0;
+      }
+      if (done && lastProgressAt(kafka, upsertTopic) == LIMIT && lastProgressAt(kafka, debeziumTopic) == LIMIT) {
+        return;
+      }
+      assertThat(System.nanoTime()).as("the sinks reach the generator's last record (status %s)", st).isLessThan(deadline);
+      Thread.sleep(250);
     }
   }
 

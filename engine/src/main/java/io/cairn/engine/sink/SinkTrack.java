@@ -81,6 +81,8 @@ public final class SinkTrack {
   private long version;
   /** {@link System#nanoTime()} when the oldest tick whose changes are pending closed; 0 when nothing is pending. */
   private long pendingSinceNanos;
+  /** The same moment as wall-clock milliseconds (a progress record names it, so a consumer can time the commit). */
+  private long pendingSinceMillis;
 
   public SinkTrack(SinkDefinition def, Schema schema, int[] keyCols, long maxPending) {
     this.def = Objects.requireNonNull(def, "def");
@@ -119,7 +121,8 @@ public final class SinkTrack {
    * A set of changes taken to be written: the pending changes as of engine tick {@code
    * engineTick}, sorted by row, with the sources' offsets at that tick.
    */
-  public record Batch(long engineTick, Map<String, SourceOffsets> offsets, List<Row> rows, long[] diffs, long version, long pendingSinceNanos) {
+  public record Batch(
+      long engineTick, Map<String, SourceOffsets> offsets, List<Row> rows, long[] diffs, long version, long pendingSinceNanos, long pendingSinceMillis) {
     public int size() {
       return rows.size();
     }
@@ -165,6 +168,7 @@ public final class SinkTrack {
       while ((c = subscription.next(0)) != null) {
         if (pendingSinceNanos == 0 && c.size() > 0) {
           pendingSinceNanos = System.nanoTime();
+          pendingSinceMillis = System.currentTimeMillis();
         }
         for (int i = 0; i < c.size(); i++) {
           pending.merge(c.rows().get(i), c.diffs()[i], SinkTrack::sum);
@@ -283,7 +287,7 @@ public final class SinkTrack {
       rows.add(es.get(i).getKey());
       diffs[i] = es.get(i).getValue();
     }
-    return new Batch(engineTick, offsets, List.copyOf(rows), diffs, version, pendingSinceNanos);
+    return new Batch(engineTick, offsets, List.copyOf(rows), diffs, version, pendingSinceNanos, pendingSinceMillis);
   }
 
   /** {@code b} was committed with label {@code label}: the destination now holds it, up to {@code to}. */
@@ -296,6 +300,7 @@ public final class SinkTrack {
     positions = Map.copyOf(merged);
     lastLabel = Math.max(lastLabel, label);
     pendingSinceNanos = pending.isEmpty() ? 0 : System.nanoTime();
+    pendingSinceMillis = pending.isEmpty() ? 0 : System.currentTimeMillis();
     version++;
   }
 

@@ -494,6 +494,9 @@ final class KafkaSink implements Sink {
       p.put("engine_tick", batch.engineTick());
       p.put("complete", complete);
       p.put("records", n);
+      if (batch.pendingSinceMillis() > 0) {
+        p.put("pending_since_ms", batch.pendingSinceMillis()); // when the oldest tick in it closed: a consumer can time the commit
+      }
       ObjectNode pos = p.putObject("positions");
       after.forEach(pos::put);
       ObjectNode offs = p.putObject("offsets");
