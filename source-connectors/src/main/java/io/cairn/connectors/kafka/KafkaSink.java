@@ -347,36 +347,62 @@ final class KafkaSink implements Sink {
     return Row.wrap(v);
   }
 
-  private ObjectNode json(Row r) {
-    ObjectNode o = JSON.createObjectNode();
-    for (int i = 0; i < schema.size(); i++) {
-      String name = schema.column(i).name();
+  /** Each column's {@code "name":} as JSON, escaped once. */
+  private String[] names;
+
+  /**
+   * The row as a JSON object (columns by name, TIMESTAMP as microseconds, a non-finite DOUBLE as a
+   * string, as Jackson writes it), written straight into a string: no tree per record.
+   */
+  private String json(Row r, int[] cols) {
+    if (names == null) {
+      String[] n = new String[schema.size()];
+      for (int i = 0; i < n.length; i++) {
+        n[i] = "\"" + new String(com.fasterxml.jackson.core.io.JsonStringEncoder.getInstance().quoteAsString(schema.column(i).name())) + "\":";
+      }
+      names = n;
+    }
+    StringBuilder b = new StringBuilder(16 * cols.length + 2);
+    b.append('{');
+    for (int k = 0; k < cols.length; k++) {
+      int i = cols[k];
+      if (k > 0) {
+        b.append(',');
+      }
+      b.append(names[i]);
       Object x = r.get(i);
       if (x == null) {
-        o.putNull(name);
+        b.append("null");
       } else if (x instanceof Long l) {
-        o.put(name, l);
+        b.append(l.longValue());
       } else if (x instanceof Double d) {
-        o.put(name, d);
-      } else if (x instanceof Boolean b) {
-        o.put(name, b);
+        if (Double.isFinite(d)) {
+          b.append(d.doubleValue());
+        } else {
+          b.append('"').append(d).append('"');
+        }
+      } else if (x instanceof Boolean bo) {
+        b.append(bo.booleanValue());
       } else {
-        o.put(name, x.toString());
+        b.append('"');
+        com.fasterxml.jackson.core.io.JsonStringEncoder.getInstance().quoteAsString(x.toString(), b);
+        b.append('"');
       }
     }
-    return o;
+    return b.append('}').toString();
+  }
+
+  private int[] allCols;
+
+  private String json(Row r) {
+    if (allCols == null) {
+      allCols = java.util.stream.IntStream.range(0, schema.size()).toArray();
+    }
+    return json(r, allCols);
   }
 
   private byte[] keyJson(Row r) {
-    if (keyCols.length == 0) {
-      return null;
-    }
-    ObjectNode o = JSON.createObjectNode();
-    ObjectNode full = json(r);
-    for (int k : keyCols) {
-      o.set(schema.column(k).name(), full.get(schema.column(k).name()));
-    }
-    return bytes(o);
+    return keyCols.length == 0 ? null : json(r, keyCols).getBytes(StandardCharsets.UTF_8);
   }
 
   private static byte[] bytes(JsonNode n) {
@@ -422,38 +448,25 @@ final class KafkaSink implements Sink {
     return out;
   }
 
-  private ProducerRecord<byte[], byte[]> record(Change c, long label) {
+  private ProducerRecord<byte[], byte[]> record(Change c, long label, byte[] labelBytes, String source) {
     Row any = c.after() != null ? c.after() : c.before();
     byte[] key = keyJson(any);
     byte[] value;
-    List<org.apache.kafka.common.header.Header> headers = new ArrayList<>();
+    List<org.apache.kafka.common.header.Header> headers = new ArrayList<>(3);
     headers.add(new org.apache.kafka.common.header.internals.RecordHeader(H_SINK, identityBytes));
-    headers.add(new org.apache.kafka.common.header.internals.RecordHeader(H_TICK, Long.toString(label).getBytes(StandardCharsets.US_ASCII)));
+    headers.add(new org.apache.kafka.common.header.internals.RecordHeader(H_TICK, labelBytes));
     if (def.envelope() == SinkEnvelope.UPSERT) {
-      value = c.after() == null ? null : bytes(json(c.after()));
+      value = c.after() == null ? null : json(c.after()).getBytes(StandardCharsets.UTF_8);
       if (c.before() != null) {
-        headers.add(new org.apache.kafka.common.header.internals.RecordHeader(H_BEFORE, bytes(json(c.before()))));
+        headers.add(new org.apache.kafka.common.header.internals.RecordHeader(H_BEFORE, json(c.before()).getBytes(StandardCharsets.UTF_8)));
       }
     } else {
-      ObjectNode v = JSON.createObjectNode();
-      if (c.before() == null) {
-        v.putNull("before");
-      } else {
-        v.set("before", json(c.before()));
-      }
-      if (c.after() == null) {
-        v.putNull("after");
-      } else {
-        v.set("after", json(c.after()));
-      }
-      v.put("op", c.before() == null ? "c" : c.after() == null ? "d" : "u");
-      v.put("ts_ms", System.currentTimeMillis());
-      ObjectNode src = v.putObject("source");
-      src.put("connector", "cairn");
-      src.put("name", def.name());
-      src.put("view", def.from());
-      src.put("tick", label);
-      value = bytes(v);
+      StringBuilder v = new StringBuilder(256);
+      v.append("{\"before\":").append(c.before() == null ? "null" : json(c.before()));
+      v.append(",\"after\":").append(c.after() == null ? "null" : json(c.after()));
+      v.append(",\"op\":\"").append(c.before() == null ? "c" : c.after() == null ? "d" : "u");
+      v.append("\",\"ts_ms\":").append(System.currentTimeMillis()).append(",\"source\":").append(source).append('}');
+      value = v.toString().getBytes(StandardCharsets.UTF_8);
     }
     return new ProducerRecord<>(topic, null, key, value, headers);
   }
@@ -469,8 +482,15 @@ final class KafkaSink implements Sink {
       points.accept("sink.before-send");
       producer.beginTransaction();
       List<Future<RecordMetadata>> sent = new ArrayList<>(n);
+      byte[] labelBytes = Long.toString(label).getBytes(StandardCharsets.US_ASCII);
+      ObjectNode src = JSON.createObjectNode();
+      src.put("connector", "cairn");
+      src.put("name", def.name());
+      src.put("view", def.from());
+      src.put("tick", label);
+      String source = src.toString();
       for (int i = at; i < at + n; i++) {
-        sent.add(producer.send(record(all.get(i), label)));
+        sent.add(producer.send(record(all.get(i), label, labelBytes, source)));
       }
       producer.flush();
       Map<String, String> after = new HashMap<>();
