@@ -86,7 +86,7 @@ class SqlErrorsTest {
     assertThat(fails("CREATE MATERIALIZED VIEW v AS SELECT id FROM gen UNION SELECT id FROM gen"))
         .hasMessageContaining("unsupported syntax");
     assertThat(fails("CREATE TABLE t (a BIGINT)"))
-        .hasMessage("Cannot parse statement: unsupported syntax: CREATE 'table' (supported: CREATE SOURCE, CREATE MATERIALIZED VIEW) at line 1, column 8");
+        .hasMessage("Cannot parse statement: unsupported syntax: CREATE 'table' (supported: CREATE SOURCE, CREATE MATERIALIZED VIEW, CREATE SINK) at line 1, column 8");
     assertThat(fails("INSERT INTO gen VALUES (1)")).hasMessageContaining("unsupported statement 'insert'").hasMessageEndingWith("at line 1, column 1");
     SqlException syntax = fails("CREATE MATERIALIZED VIEW v AS SELECT id FROM gen WHERE");
     assertThat(syntax).hasMessageStartingWith("Cannot plan view 'v': syntax error");
