@@ -263,6 +263,68 @@ class SinkKillIT {
     }
   }
 
+  /**
+   * Careless sinks on a serving node: a topic that does not exist with {@code create-topic =
+   * false} keeps the sink RESTARTING with an error that says what to do (the view and the other
+   * sink go on), and options the connector does not know, or a format it does not write, are
+   * refused before anything reaches the catalog, each naming what was wrong.
+   */
+  @Test
+  void aMissingTopicOrABadOptionIsAClearError(@TempDir Path dir) throws Exception {
+    KafkaBroker kafka = KafkaBroker.shared();
+    String b = kafka.bootstrapServers();
+    String missing = KafkaBroker.uniqueTopic("sink-missing");
+    String fine = KafkaBroker.uniqueTopic("sink-fine");
+    var cfg = config(dir, "n", List.of(
+        "CREATE SOURCE gen FROM LOAD GENERATOR (keys = 50, categories = 5, seed = 1, rate = 500)",
+        "CREATE MATERIALIZED VIEW by_cat AS SELECT category, COUNT(*) AS n FROM gen GROUP BY category",
+        "CREATE SINK strict FROM by_cat INTO KAFKA (BROKERS '" + b + "', TOPIC '" + missing + "', create-topic = false) FORMAT JSON ENVELOPE UPSERT",
+        "CREATE SINK fine FROM by_cat INTO KAFKA (BROKERS '" + b + "', TOPIC '" + fine + "') FORMAT JSON ENVELOPE DEBEZIUM"));
+    io.cairn.node.Node node = io.cairn.node.Node.recover(io.cairn.node.config.ConfigLoader.load(cfg.getKey(), Map.of()),
+        io.cairn.node.Node.Options.defaults());
+    try {
+      node.serve();
+      int port = cfg.getValue();
+      long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      JsonNode sinks;
+      while (true) {
+        sinks = JSON.readTree(Http.get(port, "/status").body()).path("sinks");
+        if (sinks.path("strict").path("error").asText().contains("create-topic is false")
+            && sinks.path("fine").path("transactions").asLong() > 2) {
+          break;
+        }
+        assertThat(System.nanoTime()).as("the strict sink fails to open and the other commits: %s", sinks).isLessThan(deadline);
+        Thread.sleep(200);
+      }
+      assertThat(sinks.path("strict").path("state").asText()).isEqualTo("RESTARTING");
+      assertThat(sinks.path("strict").path("error").asText()).contains(missing).contains("create them, or set create-topic true");
+      assertThat(sinks.path("fine").path("state").asText()).isEqualTo("RUNNING");
+      assertThat(Http.get(port, "/metrics").body()).contains("cairn_sink_transactions{sink=\"fine\"}");
+      String show = Http.post(port, "/sql", "SHOW SINKS").body();
+      assertThat(show).contains("strict").contains("fine").contains("DEBEZIUM");
+      Http.Response unknown = Http.post(port, "/sql",
+          "CREATE SINK x FROM by_cat INTO KAFKA (BROKERS '" + b + "', TOPIC 't', colour = 'red') FORMAT JSON ENVELOPE UPSERT");
+      assertThat(unknown.code()).isEqualTo(400);
+      assertThat(unknown.body()).contains("unknown option 'colour'");
+      Http.Response avro = Http.post(port, "/sql",
+          "CREATE SINK x FROM by_cat INTO KAFKA (BROKERS '" + b + "', TOPIC 't') FORMAT AVRO ENVELOPE UPSERT");
+      assertThat(avro.body()).contains("FORMAT AVRO is not supported");
+      Http.Response owned = Http.post(port, "/sql",
+          "CREATE SINK x FROM by_cat INTO KAFKA (BROKERS '" + b + "', TOPIC 't', \"properties.transactional.id\" = 'mine') FORMAT JSON ENVELOPE UPSERT");
+      assertThat(owned.body()).contains("cairn sets transactional.id itself");
+      assertThat(node.engine().sink("x")).as("nothing refused reached the catalog").isEmpty();
+      kafka.createTopic(missing, 1);
+      kafka.createTopic(missing + "-progress", 1);
+      deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+      while (!JSON.readTree(Http.get(port, "/status").body()).path("sinks").path("strict").path("state").asText().equals("RUNNING")) {
+        assertThat(System.nanoTime()).as("the strict sink runs once its topic exists").isLessThan(deadline);
+        Thread.sleep(200);
+      }
+    } finally {
+      node.close();
+    }
+  }
+
   /** Waits (90 s) until the node on {@code port} reports {@code state} in {@code /status}. */
   private static void awaitState(ChildNode node, int port, String state, String who) throws InterruptedException {
     long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
