@@ -58,6 +58,20 @@ final class StatusText {
     }
     sb.append('\n').append(new Result(List.of("dataflow", "kind", "state", "error"), rows, "").render()
         .replaceAll("\\(\\d+ rows?\\)\n$", ""));
+    if (s.path("sinks").size() > 0) {
+      rows = new ArrayList<>();
+      for (Iterator<Map.Entry<String, JsonNode>> it = s.path("sinks").fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        JsonNode k = e.getValue();
+        String error = k.path("error").isNull() ? "" : k.path("error").asText("");
+        rows.add(List.of(e.getKey(), k.path("from").asText(), k.path("topic").asText(), k.path("state").asText(),
+            k.path("emittedThrough").asLong(), k.path("lagTicks").asLong(), k.path("pendingRows").asLong(), k.path("transactions").asLong(),
+            String.format(java.util.Locale.ROOT, "%.0f / %.0f", k.path("commitMillisP50").asDouble(), k.path("commitMillisP99").asDouble()),
+            error.isEmpty() ? "-" : error));
+      }
+      sb.append('\n').append(new Result(List.of("sink", "from", "topic", "state", "emitted through", "lag (ticks)", "pending rows",
+          "transactions", "commit ms p50 / p99", "error"), rows, "").render().replaceAll("\\(\\d+ rows?\\)\n$", ""));
+    }
     JsonNode last = s.path("lastSnapshot");
     sb.append("\nlast snapshot: ");
     if (last.isMissingNode() || last.isNull() || last.size() == 0) {
