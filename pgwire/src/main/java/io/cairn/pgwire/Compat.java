@@ -17,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@code SET ...}, {@code RESET ...}, {@code DISCARD ...}: accepted; a {@code SET name = value}
  *       is remembered for {@code SHOW name} in that session, and changes nothing else.
- *   <li>{@code SHOW name} (not SOURCES/VIEWS, which are cairn's): the session's value, else the
+ *   <li>{@code SHOW name} (not SOURCES, VIEWS, SINKS or FRESHNESS, which are cairn's): the session's value, else the
  *       server's ({@link #SERVER_PARAMETERS}, {@code transaction_isolation} = read committed);
  *       an unknown name is 42704.
  *   <li>{@code BEGIN}/{@code START TRANSACTION}, {@code COMMIT}/{@code END}, {@code
@@ -112,7 +112,8 @@ final class Compat {
         }
       }
       case "show" -> {
-        if (lower.equals("show sources") || lower.equals("show views") || lower.equals("show freshness")) {
+        if (lower.equals("show sources") || lower.equals("show views") || lower.equals("show materialized views")
+            || lower.equals("show sinks") || lower.equals("show freshness")) {
           return Optional.empty();
         }
         Matcher m = SHOW.matcher(statement.strip());

@@ -313,6 +313,14 @@ class SinkKillIT {
           "CREATE SINK x FROM by_cat INTO KAFKA (BROKERS '" + b + "', TOPIC 't', \"properties.transactional.id\" = 'mine') FORMAT JSON ENVELOPE UPSERT");
       assertThat(owned.body()).contains("cairn sets transactional.id itself");
       assertThat(node.engine().sink("x")).as("nothing refused reached the catalog").isEmpty();
+      try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + node.pgwirePort() + "/cairn?user=cairn");
+          java.sql.Statement st = c.createStatement(); java.sql.ResultSet rs = st.executeQuery("SHOW SINKS")) {
+        List<String> names = new ArrayList<>();
+        while (rs.next()) {
+          names.add(rs.getString("name") + " " + rs.getString("envelope"));
+        }
+        assertThat(names).as("SHOW SINKS over pgwire").containsExactly("strict UPSERT", "fine DEBEZIUM");
+      }
       kafka.createTopic(missing, 1);
       kafka.createTopic(missing + "-progress", 1);
       deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
