@@ -405,6 +405,7 @@ class SinkKillIT {
     long ticksChecked;
     long inconsistent;
     long labelsBack;
+    final List<String> labelEvents = new ArrayList<>();
     boolean finalEqualsOracle;
     boolean consumedAll;
     final List<String> mismatches = new ArrayList<>();
@@ -416,7 +417,7 @@ class SinkKillIT {
     @Override
     public String toString() {
       return topic + ": " + records + " records, " + progressRecords + " progress records, " + ticksChecked + " complete ticks equal to the oracle checked, "
-          + inconsistent + " inconsistent, " + labelsBack + " labels back, mismatches " + mismatches + ", final " + finalEqualsOracle;
+          + inconsistent + " inconsistent, " + labelsBack + " labels back " + labelEvents + ", mismatches " + mismatches + ", final " + finalEqualsOracle;
     }
   }
 
@@ -443,12 +444,17 @@ class SinkKillIT {
     int at = 0;
     long lastLabel = -1;
     boolean lastComplete = true;
+    String previous = "none";
     for (ConsumerRecord<byte[], byte[]> pr : progress) {
       JsonNode p = parse(pr.value());
       long label = p.path("tick").asLong();
       if (label < lastLabel || (label == lastLabel && lastComplete)) {
         c.labelsBack++;
+        if (c.labelEvents.size() < 6) {
+          c.labelEvents.add("progress@" + pr.offset() + " " + p + " after " + previous);
+        }
       }
+      previous = "progress@" + pr.offset() + " " + p;
       lastLabel = label;
       lastComplete = p.path("complete").asBoolean();
       JsonNode pos = p.path("positions").path("0");
@@ -471,6 +477,10 @@ class SinkKillIT {
         Header t = r.headers().lastHeader("cairn-tick");
         if (t == null || Long.parseLong(new String(t.value(), StandardCharsets.US_ASCII)) != label) {
           c.labelsBack++;
+          if (c.labelEvents.size() < 6) {
+            c.labelEvents.add("record@" + r.offset() + " tick " + (t == null ? "none" : new String(t.value(), StandardCharsets.US_ASCII))
+                + " under progress@" + pr.offset() + " " + p);
+          }
         }
         if (!Objects.equals(view.get(category), before)) {
           c.inconsistent++;
