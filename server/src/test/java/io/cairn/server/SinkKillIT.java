@@ -46,6 +46,7 @@ import org.slf4j.LoggerFactory;
  * <p>Rounds: {@code -Dcairn.sink-kill.rounds=N} (default 6, every kind once; the {@code sink-kill-soak} profile
  * runs 200).
  */
+@org.junit.jupiter.api.Timeout(value = 4, unit = java.util.concurrent.TimeUnit.HOURS) // a named backstop above the soak's own growing limit
 class SinkKillIT {
   private static final Logger LOG = LoggerFactory.getLogger(SinkKillIT.class);
   private static final ObjectMapper JSON = new ObjectMapper();

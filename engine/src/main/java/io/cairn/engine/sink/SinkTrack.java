@@ -78,7 +78,6 @@ public final class SinkTrack {
   private Map<String, SourceOffsets> offsets = Map.of();
   private String failure;
   private boolean dropped;
-  private long version;
   /** {@link System#nanoTime()} when the oldest tick whose changes are pending closed; 0 when nothing is pending. */
   private long pendingSinceNanos;
   /** The same moment as wall-clock milliseconds (a progress record names it, so a consumer can time the commit). */
@@ -122,7 +121,7 @@ public final class SinkTrack {
    * engineTick}, sorted by row, with the sources' offsets at that tick.
    */
   public record Batch(
-      long engineTick, Map<String, SourceOffsets> offsets, List<Row> rows, long[] diffs, long version, long pendingSinceNanos, long pendingSinceMillis) {
+      long engineTick, Map<String, SourceOffsets> offsets, List<Row> rows, long[] diffs, long pendingSinceNanos, long pendingSinceMillis) {
     public int size() {
       return rows.size();
     }
@@ -149,7 +148,6 @@ public final class SinkTrack {
     }
     positions = s.positions();
     lastLabel = s.lastLabel();
-    version++;
   }
 
   /** Takes tick {@code tick}'s changes (the engine, after each tick, under its lock). */
@@ -173,7 +171,6 @@ public final class SinkTrack {
         for (int i = 0; i < c.size(); i++) {
           pending.merge(c.rows().get(i), c.diffs()[i], SinkTrack::sum);
         }
-        version++;
       }
     } catch (ChangeFeed.Ended e) {
       if (!dropped) {
@@ -287,7 +284,7 @@ public final class SinkTrack {
       rows.add(es.get(i).getKey());
       diffs[i] = es.get(i).getValue();
     }
-    return new Batch(engineTick, offsets, List.copyOf(rows), diffs, version, pendingSinceNanos, pendingSinceMillis);
+    return new Batch(engineTick, offsets, List.copyOf(rows), diffs, pendingSinceNanos, pendingSinceMillis);
   }
 
   /** {@code b} was committed with label {@code label}: the destination now holds it, up to {@code to}. */
@@ -301,7 +298,6 @@ public final class SinkTrack {
     lastLabel = Math.max(lastLabel, label);
     pendingSinceNanos = pending.isEmpty() ? 0 : System.nanoTime();
     pendingSinceMillis = pending.isEmpty() ? 0 : System.currentTimeMillis();
-    version++;
   }
 
   /**
@@ -315,7 +311,6 @@ public final class SinkTrack {
     }
     positions = Map.copyOf(back.to());
     lastLabel = Math.max(lastLabel, progressTick);
-    version++;
   }
 
   @Override
