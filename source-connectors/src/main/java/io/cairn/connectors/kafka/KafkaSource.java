@@ -616,9 +616,12 @@ final class KafkaSource implements Source {
     // Short waits: the consumer has no group and commits nothing, an admin call in flight is no
     // longer wanted, and dead letters were acknowledged before their records' offsets moved
     // (writeDeadLetter). With the broker gone, a restart cycle or a node's stop must not wait
-    // out long timeouts here (they used to add up to ~10 s per close).
+    // out long timeouts here (they used to add up to ~10 s per close). The consumer closes at
+    // once: with any wait its close asks the brokers to drop its fetch sessions and waits for the
+    // answer, which a broker holds for fetch.max.wait.ms (500 ms, every stop and every `recover
+    // --until-caught-up` paid it); a session not dropped is evicted by the broker in time.
     for (AutoCloseable c : new AutoCloseable[] {
-        () -> consumer.close(Duration.ofSeconds(1)),
+        () -> consumer.close(Duration.ZERO),
         () -> {
           if (admin != null) {
             admin.close(Duration.ZERO);
