@@ -124,9 +124,9 @@ final class AdviseService {
         java.util.OptionalDouble typical = c.map(SourceConnector::typicalReplayRate).orElse(java.util.OptionalDouble.empty());
         replay = typical.orElse(ASSUMED_REPLAY_RATE);
         basis = "assumed: " + (typical.isPresent() ? "typical for " + c.get().name() : "no figure for its connector")
-            + (r == null ? " (no recovery yet)" : " (the last recovery replayed " + String.format(Locale.ROOT, "%,d", mine)
-                + " of its records, too few to measure)");
-        assumptions.add(String.format(Locale.ROOT, "source '%s' replays %,.0f records/s (%s)", name, replay, basis.substring(9)));
+            + (r == null ? "; no recovery yet" : "; the last recovery replayed " + String.format(Locale.ROOT, "%,d", mine)
+                + " of its records, too few to measure");
+        assumptions.add(String.format(Locale.ROOT, "source '%s' replays %,.0f records/s: %s", name, replay, basis.substring(9)));
       }
       double cap = f.config().catchUpRateLimit();
       if (cap > 0 && replay > cap) {
@@ -164,7 +164,7 @@ final class AdviseService {
     } else {
       loadRate = ASSUMED_LOAD_RATE;
       loadBasis = "assumed: a load from S3 measured 1.17M rows/s (benchmarks/RESULTS.md), rounded down";
-      assumptions.add(String.format(Locale.ROOT, "the snapshot loads at %,.0f rows/s (%s)", loadRate, loadBasis.substring(9)));
+      assumptions.add(String.format(Locale.ROOT, "the snapshot loads at %,.0f rows/s: %s", loadRate, loadBasis.substring(9)));
     }
     // fixed costs
     Advisor.Basis before;
@@ -190,7 +190,7 @@ final class AdviseService {
       Duration d = Duration.ofMillis(Math.max(1000, Math.round(rows / ASSUMED_WRITE_RATE * 1000)));
       snap = new Advisor.Basis(d, String.format(Locale.ROOT, "assumed: %,d rows at %,.0f rows/s, at least 1 s", rows,
           ASSUMED_WRITE_RATE));
-      assumptions.add("a snapshot takes " + Advisor.human(d) + " (this node has not taken one; " + snap.basis().substring(9) + ")");
+      assumptions.add("a snapshot takes " + Advisor.human(d) + ": " + snap.basis().substring(9) + " (this node has not taken one)");
     }
     List<Duration> gaps = f.currentGaps();
     Advisor.Cadence current = gaps.isEmpty() ? Advisor.Cadence.every(Duration.ofDays(366)) : Advisor.Cadence.of(gaps);
