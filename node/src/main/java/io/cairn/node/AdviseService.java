@@ -88,8 +88,8 @@ final class AdviseService {
       checks.add(c);
       warnings.addAll(c.warnings());
     }
-    assumptions.add("not counted: the process's start before its recovery (about a second for a JVM; `cairn class-cache` "
-        + "shortens it) and, in a group, the time to notice a dead owner (group.session-timeout)");
+    assumptions.add("a recovery is timed from the process's start: the start itself (about a second for a JVM; `cairn "
+        + "class-cache` shortens it) and, in a group, the time to notice a dead owner (group.session-timeout) come on top");
     return new AdviceReport(advice, checked, checks, warnings, assumptions);
   }
 
