@@ -142,6 +142,8 @@ public final class Node implements AutoCloseable, NodeApi {
   private volatile io.cairn.node.group.GroupMembership membership;
   private AutoCloseable schedule;
   private java.util.concurrent.ScheduledExecutorService background;
+  /** Each source's live ingest rate, sampled from published load meters while serving. */
+  private final IngestRates ingestRates = new IngestRates();
 
   /**
    * Opens the store. An owner takes it at once ({@link #takeStore}); a standby ({@code asStandby})
@@ -609,6 +611,10 @@ public final class Node implements AutoCloseable, NodeApi {
     }, 5, 5, java.util.concurrent.TimeUnit.SECONDS);
     snapshotService.useBackground(background);
     background.execute(snapshotService::checkRetention);
+    ingestRates.sample(engine.sourceStatuses()); // the window starts when serving starts: a catch-up's rate is not live ingest
+    long every = IngestRates.SAMPLE_EVERY.toMillis();
+    background.scheduleWithFixedDelay(() -> ingestRates.sample(engine.sourceStatuses()), every, every,
+        java.util.concurrent.TimeUnit.MILLISECONDS);
     state.set(State.SERVING);
     LOG.info("cairn is serving: {} sources, {} views; snapshots '{}' ({}); store {}",
         engine.sourceNames().size(), engine.dataflows().size() - engine.sourceNames().size(), config.snapshotCron(),
@@ -861,7 +867,7 @@ public final class Node implements AutoCloseable, NodeApi {
     SnapshotService svc = snapshotService;
     Map<String, Object> s = NodeStatus.of(state.get().name(), engine, session.position(),
         svc == null ? java.util.Optional.empty() : svc.lastSnapshot(), svc == null ? null : svc.lastError(),
-        svc == null ? List.of() : svc.retentionWarnings());
+        svc == null ? List.of() : svc.retentionWarnings(), ingestRates.rates(engine.sourceStatuses()));
     Health h = health();
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("state", s.remove("state"));
@@ -943,6 +949,15 @@ public final class Node implements AutoCloseable, NodeApi {
   @Override
   public String prometheus() {
     return registry.scrape();
+  }
+
+  @Override
+  public io.cairn.node.advise.AdviceReport advise(Duration target) {
+    requireServing("advise on the snapshot schedule");
+    SnapshotService svc = snapshotService;
+    Engine e = engine;
+    return AdviseService.advise(target, new AdviseService.Facts(e, config, report, svc.lastSnapshot(),
+        ingestRates.rates(e.sourceStatuses()), snapshots.gaps(config, Duration.ofDays(8)), options.secrets()));
   }
 
   @Override
@@ -1118,6 +1133,11 @@ public final class Node implements AutoCloseable, NodeApi {
         throw starting();
       }
       return n.recoveryReportJson();
+    }
+
+    @Override
+    public io.cairn.node.advise.AdviceReport advise(Duration target) {
+      return ready().advise(target);
     }
 
     @Override

@@ -59,6 +59,17 @@ public interface NodeApi {
   /** The last recovery report as JSON (a {@link NodeUnavailableException} while the first recovery runs). */
   String recoveryReportJson();
 
+  /**
+   * Advice on the snapshot schedule for a recovery within {@code target} ({@code cairn advise}):
+   * from the node's measured rates, the schedule that meets it, the retention that schedule needs
+   * of every source, and the sources' settings that fall short. Asks each source's system for its
+   * settings, each within a few seconds (a source that does not answer is a warning). Default:
+   * not available from this frontend's node.
+   */
+  default io.cairn.node.advise.AdviceReport advise(java.time.Duration target) {
+    throw new NodeUnavailableException(NodeUnavailableException.Reason.NOT_READY, "Cannot advise: not available on this node");
+  }
+
   /** Whether the process works (liveness) and whether it serves caught-up views (readiness), and why not. */
   Health health();
 

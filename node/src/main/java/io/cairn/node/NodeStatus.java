@@ -12,13 +12,14 @@ import java.util.Optional;
 /**
  * What {@code GET /status} and {@code cairn status --json} show, built from published values only
  * (source statuses, dataflow states, the last {@link SnapshotOutcome}): a status poll never touches a
- * source's client and never waits for a tick or a snapshot.
+ * source's client and never waits for a tick or a snapshot. Each source's {@code ingest} is its live rate
+ * over the last minutes ({@link IngestRates}), measured while the node serves.
  */
 final class NodeStatus {
   private NodeStatus() {}
 
   static Map<String, Object> of(String nodeState, Engine engine, long catalogPosition, Optional<SnapshotOutcome> lastSnapshot,
-      String lastSnapshotError, List<String> retentionWarnings) {
+      String lastSnapshotError, List<String> retentionWarnings, Map<String, IngestRates.Rate> ingest) {
     Map<String, Object> s = new LinkedHashMap<>();
     s.put("state", nodeState);
     s.put("lastClosedTick", engine.lastClosedTick());
@@ -40,6 +41,14 @@ final class NodeStatus {
         one.put("nextAttempt", st.nextAttempt().toString());
       }
       one.put("load", st.load());
+      IngestRates.Rate r = ingest.get(st.name());
+      if (r != null) {
+        Map<String, Object> rate = new LinkedHashMap<>();
+        rate.put("recordsPerSecond", Math.round(r.recordsPerSecond() * 10) / 10.0);
+        rate.put("bytesPerSecond", Math.round(r.bytesPerSecond()));
+        rate.put("windowSeconds", Math.round(r.window().toMillis() / 100.0) / 10.0);
+        one.put("ingest", rate); // live rate while serving (0 s window: not measured yet)
+      }
       srcs.put(st.name(), one);
     }
     s.put("sources", srcs);

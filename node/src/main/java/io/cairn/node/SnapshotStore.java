@@ -144,6 +144,28 @@ final class SnapshotStore implements AutoCloseable {
     return Duration.between(a, b);
   }
 
+  /**
+   * The gaps between the schedule's consecutive slots over the next {@code horizon} (at most 5,000
+   * slots), for advice on the schedule; empty when it fires fewer than twice in that time.
+   */
+  List<Duration> gaps(CairnConfig config, Duration horizon) {
+    SnapshotSchedule s =
+        new SnapshotSchedule(config.snapshotCron(), config.snapshotZone(), clock, null, reason -> { });
+    Instant now = Instant.now(clock);
+    Instant end = now.plus(horizon);
+    List<Duration> out = new ArrayList<>();
+    Instant a = s.nextSlotAfter(now).orElse(null);
+    while (a != null && a.isBefore(end) && out.size() < 5000) {
+      Instant b = s.nextSlotAfter(a).orElse(null);
+      if (b == null) {
+        break;
+      }
+      out.add(Duration.between(a, b));
+      a = b;
+    }
+    return out;
+  }
+
   String listText() {
     StringBuilder sb = new StringBuilder();
     List<ManifestInfo> all = new ArrayList<>(reader.list());

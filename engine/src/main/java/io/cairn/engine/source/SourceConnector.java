@@ -31,6 +31,23 @@ public interface SourceConnector {
   }
 
   /**
+   * The connector's retention probe, if the system it reads deletes or stops keeping what a
+   * recovery replays (default: none; the load generator replays any offset).
+   */
+  default java.util.Optional<RetentionProbe> retentionProbe() {
+    return java.util.Optional.empty();
+  }
+
+  /**
+   * Records per second a recovery's catch-up typically reads from such a source on a small
+   * machine, for advice before a recovery has measured it (default: empty, the caller then
+   * assumes a conservative figure of its own). A measured rate always wins.
+   */
+  default java.util.OptionalDouble typicalReplayRate() {
+    return java.util.OptionalDouble.empty();
+  }
+
+  /**
    * Whether a second process may read this connector's sources at the same time as the node that
    * owns them, without disturbing it or the system read (default false). Kafka: yes — a reader
    * with no consumer group and no commits is invisible to others. A Postgres replication slot: no —

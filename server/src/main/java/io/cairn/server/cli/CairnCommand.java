@@ -30,6 +30,7 @@ import picocli.CommandLine.Parameters;
       CairnCommand.Snapshots.class,
       CairnCommand.Sql.class,
       CairnCommand.Status.class,
+      CairnCommand.Advise.class,
       ClassCache.class
     })
 public final class CairnCommand implements Runnable {
@@ -313,6 +314,40 @@ public final class CairnCommand implements Runnable {
     public Integer call() throws Exception {
       String body = http(config.load(), timeout.get(), "GET", "/status", null);
       System.out.println(json ? body : StatusText.render(body));
+      return 0;
+    }
+  }
+
+  @Command(name = "advise", mixinStandardHelpOptions = true,
+      description = "Recommend a snapshot schedule (snapshots.cron) for a target recovery time, from the running node's "
+          + "measured rates; state the Kafka retention and Postgres WAL it needs and warn where the sources' settings fall short.",
+      footer = {"", "The node measures each source's ingest while it serves, and its last recovery's load and replay rates; a",
+          "figure it has not measured is assumed and said so. It reads each Kafka topic's retention.ms and retention.bytes",
+          "and each Postgres server's max_slot_wal_keep_size, a few seconds at most each.", "",
+          "Examples:", "  cairn advise --target-recovery 2m", "  cairn advise --target-recovery 90s --json | jq .recommended"})
+  static final class Advise implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+    @CommandLine.Mixin ConfigOption config = new ConfigOption();
+    @CommandLine.Mixin ClientTimeout timeout = new ClientTimeout();
+
+    @Option(names = "--target-recovery", required = true, paramLabel = "DURATION",
+        description = "The longest recovery acceptable: from the start of a recovery until every source has caught up (e.g. 90s, 2m, 1h).")
+    String target;
+
+    @Option(names = "--json", description = "Print the advice as JSON (as GET /advise returns it).")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+      try {
+        io.cairn.server.http.HttpEndpoint.adviseTarget(target); // a bad value is bad usage: nothing is asked of the node
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage().replace("Cannot advise: ", "Invalid value for "
+            + "--target-recovery: "));
+      }
+      String path = "/advise?target=" + java.net.URLEncoder.encode(target.strip(), java.nio.charset.StandardCharsets.UTF_8)
+          + "&format=" + (json ? "json" : "text");
+      System.out.print(http(config.load(), timeout.get(), "GET", path, null));
       return 0;
     }
   }

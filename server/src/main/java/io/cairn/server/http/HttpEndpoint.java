@@ -418,7 +418,7 @@ public final class HttpEndpoint implements Frontend {
       Route route = route(path);
       if (route == null) {
         done(ctx, r, new Response(HttpResponseStatus.NOT_FOUND, "No such path: " + clip(path)
-            + " (use /sql, /status, /snapshot, /metrics, /recovery, /health/live, /health/ready)\n", "text/plain", false));
+            + " (use /sql, /status, /snapshot, /metrics, /recovery, /advise, /health/live, /health/ready)\n", "text/plain", false));
         return;
       }
       if (!r.method().name().equalsIgnoreCase(route.method())) {
@@ -626,10 +626,55 @@ public final class HttpEndpoint implements Frontend {
       case "/status" -> new Route("GET", false, (r, b) -> ok(api.statusJson(), "application/json"));
       case "/metrics" -> new Route("GET", false, (r, b) -> ok(api.prometheus(), "text/plain; version=0.0.4"));
       case "/recovery" -> new Route("GET", false, (r, b) -> ok(api.recoveryReportJson(), "application/json"));
+      // on a SQL thread: it asks the sources' systems for their retention, a few seconds at most
+      case "/advise" -> new Route("GET", true, (r, b) -> advise(r));
       case "/health/live" -> new Route("GET", false, (r, b) -> health(api.health(), true));
       case "/health/ready" -> new Route("GET", false, (r, b) -> health(api.health(), false));
       default -> null;
     };
+  }
+
+  /** {@code GET /advise?target=2m[&format=text]}: advice on the snapshot schedule ({@link NodeApi#advise}). */
+  private Response advise(Request r) {
+    String format = queryParam(r.uri(), "format", "json");
+    if (!format.equals("json") && !format.equals("text")) {
+      throw new IllegalArgumentException("Cannot advise: format '" + clip(format) + "' is not json or text");
+    }
+    io.cairn.node.advise.AdviceReport report = api.advise(adviseTarget(queryParam(r.uri(), "target", null)));
+    if (format.equals("text")) {
+      return ok(report.toText(), "text/plain; charset=utf-8");
+    }
+    try {
+      return ok(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(report.toJsonTree()) + "\n", "application/json");
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * The target recovery time of {@code cairn advise} and {@code GET /advise}: a positive duration
+   * written as the configuration writes them ({@code 90s}, {@code 2m}, {@code 1h}).
+   *
+   * @throws IllegalArgumentException naming what was wrong
+   */
+  public static java.time.Duration adviseTarget(String text) {
+    if (text == null || text.isBlank()) {
+      throw new IllegalArgumentException("Cannot advise: the target recovery time is missing (e.g. target=2m)");
+    }
+    if (text.strip().startsWith("-")) {
+      throw new IllegalArgumentException("Cannot advise: target recovery time '" + clip(text) + "' must be more than zero");
+    }
+    java.time.Duration d;
+    try {
+      d = io.cairn.node.config.ConfigLoader.parseDuration("target recovery time", text);
+    } catch (io.cairn.node.config.ConfigException e) {
+      throw new IllegalArgumentException("Cannot advise: target recovery time '" + clip(text) + "' is not a duration: write a "
+          + "whole number and a unit (ms, s, m, h or d), e.g. 90s, 2m, 1h");
+    }
+    if (d.isZero()) {
+      throw new IllegalArgumentException("Cannot advise: target recovery time '" + clip(text) + "' must be more than zero");
+    }
+    return d;
   }
 
   private static Response health(NodeApi.Health h, boolean liveness) {

@@ -86,6 +86,80 @@ public final class PostgresRetentionGuard {
     }
   }
 
+  /**
+   * Reads the server's {@code max_slot_wal_keep_size} and {@code wal_keep_size}, the source's slot
+   * ({@code wal_status}, {@code safe_wal_size}) and the WAL rate sampled from {@code
+   * pg_current_wal_lsn()} over a third of {@code timeout} (at most 1 s), with a connection of its
+   * own whose connect, login and every statement are bounded by {@code timeout}. The slot is
+   * confirmed after each snapshot commits, so only the newest snapshot can be resumed from
+   * ({@link io.cairn.engine.source.RetentionLimits.Reach#NEWEST_SNAPSHOT}).
+   */
+  public static io.cairn.engine.source.RetentionLimits probe(io.cairn.engine.source.SourceDefinition definition,
+      io.cairn.engine.source.Secrets secrets, Duration timeout) {
+    PostgresSourceConfig config = PostgresSourceConfig.from(new PostgresConnector().validate(definition));
+    String seconds = Long.toString(Math.max(1, (timeout.toMillis() + 999) / 1000));
+    java.util.Properties p = new java.util.Properties();
+    p.setProperty("user", config.user());
+    p.setProperty("password", secrets.resolve(config.passwordRef()));
+    p.setProperty("ApplicationName", "cairn-advise");
+    p.setProperty("connectTimeout", seconds);
+    p.setProperty("loginTimeout", seconds);
+    p.setProperty("socketTimeout", seconds);
+    try (Connection c = java.sql.DriverManager.getConnection(config.jdbcUrl(), p)) {
+      java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
+      java.util.List<String> notes = new java.util.ArrayList<>();
+      long maxKeep = maxSlotWalKeepSizeBytes(c);
+      settings.put("max_slot_wal_keep_size", maxKeep < 0 ? "-1" : (maxKeep >> 20) + "MB");
+      settings.put("wal_keep_size", setting(c, "wal_keep_size"));
+      try (java.sql.PreparedStatement st = c.prepareStatement(
+          "SELECT wal_status, safe_wal_size FROM pg_replication_slots WHERE slot_name = ?")) {
+        st.setString(1, config.slot());
+        try (ResultSet rs = st.executeQuery()) {
+          if (rs.next()) {
+            String status = rs.getString(1);
+            settings.put("slot " + config.slot() + " wal_status", status);
+            long safe = rs.getLong(2);
+            if (!rs.wasNull()) {
+              settings.put("slot " + config.slot() + " safe_wal_size", (safe >> 20) + "MB");
+            }
+            if ("lost".equals(status) || "unreserved".equals(status)) {
+              notes.add("replication slot '" + config.slot() + "' is " + status + ": the WAL a recovery needs is "
+                  + ("lost".equals(status) ? "gone" : "about to be removed"));
+            }
+          } else {
+            notes.add("replication slot '" + config.slot() + "' does not exist on " + config.where());
+          }
+        }
+      }
+      long sampleMillis = Math.min(1000, Math.max(50, timeout.toMillis() / 3));
+      long a = currentLsn(c);
+      long t0 = System.nanoTime();
+      try {
+        Thread.sleep(sampleMillis);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("Cannot read WAL retention for source '" + config.sourceName() + "': interrupted");
+      }
+      long b = currentLsn(c);
+      double rate = Math.max(0, b - a) / ((System.nanoTime() - t0) / 1e9);
+      settings.put("WAL rate (sampled " + sampleMillis + " ms)", String.format(Locale.ROOT, "%.0f B/s", rate));
+      return new io.cairn.engine.source.RetentionLimits(io.cairn.engine.source.RetentionLimits.Reach.NEWEST_SNAPSHOT, null,
+          maxKeep, 1, rate, settings, notes);
+    } catch (SQLException e) {
+      throw new IllegalStateException("Cannot read WAL retention for source '" + config.sourceName() + "' on "
+          + config.where() + ": " + e.getMessage() + " [SQLState " + e.getSQLState() + "]");
+    }
+  }
+
+  private static String setting(Connection c, String name) throws SQLException {
+    try (java.sql.PreparedStatement st = c.prepareStatement("SELECT current_setting(?)")) {
+      st.setString(1, name);
+      try (ResultSet rs = st.executeQuery()) {
+        return rs.next() ? rs.getString(1) : "(unknown)";
+      }
+    }
+  }
+
   private static long currentLsn(Connection c) throws SQLException {
     try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_current_wal_lsn()::text")) {
       rs.next();
