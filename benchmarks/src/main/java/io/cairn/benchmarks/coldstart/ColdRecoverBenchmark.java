@@ -49,7 +49,7 @@ public final class ColdRecoverBenchmark {
   private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
   /** The environment of every command: the Postgres password as a secret. */
-  private static final Map<String, String> ENV = new java.util.concurrent.ConcurrentHashMap<>();
+  static final Map<String, String> ENV = new java.util.concurrent.ConcurrentHashMap<>();
 
   private ColdRecoverBenchmark() {}
 
@@ -121,7 +121,7 @@ public final class ColdRecoverBenchmark {
     System.out.println("work directory (logs, stores): " + work);
   }
 
-  private static Path config(Path work, String name, List<String> init) throws IOException {
+  static Path config(Path work, String name, List<String> init) throws IOException {
     Path dir = Files.createDirectories(work.resolve(name));
     StringBuilder y = new StringBuilder();
     y.append("store:\n  uri: file://").append(dir.resolve("store")).append('\n');
@@ -176,7 +176,7 @@ public final class ColdRecoverBenchmark {
     return out;
   }
 
-  private static void waitCaughtUp(int port, Process node, Path dir) throws Exception {
+  static void waitCaughtUp(int port, Process node, Path dir) throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
     while (System.nanoTime() < deadline) {
       if (!node.isAlive()) {
@@ -203,7 +203,7 @@ public final class ColdRecoverBenchmark {
     throw new IllegalStateException("the node did not catch up in 120 s; see " + dir.resolve("node.log"));
   }
 
-  private static String run(Path bin, Path dir, List<String> args) throws Exception {
+  static String run(Path bin, Path dir, List<String> args) throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(bin.toString());
     cmd.addAll(args);
@@ -224,7 +224,7 @@ public final class ColdRecoverBenchmark {
     return text;
   }
 
-  private static long median(long[] v) {
+  static long median(long[] v) {
     long[] s = v.clone();
     Arrays.sort(s);
     return s[s.length / 2];
@@ -234,7 +234,7 @@ public final class ColdRecoverBenchmark {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 
-  private static int freePort() throws IOException {
+  static int freePort() throws IOException {
     try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
     }

@@ -28,6 +28,10 @@ public final class KeySort {
     if (longs != null) {
       return radix(longs, n);
     }
+    int[] ranked = n >= RADIX_MIN ? byRank(keys, n) : null;
+    if (ranked != null) {
+      return ranked;
+    }
     Integer[] boxed = new Integer[n];
     for (int i = 0; i < n; i++) {
       boxed[i] = i;
@@ -38,6 +42,53 @@ public final class KeySort {
       perm[i] = boxed[i];
     }
     return perm;
+  }
+
+  /**
+   * A stable permutation through the distinct keys, or null when more than half of the keys are
+   * distinct (a comparison sort of all of them is then as cheap). Text keys (customers, names,
+   * categories) repeat within a tick: each key is looked up once in a hash table (a {@link Row}
+   * caches its hash), only the d distinct keys are sorted by {@link Row#compareTo} (d log d
+   * comparisons instead of n log n, each of which walks two strings), and the keys are then
+   * radix-sorted by their distinct key's rank. Distinct keys that compare equal share a rank
+   * ({@link Row#equals} agrees with {@code compareTo}, so they do not occur; the rule keeps the
+   * result the comparison sort's even if they did).
+   */
+  static int[] byRank(Row[] keys, int n) {
+    java.util.HashMap<Row, Integer> ids = new java.util.HashMap<>(Math.min(n, 1 << 16));
+    java.util.ArrayList<Row> distinct = new java.util.ArrayList<>();
+    long[] id = new long[n];
+    int limit = n / 2;
+    for (int i = 0; i < n; i++) {
+      Row k = keys[i];
+      Integer x = ids.get(k);
+      if (x == null) {
+        if (distinct.size() == limit) {
+          return null;
+        }
+        x = distinct.size();
+        ids.put(k, x);
+        distinct.add(k);
+      }
+      id[i] = x;
+    }
+    int d = distinct.size();
+    Integer[] order = new Integer[d];
+    for (int i = 0; i < d; i++) {
+      order[i] = i;
+    }
+    Arrays.sort(order, Comparator.comparing(distinct::get));
+    long[] rank = new long[d];
+    for (int r = 0, i = 0; i < d; i++) {
+      if (i > 0 && distinct.get(order[i - 1]).compareTo(distinct.get(order[i])) != 0) {
+        r++;
+      }
+      rank[order[i]] = r;
+    }
+    for (int i = 0; i < n; i++) {
+      id[i] = rank[(int) id[i]];
+    }
+    return radix(id, n); // ranks are non-negative: unsigned order is their order
   }
 
   /**

@@ -64,4 +64,38 @@ class KeySortTest {
     };
     Property.tries(100).forAll(gen, keys -> assertThat(KeySort.byKey(keys, keys.length)).isEqualTo(oracle(keys, keys.length)));
   }
+
+  @Test
+  void repeatingKeysSortByRankLikeAStableComparisonSort() {
+    Gen<Row[]> gen = (r, size) -> {
+      int n = 256 + r.nextInt(40 * size + 1);
+      int distinct = 1 + r.nextInt(Math.max(1, n / 3));
+      int shape = r.nextInt(4);
+      Row[] keys = new Row[n];
+      for (int i = 0; i < n; i++) {
+        int k = r.nextInt(distinct);
+        keys[i] = switch (shape) {
+          case 0 -> Row.of("customer " + k); // a TEXT key: new String objects, equal values
+          case 1 -> Row.of(k % 7 == 0 ? null : "c" + k, (long) (k % 3)); // TEXT and BIGINT, NULLs first
+          case 2 -> Row.of(k % 5 == 0 ? -0.0 : k * 0.5); // DOUBLE, with -0.0
+          default -> Row.of((long) k, k % 2 == 0 ? "even" : "odd\u00e9\uD83D\uDE00"); // non-ASCII, a surrogate pair
+        };
+      }
+      return keys;
+    };
+    Property.tries(150).forAll(gen, keys -> {
+      assertThat(KeySort.byRank(keys, keys.length)).as("repeating keys take the rank path").isNotNull();
+      assertThat(KeySort.byKey(keys, keys.length)).isEqualTo(oracle(keys, keys.length));
+    });
+  }
+
+  @Test
+  void mostlyDistinctKeysLeaveTheRankPath() {
+    Row[] keys = new Row[1000];
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = Row.of("k" + (keys.length - i));
+    }
+    assertThat(KeySort.byRank(keys, keys.length)).isNull();
+    assertThat(KeySort.byKey(keys, keys.length)).isEqualTo(oracle(keys, keys.length));
+  }
 }
