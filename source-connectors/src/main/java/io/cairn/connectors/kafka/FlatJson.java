@@ -55,6 +55,14 @@ final class FlatJson {
    * (absent fields and JSON null are null), or null to give up (see the class comment).
    */
   static Object[] read(byte[] b, byte[][] names, Type[] types) {
+    return read(b, names, types, null);
+  }
+
+  /**
+   * As {@link #read(byte[], byte[][], Type[])}, with the strings of column {@code i} taken from
+   * {@code texts[i]} when it is not null (see {@link TextCache}).
+   */
+  static Object[] read(byte[] b, byte[][] names, Type[] types, TextCache[] texts) {
     if (names == null) {
       return null;
     }
@@ -103,7 +111,7 @@ final class FlatJson {
           seen[col] = true;
           seenCount++;
           expect = col + 1;
-          p = value(b, p, types[col], out, col);
+          p = value(b, p, types[col], out, col, texts == null ? null : texts[col]);
         }
         if (p < 0) {
           return null;
@@ -129,7 +137,7 @@ final class FlatJson {
   }
 
   /** Reads the value at {@code p} into {@code out[col]}; the index after it, or -1 to give up. */
-  private static int value(byte[] b, int p, Type type, Object[] out, int col) {
+  private static int value(byte[] b, int p, Type type, Object[] out, int col, TextCache text) {
     byte c = b[p];
     if (c == 'n') {
       return literal(b, p, "null");
@@ -153,7 +161,7 @@ final class FlatJson {
         if (end < 0) {
           return -1;
         }
-        out[col] = new String(b, p + 1, end - p - 1, StandardCharsets.ISO_8859_1);
+        out[col] = text == null ? new String(b, p + 1, end - p - 1, StandardCharsets.ISO_8859_1) : text.get(b, p + 1, end - p - 1);
         return end + 1;
       }
       default -> {

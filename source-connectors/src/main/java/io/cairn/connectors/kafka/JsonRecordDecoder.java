@@ -113,6 +113,9 @@ final class JsonRecordDecoder {
   private final byte[][] keyNames;
   private final Type[] types;
   private final Type[] keyTypes;
+  /** Per column, the fast path's reused strings of a TEXT column (null for other columns). */
+  private final TextCache[] texts;
+  private final TextCache[] keyTexts;
 
   JsonRecordDecoder(Schema schema, List<String> primaryKey, Envelope envelope, Optional<String> keyField) {
     this.schema = schema;
@@ -127,6 +130,7 @@ final class JsonRecordDecoder {
       names[i] = schema.column(i).name();
     }
     this.columnNames = FlatJson.names(names);
+    this.texts = textCaches(types);
     this.keyTypes = new Type[pkIndex.length];
     String[] keyColumns = new String[pkIndex.length];
     for (int i = 0; i < pkIndex.length; i++) {
@@ -134,6 +138,7 @@ final class JsonRecordDecoder {
       keyColumns[i] = names[pkIndex[i]];
     }
     this.keyNames = FlatJson.names(keyColumns);
+    this.keyTexts = textCaches(keyTypes);
   }
 
   /**
@@ -165,18 +170,31 @@ final class JsonRecordDecoder {
     };
   }
 
+  /** A {@link TextCache} for each TEXT column, or null when there is none. */
+  private static TextCache[] textCaches(Type[] types) {
+    TextCache[] out = new TextCache[types.length];
+    boolean any = false;
+    for (int i = 0; i < types.length; i++) {
+      if (types[i] == Type.TEXT) {
+        out[i] = new TextCache();
+        any = true;
+      }
+    }
+    return any ? out : null;
+  }
+
   private Change fastAppend(byte[] keyBytes, byte[] valueBytes) {
     if (valueBytes == null) {
       return null;
     }
-    Object[] row = FlatJson.read(valueBytes, columnNames, types);
+    Object[] row = FlatJson.read(valueBytes, columnNames, types, texts);
     return row == null ? null : Change.append(Row.wrap(row));
   }
 
   private Change fastUpsert(byte[] keyBytes, byte[] valueBytes) {
     Row key = null;
     if (keyBytes != null) {
-      Object[] k = FlatJson.read(keyBytes, keyNames, keyTypes);
+      Object[] k = FlatJson.read(keyBytes, keyNames, keyTypes, keyTexts);
       if (k == null) {
         return null;
       }
@@ -190,7 +208,7 @@ final class JsonRecordDecoder {
     if (valueBytes == null) {
       return key == null ? null : Change.upsert(key, null);
     }
-    Object[] row = FlatJson.read(valueBytes, columnNames, types);
+    Object[] row = FlatJson.read(valueBytes, columnNames, types, texts);
     return row == null ? null : withKey(key, Row.wrap(row));
   }
 
