@@ -584,6 +584,9 @@ public final class Node implements AutoCloseable, NodeApi {
     return host + "-" + ProcessHandle.current().pid() + "-" + config.httpPort();
   }
 
+  /** The heap that must be free for the snapshot encoder's warm-up to run (see {@link #serve}). */
+  static final long WARM_UP_MIN_FREE_BYTES = 256L << 20;
+
   /** Starts serving: ticks in the background, snapshots on the schedule, the {@link Frontend}s (HTTP, pgwire). */
   public void serve() {
     engine.start();
@@ -611,6 +614,27 @@ public final class Node implements AutoCloseable, NodeApi {
     }, 5, 5, java.util.concurrent.TimeUnit.SECONDS);
     snapshotService.useBackground(background);
     background.execute(snapshotService::checkRetention);
+    // the first snapshot after a start would run the encoder in code not compiled yet: compile it
+    // half a minute in (a scheduled snapshot is usually hours away; a node that lives less pays
+    // nothing), on a thread of its own at low priority
+    background.schedule(() -> {
+      Thread t = new Thread(() -> {
+        Runtime rt = Runtime.getRuntime();
+        long free = rt.maxMemory() - (rt.totalMemory() - rt.freeMemory());
+        if (free < WARM_UP_MIN_FREE_BYTES) { // it allocates ~200 MB over 1-2 s (two batches of 200,000 rows live at once): not on a tight heap
+          LOG.info("Snapshot encoder not warmed up: {} MB of heap free, it needs {} MB", free >> 20, WARM_UP_MIN_FREE_BYTES >> 20);
+          return;
+        }
+        try {
+          LOG.info("Snapshot encoder warmed up in {} ms (the first snapshot runs compiled code)", snapshots.warmUpEncoder());
+        } catch (RuntimeException | OutOfMemoryError e) {
+          LOG.warn("Warming the snapshot encoder up failed (snapshots are not affected): {}", e.toString());
+        }
+      }, "cairn-snapshot-warm-up");
+      t.setDaemon(true);
+      t.setPriority(Thread.MIN_PRIORITY);
+      t.start();
+    }, 30, java.util.concurrent.TimeUnit.SECONDS);
     ingestRates.sample(engine.sourceStatuses()); // the window starts when serving starts: a catch-up's rate is not live ingest
     long every = IngestRates.SAMPLE_EVERY.toMillis();
     background.scheduleWithFixedDelay(() -> ingestRates.sample(engine.sourceStatuses()), every, every,
