@@ -53,6 +53,11 @@ class AdviseCommandTest {
     Run zero = cairn("advise", "--config", cfg, "--target-recovery", "0");
     assertThat(zero.exit()).isEqualTo(2);
     assertThat(zero.err()).contains("target recovery time '0' must be more than zero");
+    for (String huge : new String[] {"99999999999d", "9223372036854775807ms", "366d"}) { // once a 500: long overflow
+      Run r = cairn("advise", "--config", cfg, "--target-recovery", huge);
+      assertThat(r.exit()).as(huge).isEqualTo(2);
+      assertThat(r.err()).as(huge).contains("target recovery time '" + huge + "'");
+    }
     Run negative = cairn("advise", "--config", cfg, "--target-recovery", "-2m");
     assertThat(negative.exit()).isEqualTo(2);
     assertThat(negative.err()).contains("'-2m' must be more than zero");

@@ -651,9 +651,12 @@ public final class HttpEndpoint implements Frontend {
     }
   }
 
+  /** The longest target recovery time {@link #adviseTarget} takes (longer ones overflowed the model's arithmetic). */
+  static final java.time.Duration MAX_ADVISE_TARGET = java.time.Duration.ofDays(365);
+
   /**
    * The target recovery time of {@code cairn advise} and {@code GET /advise}: a positive duration
-   * written as the configuration writes them ({@code 90s}, {@code 2m}, {@code 1h}).
+   * written as the configuration writes them ({@code 90s}, {@code 2m}, {@code 1h}), at most 365 days.
    *
    * @throws IllegalArgumentException naming what was wrong
    */
@@ -667,12 +670,16 @@ public final class HttpEndpoint implements Frontend {
     java.time.Duration d;
     try {
       d = io.cairn.node.config.ConfigLoader.parseDuration("target recovery time", text);
-    } catch (io.cairn.node.config.ConfigException e) {
+    } catch (io.cairn.node.config.ConfigException | ArithmeticException e) {
       throw new IllegalArgumentException("Cannot advise: target recovery time '" + clip(text) + "' is not a duration: write a "
           + "whole number and a unit (ms, s, m, h or d), e.g. 90s, 2m, 1h");
     }
     if (d.isZero()) {
       throw new IllegalArgumentException("Cannot advise: target recovery time '" + clip(text) + "' must be more than zero");
+    }
+    if (d.compareTo(MAX_ADVISE_TARGET) > 0) {
+      throw new IllegalArgumentException("Cannot advise: target recovery time '" + clip(text) + "' is more than "
+          + MAX_ADVISE_TARGET.toDays() + "d; no schedule needs a longer one");
     }
     return d;
   }
