@@ -138,25 +138,7 @@ public final class ColdRecoverBenchmark {
 
   private static List<Round> measure(Path bin, Path work, String name, Path cfg, int rounds) throws Exception {
     Path dir = cfg.getParent();
-    int port = Integer.parseInt(Files.readAllLines(cfg).stream().filter(l -> l.trim().startsWith("port:")).findFirst().orElseThrow()
-        .trim().substring(5).trim());
-    ProcessBuilder nb = new ProcessBuilder(bin.toString(), "run", "-c", cfg.toString()).directory(dir.toFile()).redirectErrorStream(true)
-        .redirectOutput(dir.resolve("node.log").toFile());
-    nb.environment().putAll(ENV);
-    Process node = nb.start();
-    try {
-      waitCaughtUp(port, node, dir);
-      HttpResponse<String> snap = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/snapshot"))
-          .POST(HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofString());
-      if (snap.statusCode() != 200) {
-        throw new IllegalStateException(name + ": snapshot failed: " + snap.body());
-      }
-    } finally {
-      node.destroy(); // SIGTERM: the node stops as an operator stops it
-      if (!node.waitFor(60, TimeUnit.SECONDS)) {
-        node.destroyForcibly();
-      }
-    }
+    snapshotOnce(bin, cfg, Map.of(), Duration.ZERO);
     run(bin, dir, List.of("recover", "-c", cfg.toString(), "--until-caught-up")); // warms the page cache, not the JVM
     List<Round> out = new ArrayList<>();
     for (int i = 0; i < rounds; i++) {
@@ -174,6 +156,37 @@ public final class ColdRecoverBenchmark {
       System.out.printf(Locale.ROOT, "%s round %d: list %d ms, recover %d ms, difference %d ms, phases %s%n", name, i + 1, list, rec, rec - list, phases);
     }
     return out;
+  }
+
+  /**
+   * {@code cairn run} on {@code cfg} as a child process (extra environment {@code env} beside the
+   * Postgres secret), waits until every source has caught up, lets it serve for {@code idle}, asks
+   * for a snapshot ({@code POST /snapshot}) and stops it with SIGTERM, as an operator does. Its log
+   * is {@code node.log} beside the configuration.
+   */
+  static void snapshotOnce(Path bin, Path cfg, Map<String, String> env, Duration idle) throws Exception {
+    Path dir = cfg.getParent();
+    int port = Integer.parseInt(Files.readAllLines(cfg).stream().filter(l -> l.trim().startsWith("port:")).findFirst().orElseThrow()
+        .trim().substring(5).trim());
+    ProcessBuilder nb = new ProcessBuilder(bin.toString(), "run", "-c", cfg.toString()).directory(dir.toFile()).redirectErrorStream(true)
+        .redirectOutput(dir.resolve("node.log").toFile());
+    nb.environment().putAll(ENV);
+    nb.environment().putAll(env);
+    Process node = nb.start();
+    try {
+      waitCaughtUp(port, node, dir);
+      Thread.sleep(idle.toMillis());
+      HttpResponse<String> snap = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/snapshot"))
+          .POST(HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofMinutes(10)).build(), HttpResponse.BodyHandlers.ofString());
+      if (snap.statusCode() != 200) {
+        throw new IllegalStateException(cfg + ": snapshot failed: " + snap.body());
+      }
+    } finally {
+      node.destroy(); // SIGTERM: the node stops as an operator stops it
+      if (!node.waitFor(60, TimeUnit.SECONDS)) {
+        node.destroyForcibly();
+      }
+    }
   }
 
   static void waitCaughtUp(int port, Process node, Path dir) throws Exception {

@@ -1,9 +1,5 @@
 package io.cairn.benchmarks.coldstart;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -13,7 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.TimeUnit;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -41,7 +37,6 @@ import java.util.regex.Pattern;
  * passed to the node as {@code CAIRN_JAVA_OPTS}.
  */
 public final class ColdSnapshotBenchmark {
-  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
   private static final Pattern COMMITTED = Pattern.compile("Committed snapshot \\S+ of tick \\d+: (\\d+) rows.*?(\\d+) bytes uploaded.*upload (\\d+) ms");
 
   private static final int IDLE_SECONDS = Integer.getInteger("cairn.bench.idle-seconds", 40);
@@ -62,41 +57,20 @@ public final class ColdSnapshotBenchmark {
           "CREATE SOURCE gen FROM LOAD GENERATOR (keys = " + keys + ", categories = 100, seed = " + (42 + r) + ", limit = " + records
               + ", delete-percent = 0)"));
       Path dir = cfg.getParent();
-      int port = Integer.parseInt(Files.readAllLines(cfg).stream().filter(l -> l.trim().startsWith("port:")).findFirst().orElseThrow()
-          .trim().substring(5).trim());
       // no snapshot before the one asked for: the schedule's first slot is a year away
       Files.writeString(cfg, Files.readString(cfg).replace("init:", "snapshots:\n  cron: \"0 0 0 1 1 ? 2099\"\ninit:"));
-      ProcessBuilder nb = new ProcessBuilder(bin.toString(), "run", "-c", cfg.toString()).directory(dir.toFile()).redirectErrorStream(true)
-          .redirectOutput(dir.resolve("node.log").toFile());
       String opts = System.getProperty("cairn.bench.java-opts", "");
-      if (!opts.isEmpty()) {
-        nb.environment().put("CAIRN_JAVA_OPTS", opts);
+      // a scheduled snapshot finds a node that has served a while
+      ColdRecoverBenchmark.snapshotOnce(bin, cfg, opts.isEmpty() ? Map.of() : Map.of("CAIRN_JAVA_OPTS", opts), Duration.ofSeconds(IDLE_SECONDS));
+      Matcher m = null;
+      for (String line : Files.readAllLines(dir.resolve("node.log"))) {
+        Matcher x = COMMITTED.matcher(line);
+        if (x.find()) {
+          m = x;
+        }
       }
-      Process node = nb.start();
-      Matcher m;
-      try {
-        ColdRecoverBenchmark.waitCaughtUp(port, node, dir);
-        Thread.sleep(IDLE_SECONDS * 1000L); // a scheduled snapshot finds a node that has served a while
-        HttpResponse<String> snap = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/snapshot"))
-            .POST(HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofMinutes(10)).build(), HttpResponse.BodyHandlers.ofString());
-        if (snap.statusCode() != 200) {
-          throw new IllegalStateException("snapshot failed: " + snap.body());
-        }
-        m = null;
-        for (String line : Files.readAllLines(dir.resolve("node.log"))) {
-          Matcher x = COMMITTED.matcher(line);
-          if (x.find()) {
-            m = x;
-          }
-        }
-        if (m == null) {
-          throw new IllegalStateException("no 'Committed snapshot' line in " + dir.resolve("node.log"));
-        }
-      } finally {
-        node.destroy();
-        if (!node.waitFor(60, TimeUnit.SECONDS)) {
-          node.destroyForcibly();
-        }
+      if (m == null) {
+        throw new IllegalStateException("no 'Committed snapshot' line in " + dir.resolve("node.log"));
       }
       long rows = Long.parseLong(m.group(1));
       long bytes = Long.parseLong(m.group(2));

@@ -3,10 +3,6 @@ package io.cairn.benchmarks.coldstart;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.cairn.testkit.kafka.KafkaBroker;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,8 +10,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
@@ -40,7 +36,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  */
 public final class TextReplayBenchmark {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
   private static final String TOPIC = "orders";
 
   private TextReplayBenchmark() {}
@@ -78,24 +73,7 @@ public final class TextReplayBenchmark {
         Path dir = cfg.getParent();
         print("full replay " + (r + 1), report(ColdRecoverBenchmark.run(bin, dir, List.of("recover", "-c", cfg.toString(), "--until-caught-up", "--json"))));
         // a snapshot of the state at the end of the topic, then more records, then a catch-up
-        int port = Integer.parseInt(Files.readAllLines(cfg).stream().filter(l -> l.trim().startsWith("port:")).findFirst().orElseThrow()
-            .trim().substring(5).trim());
-        ProcessBuilder nb = new ProcessBuilder(bin.toString(), "run", "-c", cfg.toString()).directory(dir.toFile()).redirectErrorStream(true)
-            .redirectOutput(dir.resolve("node.log").toFile());
-        Process node = nb.start();
-        try {
-          ColdRecoverBenchmark.waitCaughtUp(port, node, dir);
-          HttpResponse<String> snap = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/snapshot"))
-              .POST(HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofMinutes(5)).build(), HttpResponse.BodyHandlers.ofString());
-          if (snap.statusCode() != 200) {
-            throw new IllegalStateException("snapshot failed: " + snap.body());
-          }
-        } finally {
-          node.destroy();
-          if (!node.waitFor(60, TimeUnit.SECONDS)) {
-            node.destroyForcibly();
-          }
-        }
+        ColdRecoverBenchmark.snapshotOnce(bin, cfg, Map.of(), Duration.ZERO);
         produce(kafka, rnd, records + (long) r * more, more, keys);
         print("catch-up " + (r + 1), report(ColdRecoverBenchmark.run(bin, dir, List.of("recover", "-c", cfg.toString(), "--until-caught-up", "--json"))));
         records += more;
