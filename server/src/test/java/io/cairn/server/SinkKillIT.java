@@ -191,7 +191,9 @@ class SinkKillIT {
       assertThat(c.labelsBack).as("labels that went back in %s", c).isZero();
       // how many ticks a topic completes depends on the machine's load (a slow sink folds several ticks into one commit, and
       // the DEBEZIUM sink's 3-record transactions are where the crash points land most): each topic must have been checked
-      // at some ticks, and both together at more ticks than there were rounds
+      // at some ticks, and both together at more ticks than there were rounds. Measured: a clean-clone `mvn verify` on
+      // 2026-12-03 completed 3 DEBEZIUM ticks in 6 rounds (so "more than rounds" per topic failed there), while the same
+      // test alone completed 98 UPSERT and 33 DEBEZIUM ticks; the per-topic bound was > rounds before that run
       assertThat(c.ticksChecked).as("complete progress records checked against the oracle in %s", c).isPositive();
       assertThat(c.records).as("records in %s", c).isPositive();
       assertThat(c.finalEqualsOracle).as("the rebuilt view equals the oracle over all %d records in %s", LIMIT, c).isTrue();
