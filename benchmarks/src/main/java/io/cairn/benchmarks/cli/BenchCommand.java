@@ -69,9 +69,20 @@ public final class BenchCommand implements Runnable {
         + " 24 × (days - 1)).")
     Integer curveStep;
 
-    @Option(names = "--repeat", description = "Recoveries per strategy; the median wall time is reported (default ${DEFAULT-VALUE}).",
-        defaultValue = "3")
-    int repeat;
+    @Option(names = "--repeat", description = "Recoveries per strategy; the median wall time is reported (default 3; 1 with"
+        + " --scale large).")
+    Integer repeat;
+
+    @Option(names = "--scale", description = "small (default: the sizes above) or large: 30 days, 100M Kafka records over 10M"
+        + " order ids, 1M customers changed 3M times, and an order-history join holding about 95M rows; one recovery per"
+        + " strategy, no Kafka Streams peer, no standbys. Takes about an hour and a 20 GiB heap (given to the child JVM"
+        + " unless CAIRN_JAVA_OPTS sets -Xmx). --days, the rates and --curve-step still apply.",
+        defaultValue = "small")
+    String scale;
+
+    /** The heap the large scale needs: the oracle (0.6 GB), the ingest node's state and a recovering node's. */
+    static final String LARGE_HEAP = "-Xmx20g";
+    private static final long LARGE_MIN_HEAP_BYTES = 18L << 30;
 
     @Option(names = "--no-postgres", description = "Kafka only.")
     boolean noPostgres;
@@ -95,16 +106,36 @@ public final class BenchCommand implements Runnable {
       if (days != null && days < 1) {
         throw new CommandLine.ParameterException(spec.commandLine(), "--days must be at least 1, was " + days);
       }
-      int h = days != null ? 24 * days : hours;
-      int step = curveStep != null ? curveStep : days != null ? 24 * Math.max(1, days - 1) : 6;
-      int orders = ordersPerHour != null ? ordersPerHour : days != null ? 1375 : 10_000;
-      int changes = changesPerHour != null ? changesPerHour : days != null ? 100 : 2000;
-      LoadOnSourceConfig config = LoadOnSourceConfig.defaults(out.toAbsolutePath()).withHours(h, Math.min(step, h))
-          .withRates(orders, changes).withPostgres(!noPostgres).withPeer(!noPeer).withStandbys(!noStandby).withRepeats(repeat)
-          .withBrokerInChildJvm(brokerInChildJvm());
+      boolean large = switch (scale) {
+        case "small" -> false;
+        case "large" -> true;
+        default -> throw new CommandLine.ParameterException(spec.commandLine(), "--scale must be small or large, was '" + scale + "'");
+      };
+      LoadOnSourceConfig config;
+      if (large) {
+        LoadOnSourceConfig l = LoadOnSourceConfig.large(out.toAbsolutePath());
+        int h = days != null ? 24 * days : l.hours();
+        int step = curveStep != null ? curveStep : Math.min(l.curveStepHours(), h);
+        config = l.withHours(h, Math.min(step, h))
+            .withRates(ordersPerHour != null ? ordersPerHour : l.ordersPerHour(),
+                changesPerHour != null ? changesPerHour : l.customerChangesPerHour())
+            .withPostgres(!noPostgres).withRepeats(repeat != null ? repeat : 1).withBrokerInChildJvm(brokerInChildJvm());
+      } else {
+        int h = days != null ? 24 * days : hours;
+        int step = curveStep != null ? curveStep : days != null ? 24 * Math.max(1, days - 1) : 6;
+        int orders = ordersPerHour != null ? ordersPerHour : days != null ? 1375 : 10_000;
+        int changes = changesPerHour != null ? changesPerHour : days != null ? 100 : 2000;
+        config = LoadOnSourceConfig.defaults(out.toAbsolutePath()).withHours(h, Math.min(step, h))
+            .withRates(orders, changes).withPostgres(!noPostgres).withPeer(!noPeer).withStandbys(!noStandby)
+            .withRepeats(repeat != null ? repeat : 3).withBrokerInChildJvm(brokerInChildJvm());
+      }
       List<String> args = args();
       if (config.postgres() && System.getenv(LoadOnSourceBenchmark.PASSWORD_ENV) == null) {
-        return inChildJvm(args);
+        return inChildJvm(args, large);
+      }
+      if (large && Runtime.getRuntime().maxMemory() < LARGE_MIN_HEAP_BYTES) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--scale large needs a heap of at least 18 GiB; this JVM has "
+            + (Runtime.getRuntime().maxMemory() >> 20) + " MiB (set CAIRN_JAVA_OPTS=" + LARGE_HEAP + ")");
       }
       Files.createDirectories(config.outputDir());
       LoadOnSourceResult r = new LoadOnSourceBenchmark(config, "cairn " + String.join(" ", args)).run();
@@ -139,7 +170,10 @@ public final class BenchCommand implements Runnable {
       if (curveStep != null) {
         a.addAll(List.of("--curve-step", Integer.toString(curveStep)));
       }
-      a.addAll(List.of("--repeat", Integer.toString(repeat), "--out", out.toString()));
+      if (repeat != null) {
+        a.addAll(List.of("--repeat", Integer.toString(repeat)));
+      }
+      a.addAll(List.of("--scale", scale, "--out", out.toString()));
       if (noPostgres) {
         a.add("--no-postgres");
       }
@@ -157,9 +191,12 @@ public final class BenchCommand implements Runnable {
      * A cairn node reads Postgres passwords only from its environment; a JVM cannot set its own, so
      * the benchmark runs in a child JVM with a fresh random password for its private Postgres role.
      */
-    private static int inChildJvm(List<String> args) throws Exception {
-      List<String> cmd = childCommand(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments(),
-          System.getProperty("java.class.path"), args);
+    private static int inChildJvm(List<String> args, boolean large) throws Exception {
+      List<String> jvm = new ArrayList<>(java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments());
+      if (large && jvm.stream().noneMatch(o -> o.startsWith("-Xmx"))) {
+        jvm.add(LARGE_HEAP);
+      }
+      List<String> cmd = childCommand(jvm, System.getProperty("java.class.path"), args);
       ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
       pb.environment().put(LoadOnSourceBenchmark.PASSWORD_ENV, UUID.randomUUID().toString());
       Process p = pb.start();

@@ -10,8 +10,9 @@ import java.util.Objects;
  * and the table {@code initialCustomers} rows; then come {@code hours} simulated hours, each one
  * batch of {@code ordersPerHour} Kafka records and {@code customerChangesPerHour} Postgres row
  * changes; then half an hour more (half a batch of each) and the crash. Snapshots are taken at
- * every {@code curveStepHours}-th hour boundary from 0 to {@code hours} (the one at {@code hours - 24} is the daily snapshot,
- * {@code hours} the hourly one) and right before the crash.
+ * every {@code curveStepHours}-th hour boundary from 0 to {@code hours} (none when {@code
+ * curveStepHours} equals {@code hours}), at {@code hours - 24} (the daily snapshot), at {@code hours}
+ * (the hourly one) and right before the crash.
  *
  * @param hours simulated hours of history after midnight (≥ 1)
  * @param ordersPerHour Kafka records per simulated hour
@@ -31,6 +32,9 @@ import java.util.Objects;
  * @param brokerInChildJvm see {@link #withBrokerInChildJvm}
  * @param standbys whether to also measure a group of two nodes on the daily snapshot, the standby
  *     warm and then hot: what standing by and taking over read from the sources
+ * @param orderHistory whether the node also reads the topic append-only (every order record ever
+ *     written, tombstones skipped) and joins that history with the table: a join whose state
+ *     grows with the whole history, not with the live keys (the large scenario's)
  */
 public record LoadOnSourceConfig(
     int hours,
@@ -48,7 +52,8 @@ public record LoadOnSourceConfig(
     long seed,
     Path outputDir,
     boolean brokerInChildJvm,
-    boolean standbys) {
+    boolean standbys,
+    boolean orderHistory) {
 
   public LoadOnSourceConfig {
     positive("hours", hours);
@@ -78,42 +83,69 @@ public record LoadOnSourceConfig(
 
   /** The default size of {@code cairn bench load-on-source}: 24 simulated hours, a few minutes here. */
   public static LoadOnSourceConfig defaults(Path outputDir) {
-    return new LoadOnSourceConfig(24, 10_000, 2_000, 20_000, 10_000, 20_000, 3, 200, 6, true, true, 3, 42, outputDir, true, true);
+    return new LoadOnSourceConfig(24, 10_000, 2_000, 20_000, 10_000, 20_000, 3, 200, 6, true, true, 3, 42, outputDir, true, true, false);
   }
 
   /** The size the default test suite runs: seconds. */
   public static LoadOnSourceConfig tiny(Path outputDir) {
-    return new LoadOnSourceConfig(2, 600, 120, 300, 200, 400, 3, 40, 2, true, true, 1, 7, outputDir, false, false);
+    return new LoadOnSourceConfig(2, 600, 120, 300, 200, 400, 3, 40, 2, true, true, 1, 7, outputDir, false, false, false);
+  }
+
+  /**
+   * The large scenario ({@code cairn bench load-on-source --scale large}): 30 simulated days, 100M
+   * Kafka records (1M before midnight, 137,500 an hour) over 10M order ids, a table of 1M customers
+   * changed 3M times (4,167 changes an hour in transactions of 200), 6 partitions, and the order
+   * history join (about 95M rows of join state at the crash). Snapshots a day before the crash, at
+   * the last hour and right before it, no growth curve; one recovery per strategy; no Kafka
+   * Streams peer (it processes about 31K records/s here: 100M records would take an hour) and no
+   * standbys. Needs a heap of about 20 GiB.
+   */
+  public static LoadOnSourceConfig large(Path outputDir) {
+    return new LoadOnSourceConfig(720, 137_500, 4_167, 1_000_000, 1_000_000, 10_000_000, 6, 200, 720, true, false, 1, 42,
+        outputDir, true, false, true);
+  }
+
+  /** See {@link #orderHistory}. */
+  public LoadOnSourceConfig withOrderHistory(boolean on) {
+    return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys, on);
+  }
+
+  /** The same scenario with other sizes (the order history and every other choice kept). */
+  public LoadOnSourceConfig withSizes(int initialOrders, int initialCustomers, int orderKeys, int partitions) {
+    return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys,
+        orderHistory);
   }
 
   public LoadOnSourceConfig withHours(int h, int step) {
     return new LoadOnSourceConfig(h, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, step, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys);
+        partitions, transactionRows, step, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys, orderHistory);
   }
 
   public LoadOnSourceConfig withRates(int orders, int customerChanges) {
     return new LoadOnSourceConfig(hours, orders, customerChanges, initialOrders, initialCustomers, orderKeys, partitions,
-        transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys);
+        transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys, orderHistory);
   }
 
   public LoadOnSourceConfig withPostgres(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, on, peer, repeats, seed, outputDir, brokerInChildJvm, standbys);
+        partitions, transactionRows, curveStepHours, on, peer, repeats, seed, outputDir, brokerInChildJvm, standbys, orderHistory);
   }
 
   public LoadOnSourceConfig withPeer(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, on, repeats, seed, outputDir, brokerInChildJvm, standbys);
+        partitions, transactionRows, curveStepHours, postgres, on, repeats, seed, outputDir, brokerInChildJvm, standbys, orderHistory);
   }
 
   public LoadOnSourceConfig withRepeats(int n) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, n, seed, outputDir, brokerInChildJvm, standbys);
+        partitions, transactionRows, curveStepHours, postgres, peer, n, seed, outputDir, brokerInChildJvm, standbys, orderHistory);
   }
 
   public LoadOnSourceConfig withOutputDir(Path dir) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, dir, brokerInChildJvm, standbys);
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, dir, brokerInChildJvm, standbys, orderHistory);
   }
 
   /**
@@ -123,7 +155,7 @@ public record LoadOnSourceConfig(
    */
   public LoadOnSourceConfig withBrokerInChildJvm(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, on, standbys);
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, on, standbys, orderHistory);
   }
 
   /**
@@ -132,6 +164,6 @@ public record LoadOnSourceConfig(
    */
   public LoadOnSourceConfig withStandbys(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, on);
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, on, orderHistory);
   }
 }

@@ -159,7 +159,11 @@ public final class ReportWriter {
         c.hours(), c.ordersPerHour(),
         c.postgres() ? String.format(Locale.ROOT, " and %,d customer row changes (in transactions of %d)", c.customerChangesPerHour(),
             c.transactionRows()) : "",
-        c.postgres() ? " and orders per customer region (join of the topic with the table, aggregated)" : "",
+        (c.postgres() ? ", orders per customer region (join of the topic with the table, aggregated)" : "")
+            + (c.orderHistory() && c.postgres() ? " and order history per customer region (the topic read a second time,"
+                + " append-only, as source `order_events`: every order record ever written, its tombstones skipped; joined"
+                + " with the table and aggregated, so the join's state holds the whole history). Kafka figures add both"
+                + " sources' reading of the topic" : ""),
         r.kafkaRecordsInTopic(),
         c.postgres() ? String.format(Locale.ROOT, ", %,d rows in the table after %,d changes, %,d WAL bytes retained by the slot",
             r.pgRowsAtCrash(), r.pgChanges(), r.pgWalRetainedAtCrash()) : ""));

@@ -22,14 +22,22 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * inserts, updates and deletes in small transactions. It remembers every record's size per
  * partition, so the bytes that follow any offsets can be computed exactly.
  *
- * <p>Views (see {@link #viewsSql()}): orders per customer (the peer's aggregation), and orders per
- * customer region (a join of the topic with the table, aggregated).
+ * <p>Views (see {@link #sql}): orders per customer (the peer's aggregation), orders per customer
+ * region (a join of the topic with the table, aggregated), and with {@code orderHistory} every
+ * order record ever written per customer region: the topic read a second time, append-only (its
+ * tombstones skipped as bad records), joined with the table; that join's state holds the whole
+ * history.
+ *
+ * <p>Memory: the oracle holds two longs per order id, two per customer id for the history, and one
+ * int per record for the sizes (about 0.6 GB at 100M records over 10M ids), not objects per key.
  */
 final class Workload {
   static final String ORDERS = "orders";
   static final String CUSTOMERS = "customers";
   static final String BY_CUSTOMER = "by_customer";
   static final String BY_REGION = "by_region";
+  static final String ORDER_EVENTS = "order_events";
+  static final String HISTORY_BY_REGION = "history_by_region";
   private static final int REGIONS = 12;
 
   private final LoadOnSourceConfig config;
@@ -37,9 +45,13 @@ final class Workload {
   private final String topic;
   private final Connection pg; // null without Postgres
   private final Random random;
-  private final Map<Long, long[]> orders = new HashMap<>(); // id -> {customer, amount}
+  private final long[] orderCustomer; // per order id: its customer, or -1 when it has no row
+  private final long[] orderAmount; // per order id: its amount
+  private final long[] historyCount; // per customer id an order may name: records naming it (orderHistory)
+  private final long[] historySum; // per customer id: the sum of their amounts
+  private final long customerRange; // orders name customers in [0, customerRange)
   private final Map<Long, long[]> customers = new HashMap<>(); // id -> {region, tier}
-  private final List<List<Integer>> recordSizes = new ArrayList<>(); // per partition, per offset: key+value bytes
+  private final List<IntList> recordSizes = new ArrayList<>(); // per partition, per offset: key+value bytes
   private long nextCustomerId;
   private long ordersProduced;
   private long customerChanges;
@@ -51,7 +63,35 @@ final class Workload {
     this.pg = pg;
     this.random = new Random(config.seed());
     for (int p = 0; p < config.partitions(); p++) {
-      recordSizes.add(new ArrayList<>());
+      recordSizes.add(new IntList());
+    }
+    this.orderCustomer = new long[config.orderKeys()];
+    java.util.Arrays.fill(orderCustomer, -1);
+    this.orderAmount = new long[config.orderKeys()];
+    // customers a bit beyond the table's ids, so that some orders find no customer in the join
+    this.customerRange = Math.max(1, (long) (config.initialCustomers() * 1.1));
+    this.historyCount = new long[config.orderHistory() ? (int) customerRange : 0];
+    this.historySum = new long[historyCount.length];
+  }
+
+  /** A growable list of ints: 4 bytes a record instead of a boxed Integer's reference. */
+  private static final class IntList {
+    private int[] a = new int[1024];
+    private int size;
+
+    void add(int v) {
+      if (size == a.length) {
+        a = java.util.Arrays.copyOf(a, a.length * 2);
+      }
+      a[size++] = v;
+    }
+
+    int get(int i) {
+      return a[i];
+    }
+
+    int size() {
+      return size;
     }
   }
 
@@ -92,30 +132,48 @@ final class Workload {
 
   /** One simulated hour, or the given fraction of one. */
   void hour(double fraction) {
+    long t0 = System.nanoTime();
     produceOrders((int) Math.round(config.ordersPerHour() * fraction));
+    long t1 = System.nanoTime();
     if (pg != null) {
       changeCustomers((int) Math.round(config.customerChangesPerHour() * fraction));
     }
+    produceNanos += t1 - t0;
+    changeNanos += System.nanoTime() - t1;
+  }
+
+  private long produceNanos;
+  private long changeNanos;
+
+  /** Time spent producing Kafka records and changing the table since the start, ms: {produce, change}. */
+  long[] writeMillis() {
+    return new long[] {produceNanos / 1_000_000, changeNanos / 1_000_000};
   }
 
   private void produceOrders(int n) {
     List<ProducerRecord<byte[], byte[]>> batch = new ArrayList<>(Math.min(n, 10_000));
-    // customers a bit beyond the table's ids, so that some orders find no customer in the join
-    long customerRange = Math.max(1, (long) (config.initialCustomers() * 1.1));
+    StringBuilder json = new StringBuilder(64);
     for (int i = 0; i < n; i++) {
-      long id = random.nextInt(config.orderKeys());
-      int partition = (int) (id % config.partitions());
-      byte[] key = ("{\"id\":" + id + "}").getBytes(StandardCharsets.UTF_8);
+      int id = random.nextInt(config.orderKeys());
+      int partition = id % config.partitions();
+      json.setLength(0);
+      byte[] key = json.append("{\"id\":").append(id).append('}').toString().getBytes(StandardCharsets.UTF_8);
       byte[] value;
       if (random.nextInt(20) == 0) {
         value = null;
-        orders.remove(id);
+        orderCustomer[id] = -1;
       } else {
         long customer = (long) (random.nextDouble() * customerRange);
         long amount = 1 + random.nextInt(1000);
-        value = String.format(Locale.ROOT, "{\"id\":%d,\"customer\":%d,\"amount\":%d}", id, customer, amount)
-            .getBytes(StandardCharsets.UTF_8);
-        orders.put(id, new long[] {customer, amount});
+        json.setLength(0);
+        value = json.append("{\"id\":").append(id).append(",\"customer\":").append(customer).append(",\"amount\":")
+            .append(amount).append('}').toString().getBytes(StandardCharsets.UTF_8);
+        orderCustomer[id] = customer;
+        orderAmount[id] = amount;
+        if (config.orderHistory()) {
+          historyCount[(int) customer]++;
+          historySum[(int) customer] += amount;
+        }
       }
       batch.add(new ProducerRecord<>(topic, partition, key, value));
       recordSizes.get(partition).add(key.length + (value == null ? 0 : value.length));
@@ -130,11 +188,18 @@ final class Workload {
     }
   }
 
+  /**
+   * {@code n} row changes in transactions of {@code transactionRows}: each transaction's inserts,
+   * updates and deletes are sent as three JDBC batches, in that order. A transaction never touches a
+   * row after deleting it (a deleted id is no longer drawn) and inserts only new ids, so that order
+   * gives the same rows and the same number of change events as running them one by one.
+   */
   private void changeCustomers(int n) {
     try (PreparedStatement ins = pg.prepareStatement("INSERT INTO customers VALUES (?, ?, ?)");
         PreparedStatement upd = pg.prepareStatement("UPDATE customers SET region = ?, tier = ? WHERE id = ?");
         PreparedStatement del = pg.prepareStatement("DELETE FROM customers WHERE id = ?")) {
       pg.setAutoCommit(false);
+      int[] pending = new int[3];
       for (int i = 0; i < n; i++) {
         long id = (long) (random.nextDouble() * (nextCustomerId + 1));
         long[] cur = customers.get(id);
@@ -144,22 +209,26 @@ final class Workload {
           ins.setLong(1, id);
           ins.setLong(2, v[0]);
           ins.setLong(3, v[1]);
-          ins.executeUpdate();
+          ins.addBatch();
+          pending[0]++;
           customers.put(id, v);
         } else if (random.nextInt(10) == 0) {
           del.setLong(1, id);
-          del.executeUpdate();
+          del.addBatch();
+          pending[2]++;
           customers.remove(id);
         } else {
           long[] v = {random.nextInt(REGIONS), random.nextInt(3)};
           upd.setLong(1, v[0]);
           upd.setLong(2, v[1]);
           upd.setLong(3, id);
-          upd.executeUpdate();
+          upd.addBatch();
+          pending[1]++;
           customers.put(id, v);
         }
         customerChanges++;
-        if ((i + 1) % config.transactionRows() == 0) {
+        if ((i + 1) % config.transactionRows() == 0 || i == n - 1) {
+          flush(ins, upd, del, pending);
           pg.commit();
         }
       }
@@ -167,6 +236,22 @@ final class Workload {
       pg.setAutoCommit(true);
     } catch (SQLException e) {
       throw new IllegalStateException("Cannot change the customers table: " + e.getMessage(), e);
+    }
+  }
+
+  private static void flush(PreparedStatement ins, PreparedStatement upd, PreparedStatement del, int[] pending)
+      throws SQLException {
+    PreparedStatement[] all = {ins, upd, del};
+    for (int k = 0; k < 3; k++) {
+      if (pending[k] > 0) {
+        for (int count : all[k].executeBatch()) {
+          if (count != 1) {
+            throw new IllegalStateException("Cannot change the customers table: a batched statement changed " + count
+                + " rows, not 1: the oracle would no longer match the table");
+          }
+        }
+        pending[k] = 0;
+      }
     }
   }
 
@@ -203,7 +288,7 @@ final class Workload {
     long records = 0;
     long bytes = 0;
     for (int p = 0; p < recordSizes.size(); p++) {
-      List<Integer> sizes = recordSizes.get(p);
+      IntList sizes = recordSizes.get(p);
       long from = offsets.containsKey(Integer.toString(p)) ? Long.parseLong(offsets.get(Integer.toString(p))) : 0;
       for (long o = from; o < sizes.size(); o++) {
         records++;
@@ -229,6 +314,13 @@ final class Workload {
       out.add("CREATE MATERIALIZED VIEW by_region AS SELECT customers.region, COUNT(*) AS n, SUM(orders.amount) AS total"
           + " FROM orders JOIN customers ON orders.customer = customers.id GROUP BY customers.region");
     }
+    if (pgAccess != null && config.orderHistory()) {
+      // the topic once more, append-only: every order record ever written (a tombstone is not an order: skipped)
+      out.add("CREATE SOURCE order_events FROM KAFKA (brokers = '" + bootstrap + "', topic = '" + topic
+          + "', \"bad-records\" = 'skip') FORMAT JSON ENVELOPE NONE (id BIGINT, customer BIGINT, amount BIGINT)");
+      out.add("CREATE MATERIALIZED VIEW history_by_region AS SELECT customers.region, COUNT(*) AS n, SUM(order_events.amount)"
+          + " AS total FROM order_events JOIN customers ON order_events.customer = customers.id GROUP BY customers.region");
+    }
     return out;
   }
 
@@ -238,11 +330,13 @@ final class Workload {
   /** The oracle of {@link #BY_CUSTOMER}: customer, count, sum. */
   List<Row> expectedByCustomer() {
     Map<Long, long[]> g = new TreeMap<>();
-    orders.values().forEach(o -> {
-      long[] a = g.computeIfAbsent(o[0], k -> new long[2]);
-      a[0]++;
-      a[1] += o[1];
-    });
+    for (int id = 0; id < orderCustomer.length; id++) {
+      if (orderCustomer[id] >= 0) {
+        long[] a = g.computeIfAbsent(orderCustomer[id], k -> new long[2]);
+        a[0]++;
+        a[1] += orderAmount[id];
+      }
+    }
     List<Row> out = new ArrayList<>();
     g.forEach((c, a) -> out.add(Row.of(c, a[0], a[1])));
     return out;
@@ -251,16 +345,41 @@ final class Workload {
   /** The oracle of {@link #BY_REGION}: region, count, sum over orders whose customer exists. */
   List<Row> expectedByRegion() {
     Map<Long, long[]> g = new TreeMap<>();
-    orders.values().forEach(o -> {
-      long[] c = customers.get(o[0]);
+    for (int id = 0; id < orderCustomer.length; id++) {
+      long[] c = orderCustomer[id] < 0 ? null : customers.get(orderCustomer[id]);
       if (c != null) {
         long[] a = g.computeIfAbsent(c[0], k -> new long[2]);
         a[0]++;
-        a[1] += o[1];
+        a[1] += orderAmount[id];
       }
-    });
+    }
     List<Row> out = new ArrayList<>();
     g.forEach((r, a) -> out.add(Row.of(r, a[0], a[1])));
     return out;
+  }
+
+  /** The oracle of {@link #HISTORY_BY_REGION}: region, count, sum over every order record whose customer exists now. */
+  List<Row> expectedHistoryByRegion() {
+    Map<Long, long[]> g = new TreeMap<>();
+    for (int c = 0; c < historyCount.length; c++) {
+      long[] row = historyCount[c] == 0 ? null : customers.get((long) c);
+      if (row != null) {
+        long[] a = g.computeIfAbsent(row[0], k -> new long[2]);
+        a[0] += historyCount[c];
+        a[1] += historySum[c];
+      }
+    }
+    List<Row> out = new ArrayList<>();
+    g.forEach((r, a) -> out.add(Row.of(r, a[0], a[1])));
+    return out;
+  }
+
+  /** Order records in the topic that are not tombstones (what {@link #ORDER_EVENTS} holds). */
+  long orderEvents() {
+    long n = 0;
+    for (long c : historyCount) {
+      n += c;
+    }
+    return n;
   }
 }

@@ -383,9 +383,23 @@ final class KafkaSource implements Source {
       throw failure;
     }
     String note = config.deadLetterTopic().isPresent() ? writeDeadLetter(r, e) : "";
-    meter.badRecords.incrementAndGet();
-    LOG.warn("Source '{}' skipped a bad record at {}: {}{}", config.sourceName(), where, e.getMessage(), note);
+    long n = meter.badRecords.incrementAndGet();
+    // a topic of bad records must not become a log of them: the first few in full, then one line a while
+    long now = System.nanoTime();
+    if (n <= BAD_RECORDS_LOGGED_IN_FULL || now - lastBadRecordLog >= BAD_RECORD_LOG_INTERVAL_NANOS) {
+      long unlogged = n - 1 - loggedBadRecords;
+      LOG.warn("Source '{}' skipped a bad record at {}: {}{}{}", config.sourceName(), where, e.getMessage(), note,
+          unlogged > 0 ? " (and " + unlogged + " more since the last such line; " + n + " in all, in status load.bad_records)" : "");
+      loggedBadRecords = n;
+      lastBadRecordLog = now;
+    }
   }
+
+  /** Skipped records logged one line each before the log is thinned to a line per interval. */
+  static final int BAD_RECORDS_LOGGED_IN_FULL = 10;
+  private static final long BAD_RECORD_LOG_INTERVAL_NANOS = 10_000_000_000L;
+  private long loggedBadRecords;
+  private long lastBadRecordLog;
 
   /** Room left in a dead-letter record for the headers and the record's framing. */
   static final int DEAD_LETTER_OVERHEAD = 16 * 1024;

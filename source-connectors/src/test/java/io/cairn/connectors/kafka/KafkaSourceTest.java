@@ -314,6 +314,36 @@ class KafkaSourceTest {
   }
 
   @Test
+  void aTopicOfBadRecordsUnderSkipIsLoggedInFullTenTimesThenThinned() {
+    String topic = broker.createTopic(KafkaBroker.uniqueTopic("badmany"), 1);
+    List<ProducerRecord<byte[], byte[]>> records = new java.util.ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      records.add(rec(topic, 0, null, "{not json " + i));
+    }
+    records.add(rec(topic, 0, null, json(1, "a", 1, 1)));
+    broker.produceAll(records);
+    ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(KafkaSource.class);
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged =
+        new ch.qos.logback.core.read.ListAppender<>();
+    logged.start();
+    logger.addAppender(logged);
+    OracleOutput out = new OracleOutput();
+    try (Source s = open(def(topic, Envelope.NONE, Map.of("bad-records", "skip")))) {
+      s.seek(SourceOffsets.EMPTY);
+      assertThat(drain(s, out)).isEqualTo(201);
+      assertThat(s.meter().read().get("bad_records")).isEqualTo(200);
+    } finally {
+      logger.detachAppender(logged);
+    }
+    List<String> lines = logged.list.stream().map(e -> e.getFormattedMessage()).filter(m -> m.contains("skipped a bad record"))
+        .toList();
+    // the first ten in full; the rest within ten seconds of them: no line each
+    assertThat(lines).hasSizeBetween(KafkaSource.BAD_RECORDS_LOGGED_IN_FULL, KafkaSource.BAD_RECORDS_LOGGED_IN_FULL + 1);
+    assertThat(lines.get(0)).contains("offset 0").doesNotContain("more since");
+    assertThat(out.appends.keySet()).containsExactly(Row.of(1L, "a", 1.0, 1L));
+  }
+
+  @Test
   void badRecordsUnderSkipPolicyAreCountedAndWrittenRawToTheDeadLetterTopic() {
     String topic = broker.createTopic(KafkaBroker.uniqueTopic("badskip"), 1);
     String dlq = broker.createTopic(topic + "-dlq", 1);
