@@ -22,7 +22,7 @@ import picocli.CommandLine.Option;
 
 /** {@code cairn bench …}: benchmarks that start their own servers on 127.0.0.1. */
 @Command(name = "bench", description = "Benchmarks (they start their own Kafka broker and Postgres server on 127.0.0.1).",
-    subcommands = {BenchCommand.LoadOnSource.class, BenchCommand.Takeover.class}, mixinStandardHelpOptions = true)
+    subcommands = {BenchCommand.LoadOnSource.class, BenchCommand.Report.class, BenchCommand.Takeover.class}, mixinStandardHelpOptions = true)
 public final class BenchCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -223,6 +223,32 @@ public final class BenchCommand implements Runnable {
       cmd.addAll(List.of("-cp", classPath, "io.cairn.server.cli.CairnCommand"));
       cmd.addAll(args);
       return cmd;
+    }
+  }
+
+  @Command(name = "report", mixinStandardHelpOptions = true,
+      description = "Writes a load-on-source report again (report.md, report.html, results.csv, charts) from the results.json"
+          + " of a run, with this version's report writer: no benchmark runs.")
+  static final class Report implements Callable<Integer> {
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--from", required = true, description = "The directory of a load-on-source run (it holds results.json).")
+    Path from;
+
+    @Option(names = {"-o", "--out"}, description = "Where to write the report (default: the --from directory).")
+    Path out;
+
+    @Override
+    public Integer call() {
+      Path json = from.resolve(ReportWriter.JSON);
+      if (!Files.isRegularFile(json)) {
+        throw new CommandLine.ParameterException(spec.commandLine(), "--from " + from + " holds no " + ReportWriter.JSON);
+      }
+      LoadOnSourceResult r = ReportWriter.read(json);
+      Path dir = out != null ? out : from;
+      ReportWriter.write(r, dir);
+      System.out.println("Report: " + dir.resolve(ReportWriter.HTML));
+      return ConsistencyChecks.allPassed(r) ? 0 : 1;
     }
   }
 

@@ -52,6 +52,27 @@ public final class ReportWriter {
     }
   }
 
+  /**
+   * Reads back a {@code results.json} that {@link #write} wrote: the run's figures, so that a report
+   * can be written again (by a newer report writer) without running the benchmark again.
+   */
+  public static LoadOnSourceResult read(Path resultsJson) {
+    try {
+      ObjectMapper mapper = new ObjectMapper()
+          .configure(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+      com.fasterxml.jackson.databind.JsonNode tree = mapper.readTree(resultsJson.toFile());
+      for (com.fasterxml.jackson.databind.JsonNode s : tree.path("strategies")) {
+        if (s.path("standby").isBoolean()) {
+          // written before StrategyResult.isStandby was kept out of the file: it hid the standby figures
+          ((com.fasterxml.jackson.databind.node.ObjectNode) s).remove("standby");
+        }
+      }
+      return mapper.treeToValue(tree, LoadOnSourceResult.class);
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot read the benchmark's figures from " + resultsJson + ": " + e.getMessage(), e);
+    }
+  }
+
   // ------------------------------------------------------------------ tables
 
   static final List<String> COLUMNS = List.of("strategy", "snapshot hour", "hours since snapshot", "recovery ms", "Node.recover ms", "load ms",
@@ -148,7 +169,7 @@ public final class ReportWriter {
         .append(String.format(Locale.ROOT, "; total %.1f s (history ingested in %.1f s)%n%n", r.totalMillis() / 1000.0,
             r.ingestMillis() / 1000.0));
     sb.append("Machine: ");
-    r.machine().forEach((k, v) -> sb.append(k).append(" `").append(v).append("`; "));
+    new java.util.TreeMap<>(r.machine()).forEach((k, v) -> sb.append(k).append(" `").append(v).append("`; "));
     sb.append("\n\n## Scenario\n\n");
     sb.append(String.format(Locale.ROOT,
         "Midnight: a keyed Kafka topic of %,d order records (%d partitions, %,d order ids, upserts and tombstones)%s. "
@@ -201,6 +222,7 @@ public final class ReportWriter {
             + " \"standing by\" is what the standby read before it." : "")
         + "\n\n");
     availability(r, sb);
+    sourceRequirements(r, sb);
     sb.append("## Targets\n\n|target|goal|measured|met?|\n|---|---|---|---|\n");
     for (Target t : targets(r)) {
       sb.append('|').append(t.name()).append('|').append(t.target()).append('|').append(t.measured()).append('|')
@@ -242,6 +264,75 @@ public final class ReportWriter {
       sb.append("![").append(f).append("](").append(f).append(")\n\n");
     }
     return sb.toString();
+  }
+
+  /**
+   * The seed discussion's questions — set up a read replica for Debezium to hammer, build snapshots
+   * in-house, or keep Kafka logs forever; and what cairn requires of the systems of record — answered
+   * per strategy from this run's measured figures: the Kafka retention and Postgres WAL each needs,
+   * its recovery time, the load it puts on each source, and the storage it costs. The read-replica
+   * row is derived from the full replay's figures (it is not run; the text says why).
+   */
+  static void sourceRequirements(LoadOnSourceResult r, StringBuilder sb) {
+    StrategyResult full = r.strategies().stream().filter(StrategyResult::fullReplay).findFirst().orElse(null);
+    if (full == null) {
+      return;
+    }
+    boolean pg = r.config().postgres();
+    int readers = r.config().orderHistory() && pg ? 2 : 1;
+    long topicBytes = full.expectedKafkaBytes() / readers;
+    double historyHours = r.config().hours() + 0.5;
+    sb.append("## What each strategy requires of the sources\n\n");
+    sb.append("The seed discussion asks whether to keep Kafka logs forever, set up a read replica for Debezium to"
+        + " hammer, or build snapshots in-house, and what cairn requires of the systems of record. From this run's"
+        + " figures:\n\n");
+    sb.append("|strategy|Kafka retention needed|Postgres WAL needed|recovery ms|Kafka bytes read|")
+        .append(pg ? "PG rows scanned on the primary|PG WAL decoded|" : "")
+        .append("storage: Kafka log kept|storage: object store|\n|");
+    for (int i = 0; i < (pg ? 9 : 7); i++) {
+      sb.append("---|");
+    }
+    sb.append('\n');
+    sb.append(String.format(Locale.ROOT, "|keep Kafka logs forever (`full-replay`)|all of it (%.1f h here, growing)|%s|%,d|%,d|",
+        historyHours, pg ? "none (a new slot; the table is scanned)" : "-", full.recoveryMillis(), full.kafkaBytes()));
+    if (pg) {
+      sb.append(String.format(Locale.ROOT, "%,d|%,d|", full.pgRowsScanned(), full.pgWalBytesStreamed()));
+    }
+    sb.append(String.format(Locale.ROOT, "%,d B (every record ever written)|0|%n", topicBytes));
+    if (pg) {
+      sb.append(String.format(Locale.ROOT, "|full replay, table scanned on a read replica (derived, not run)|all of it|none on"
+          + " the replica; the slot stays on the primary|≈ %,d|%,d|0 (%,d on the replica)|%,d|%,d B + a replica of the"
+          + " database|0|%n", full.recoveryMillis(), full.kafkaBytes(), full.pgRowsScanned(), full.pgWalBytesStreamed(), topicBytes));
+    }
+    for (StrategyResult s : r.strategies()) {
+      if (s.fullReplay() || s.isStandby() || s.snapshotHour() < 0) {
+        continue;
+      }
+      sb.append(String.format(Locale.ROOT, "|snapshot, restart %.1f h after it (`%s`)|≥ %.1f h (× snapshots kept, for a"
+          + " fallback)|%s|%,d|%,d|", s.hoursSinceSnapshot(), s.name(), s.hoursSinceSnapshot(),
+          pg ? String.format(Locale.ROOT, "%,d B", s.pgWalBytesNeeded()) : "-", s.recoveryMillis(), s.kafkaBytes()));
+      if (pg) {
+        sb.append(String.format(Locale.ROOT, "%,d|%,d|", s.pgRowsScanned(), s.pgWalBytesStreamed()));
+      }
+      sb.append(String.format(Locale.ROOT, "%,d B (the records after the snapshot)|%,d B a snapshot|%n",
+          s.expectedKafkaBytes() / readers, s.snapshotBytes()));
+    }
+    sb.append("\nWhat cairn requires of the systems of record, from these figures:\n\n");
+    sb.append("- **Kafka** keeps every record written since the oldest snapshot cairn may fall back to: the interval times"
+        + " the snapshots kept, plus the time a snapshot takes. `cairn advise --target-recovery D` computes the schedule for"
+        + " a recovery target and checks each topic's `retention.ms`. Keeping the log forever is needed only for a full"
+        + " replay, and its recovery grows with the history; a snapshot's does not.\n");
+    if (pg) {
+      sb.append("- **PostgreSQL** keeps a logical replication slot (`wal_level = logical`) whose WAL is released when a"
+          + " snapshot commits, so it retains about one interval of the cluster's WAL (`PG WAL needed` above);"
+          + " `max_slot_wal_keep_size` must exceed it, which `cairn advise` checks. A snapshot recovery scans no table"
+          + " rows; a full replay scans the whole table on the primary.\n");
+      sb.append("- **A read replica** can take a full replay's table scan off the primary, but on PostgreSQL 15 it"
+          + " cannot serve the change stream (logical decoding on a standby needs PostgreSQL 16), and Debezium reads its"
+          + " initial snapshot and its stream from one server: cairn does not split them, so that row is derived from the"
+          + " full replay (same records, the scan moved). A snapshot strategy needs no replica: it scans nothing.\n");
+    }
+    sb.append('\n');
   }
 
   /**

@@ -91,6 +91,7 @@ public record StrategyResult(
   }
 
   /** Whether this is a standby strategy (an owner and a standby in a group, the standby taking over). */
+  @com.fasterxml.jackson.annotation.JsonIgnore // else it hides the standby component in results.json
   public boolean isStandby() {
     return standby != null;
   }

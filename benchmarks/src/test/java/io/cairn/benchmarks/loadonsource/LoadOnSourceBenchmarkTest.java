@@ -89,6 +89,12 @@ class LoadOnSourceBenchmarkTest {
       byte[] png = Files.readAllBytes(out.resolve(c));
       assertThat(png).as(c).startsWith((byte) 0x89, (byte) 'P', (byte) 'N', (byte) 'G');
     }
+    // the figures read back from results.json give the same report (`cairn bench report --from`)
+    assertThat(ReportWriter.markdown(ReportWriter.read(out.resolve(ReportWriter.JSON)), charts)).isEqualTo(md);
+    if (config.postgres()) {
+      assertThat(md).contains("## What each strategy requires of the sources", "|keep Kafka logs forever (`full-replay`)|",
+          "read replica");
+    }
     JsonNode json = new ObjectMapper().readTree(out.resolve(ReportWriter.JSON).toFile());
     assertThat(json.get("strategies")).hasSize(r.strategies().size());
     assertThat(json.get("strategies").get(0).get("name").asText()).isEqualTo("full-replay");
