@@ -1016,6 +1016,13 @@ public final class Node implements AutoCloseable, NodeApi {
     }
     if (background != null) {
       background.shutdownNow();
+      try { // a task under way (an epoch check, a retention check) ends before the store closes
+        if (!background.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS)) {
+          LOG.warn("A background task did not stop within 5 s of the node's close");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
     SinkService sinks = sinkService;
     if (sinks != null) {

@@ -106,6 +106,8 @@ public final class SnapshotSchedule implements AutoCloseable {
   private volatile Instant lastSnapshot; // time of the last snapshot (run here or found at start)
   private volatile Instant lastSlotTaken;
   private Scheduler scheduler;
+  /** Set by {@link #stop}: no snapshot starts after it (a missed one not begun yet, a trigger, a manual one). */
+  private volatile boolean stopped;
 
   /**
    * @param lastSnapshot when the newest existing snapshot was taken (e.g. the newest manifest's
@@ -159,7 +161,7 @@ public final class SnapshotSchedule implements AutoCloseable {
     try {
       Instant now = clock.instant();
       Optional<Instant> slot = slotAtOrBefore(now);
-      if (slot.isEmpty() || taken(slot.get())) {
+      if (stopped || slot.isEmpty() || taken(slot.get())) {
         return false;
       }
       run("scheduled", slot.get());
@@ -174,7 +176,7 @@ public final class SnapshotSchedule implements AutoCloseable {
     lock.lock();
     try {
       Optional<Instant> slot = slotAtOrBefore(clock.instant());
-      if (slot.isEmpty() || taken(slot.get())) {
+      if (stopped || slot.isEmpty() || taken(slot.get())) {
         return false;
       }
       LOG.info("A snapshot was due at {} ({} in {}) and none was taken since {}: taking one now", slot.get(), cronText, zone,
@@ -277,11 +279,17 @@ public final class SnapshotSchedule implements AutoCloseable {
       INSTANCES.remove(id);
       throw new IllegalStateException("Cannot start the snapshot schedule: " + e.getMessage(), e);
     }
-    return CompletableFuture.supplyAsync(this::fireMissed);
+    // on a thread of its own, not the common pool: stop() waits for it, and nothing else shares it
+    return CompletableFuture.supplyAsync(this::fireMissed, r -> {
+      Thread t = new Thread(r, "cairn-missed-snapshot");
+      t.setDaemon(true);
+      t.start();
+    });
   }
 
   /** Stops the scheduler, waiting for a running snapshot. Idempotent. */
   public synchronized void stop() {
+    stopped = true;
     if (scheduler == null) {
       return;
     }
@@ -293,6 +301,10 @@ public final class SnapshotSchedule implements AutoCloseable {
       scheduler = null;
       INSTANCES.remove(id);
     }
+    // a missed snapshot taken at start (or a manual one) runs outside Quartz: wait for it too, so
+    // that nothing writes to the store once the schedule is stopped
+    lock.lock();
+    lock.unlock();
   }
 
   @Override

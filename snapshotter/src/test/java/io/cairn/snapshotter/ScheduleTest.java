@@ -61,6 +61,35 @@ class ScheduleTest {
   }
 
   @Test
+  void stoppingWaitsForAMissedSnapshotStillRunningAndNothingRunsAfter() throws Exception {
+    // once a CI failure: a node closed while the missed snapshot of its start still wrote to the store
+    MutableClock clock = new MutableClock(Instant.parse("2026-06-10T07:30:00Z"));
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger finished = new AtomicInteger();
+    SnapshotSchedule s = new SnapshotSchedule(SnapshotSchedule.DEFAULT_CRON, PARIS, clock, null, r -> {
+      entered.countDown();
+      release.await();
+      finished.incrementAndGet();
+    });
+    java.util.concurrent.CompletableFuture<Boolean> missed = s.start();
+    assertThat(entered.await(10, TimeUnit.SECONDS)).as("the missed snapshot started").isTrue();
+    Thread stopper = new Thread(s::close, "stopper");
+    stopper.start();
+    stopper.join(300);
+    assertThat(stopper.isAlive()).as("stop waits for the running snapshot").isTrue();
+    release.countDown();
+    stopper.join(10_000);
+    assertThat(stopper.isAlive()).isFalse();
+    assertThat(finished).as("it finished before stop returned").hasValue(1);
+    assertThat(missed.get(1, TimeUnit.SECONDS)).isTrue();
+    clock.now.set(Instant.parse("2026-06-10T22:00:01Z"));
+    assertThat(s.fireDue()).as("no snapshot after stop").isFalse();
+    assertThat(s.fireMissed()).isFalse();
+    assertThat(finished).hasValue(1);
+  }
+
+  @Test
   void noMisfireWhenTheLastSnapshotIsAfterTheLastSlot() throws Exception {
     MutableClock clock = new MutableClock(Instant.parse("2026-06-10T07:30:00Z"));
     AtomicInteger runs = new AtomicInteger();
