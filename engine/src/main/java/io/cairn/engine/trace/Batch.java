@@ -39,6 +39,14 @@ import java.util.UUID;
  *   <li>Identity: a batch made here (seal, builder, merge) gets a fresh random id; {@link
  *       #withId} gives the same contents another id (a persisted batch's when it is loaded, the
  *       id of a snapshot's group of batches). An id never names two different contents.
+ *   <li>Constant columns: a times or diffs column whose entries are all equal is not stored: the
+ *       batch keeps the one value ({@link #constantTime()}, {@link #constantDiff()}) and the
+ *       array is null ({@link #timesOrNull()}, {@link #diffsOrNull()}). That is the common case
+ *       and saves 16 of the 32 bytes of a (BIGINT, BIGINT) entry: a sealed tick has one time, a
+ *       compacted batch has its times advanced to one {@code since}, and an upsert state or a
+ *       set of distinct rows has every diff 1. Every batch is built through the one constructor
+ *       that detects it, so a reader asks {@link #time(int)} and {@link #diff(int)} and never
+ *       sees the difference.
  *   <li>Bounds: {@link #description()} ({@code lower}, {@code upper}, {@code since}) is carried
  *       along, not checked against the times here; whoever builds the batch (the seal, a merge)
  *       chooses it.
@@ -51,8 +59,12 @@ public final class Batch {
   private final Description description;
   private final ColumnVector[] keys;
   private final ColumnVector[] vals;
+  /** The times, or null when every entry's time is {@link #time0}. */
   private final long[] times;
+  private final long time0;
+  /** The diffs, or null when every entry's diff is {@link #diff0}. */
   private final long[] diffs;
+  private final long diff0;
   private final int size;
   /** The key columns then the value columns as {@code long[]}s when every one is BIGINT/TIMESTAMP without NULLs; else null. */
   private final long[][] longCols;
@@ -67,6 +79,13 @@ public final class Batch {
       long[] times,
       long[] diffs,
       int size) {
+    this(id, keySchema, valSchema, description, keys, vals, allEqual(times, size) ? null : times, size == 0 ? 0 : times[0],
+        allEqual(diffs, size) ? null : diffs, size == 0 ? 0 : diffs[0], size);
+  }
+
+  /** The one constructor that stores the columns as given ({@code times} null: all {@code time0}; likewise diffs). */
+  private Batch(String id, Schema keySchema, Schema valSchema, Description description, ColumnVector[] keys, ColumnVector[] vals,
+      long[] times, long time0, long[] diffs, long diff0, int size) {
     this.id = id;
     this.keySchema = keySchema;
     this.valSchema = valSchema;
@@ -74,9 +93,25 @@ public final class Batch {
     this.keys = keys;
     this.vals = vals;
     this.times = times;
+    this.time0 = time0;
     this.diffs = diffs;
+    this.diff0 = diff0;
     this.size = size;
     this.longCols = longColumns(keys, vals);
+  }
+
+  /** Whether the first {@code n} entries of {@code a} are all equal (true for none or one). */
+  private static boolean allEqual(long[] a, int n) {
+    if (n == 0) {
+      return true;
+    }
+    long x = a[0];
+    for (int i = 1; i < n; i++) {
+      if (a[i] != x) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The key-then-value columns as {@code long[]}s, or null (see {@link #longCols}); do not modify. */
@@ -235,7 +270,8 @@ public final class Batch {
    */
   static Batch sortAndConsolidate(Schema keySchema, Schema valSchema, ColumnVector[] keys, ColumnVector[] vals,
       long[] times, long[] diffs, int n, Description description) {
-    Batch raw = new Batch("staged", keySchema, valSchema, description, keys, vals, times, diffs, n);
+    // the staged entries keep their arrays as they are (the sort reads them; nothing else sees this batch)
+    Batch raw = new Batch("staged", keySchema, valSchema, description, keys, vals, times, 0, diffs, 0, n);
     int[] perm = raw.sortedPermutation();
     SortedBuilder b = new SortedBuilder(keySchema, valSchema, n);
     Consolidation.scan(perm, n, raw.entryOrder(), x -> diffs[x], (x, sum) -> b.append(raw, x, times[x], sum));
@@ -354,7 +390,7 @@ public final class Batch {
 
   /** The same contents under another id (used when loading a persisted batch). */
   public Batch withId(String newId) {
-    return new Batch(newId, keySchema, valSchema, description, keys, vals, times, diffs, size);
+    return new Batch(newId, keySchema, valSchema, description, keys, vals, times, time0, diffs, diff0, size);
   }
 
   public Schema keySchema() {
@@ -386,21 +422,33 @@ public final class Batch {
   }
 
   public long time(int i) {
-    return times[i];
+    long[] t = times;
+    return t == null ? time0 : t[i];
   }
 
   public long diff(int i) {
-    return diffs[i];
+    long[] d = diffs;
+    return d == null ? diff0 : d[i];
   }
 
-  /** The times column (do not modify). */
-  public long[] times() {
+  /** The times column, or null when every entry's time is {@link #constantTime()} (do not modify). */
+  public long[] timesOrNull() {
     return times;
   }
 
-  /** The diffs column (do not modify). */
-  public long[] diffs() {
+  /** Every entry's time when {@link #timesOrNull()} is null (else the first entry's). */
+  public long constantTime() {
+    return time0;
+  }
+
+  /** The diffs column, or null when every entry's diff is {@link #constantDiff()} (do not modify). */
+  public long[] diffsOrNull() {
     return diffs;
+  }
+
+  /** Every entry's diff when {@link #diffsOrNull()} is null (else the first entry's). */
+  public long constantDiff() {
+    return diff0;
   }
 
   public Row key(int i) {
@@ -436,7 +484,7 @@ public final class Batch {
   }
 
   public Update update(int i) {
-    return new Update(key(i), val(i), times[i], diffs[i]);
+    return new Update(key(i), val(i), time(i), diff(i));
   }
 
   /** Compares the key of entry {@code i} with {@code key}. */
@@ -521,7 +569,7 @@ public final class Batch {
   /** Compares (key, val, time) of entry {@code i} with entry {@code j} of {@code other}. */
   public int compareEntry(int i, Batch other, int j) {
     int r = compareKeyVal(i, other, j);
-    return r != 0 ? r : Long.compare(times[i], other.times[j]);
+    return r != 0 ? r : Long.compare(time(i), other.time(j));
   }
 
   /**
@@ -604,7 +652,7 @@ public final class Batch {
 
   /** Approximate heap bytes held by this batch. */
   public long heapBytes() {
-    long b = 64 + 16L + 8L * times.length + 16L + 8L * diffs.length;
+    long b = 80 + (times == null ? 0 : 16L + 8L * times.length) + (diffs == null ? 0 : 16L + 8L * diffs.length);
     for (ColumnVector v : keys) {
       b += v.heapBytes();
     }

@@ -117,10 +117,14 @@ final class Merger {
   private long workLongs(long fuel) {
     int n = older.size();
     int m = newer.size();
-    long[] ot = older.times();
-    long[] od = older.diffs();
-    long[] nt = newer.times();
-    long[] nd = newer.diffs();
+    long[] ot = older.timesOrNull();
+    long[] od = older.diffsOrNull();
+    long[] nt = newer.timesOrNull();
+    long[] nd = newer.diffsOrNull();
+    long ot0 = older.constantTime();
+    long od0 = older.constantDiff();
+    long nt0 = newer.constantTime();
+    long nd0 = newer.constantDiff();
     long[] a0 = a[0];
     long[] b0 = b[0];
     int width = a.length;
@@ -136,15 +140,15 @@ final class Merger {
           c = Long.compare(a[col][i], b[col][j]);
         }
         if (c == 0) {
-          c = Long.compare(Math.max(ot[i], since), Math.max(nt[j], since));
+          c = Long.compare(Math.max(ot == null ? ot0 : ot[i], since), Math.max(nt == null ? nt0 : nt[j], since));
         }
         takeOlder = c <= 0;
       }
       if (takeOlder) {
-        append(a, i, Math.max(ot[i], since), od[i]);
+        append(a, i, Math.max(ot == null ? ot0 : ot[i], since), od == null ? od0 : od[i]);
         i++;
       } else {
-        append(b, j, Math.max(nt[j], since), nd[j]);
+        append(b, j, Math.max(nt == null ? nt0 : nt[j], since), nd == null ? nd0 : nd[j]);
         j++;
       }
       fuel--;
@@ -159,10 +163,14 @@ final class Merger {
   private long workTwoLongs(long fuel) {
     int n = older.size();
     int m = newer.size();
-    long[] ot = older.times();
-    long[] od = older.diffs();
-    long[] nt = newer.times();
-    long[] nd = newer.diffs();
+    long[] ot = older.timesOrNull();
+    long[] od = older.diffsOrNull();
+    long[] nt = newer.timesOrNull();
+    long[] nd = newer.diffsOrNull();
+    long ot0 = older.constantTime();
+    long od0 = older.constantDiff();
+    long nt0 = newer.constantTime();
+    long nd0 = newer.constantDiff();
     long[] a0 = a[0];
     long[] a1 = a[1];
     long[] b0 = b[0];
@@ -191,7 +199,7 @@ final class Merger {
         if (c == 0) {
           c = Long.compare(a1[i], b1[j]);
           if (c == 0) {
-            c = Long.compare(Math.max(ot[i], s), Math.max(nt[j], s));
+            c = Long.compare(Math.max(ot == null ? ot0 : ot[i], s), Math.max(nt == null ? nt0 : nt[j], s));
           }
         }
         takeOlder = c <= 0;
@@ -199,14 +207,14 @@ final class Merger {
       if (takeOlder) {
         x0 = a0[i];
         x1 = a1[i];
-        t = Math.max(ot[i], s);
-        d = od[i];
+        t = Math.max(ot == null ? ot0 : ot[i], s);
+        d = od == null ? od0 : od[i];
         i++;
       } else {
         x0 = b0[j];
         x1 = b1[j];
-        t = Math.max(nt[j], s);
-        d = nd[j];
+        t = Math.max(nt == null ? nt0 : nt[j], s);
+        d = nd == null ? nd0 : nd[j];
         j++;
       }
       if (k > 0 && last && c0[k - 1] == x0 && c1[k - 1] == x1 && ts[k - 1] == t) {

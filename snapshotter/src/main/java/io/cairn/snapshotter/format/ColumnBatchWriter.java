@@ -258,8 +258,13 @@ final class ColumnBatchWriter {
           enc.writeStrings(pw, d, col, from, to, dictionary);
         }
       }
-      enc.writeLongs(pages.getPageWriter(descriptors.get(k + v)), descriptors.get(k + v), null, batch.times(), from, to, true);
-      enc.writeLongs(pages.getPageWriter(descriptors.get(k + v + 1)), descriptors.get(k + v + 1), null, batch.diffs(), from, to, true);
+      long[] times = batch.timesOrNull();
+      long[] diffs = batch.diffsOrNull();
+      // a constant column is not stored in the batch: written from an array of the one value
+      enc.writeLongs(pages.getPageWriter(descriptors.get(k + v)), descriptors.get(k + v), null,
+          times != null ? times : filled(to - from, batch.constantTime()), times != null ? from : 0, times != null ? to : to - from, true);
+      enc.writeLongs(pages.getPageWriter(descriptors.get(k + v + 1)), descriptors.get(k + v + 1), null,
+          diffs != null ? diffs : filled(to - from, batch.constantDiff()), diffs != null ? from : 0, diffs != null ? to : to - from, true);
       done = true;
       return new EncodedRowGroup(to - from, pages);
     } catch (IOException e) {
@@ -292,15 +297,17 @@ final class ColumnBatchWriter {
       for (int c = 0; c < writers.length; c++) {
         writers[c] = store.getColumnWriter(descriptors.get(c));
       }
-      long[] times = batch.times();
-      long[] diffs = batch.diffs();
       for (int s = from; s < to; s += CHUNK) {
         int e = Math.min(to, s + CHUNK);
         for (int c = 0; c < k + v; c++) {
           writeColumn(writers[c], c < k ? batch.keyColumn(c) : batch.valColumn(c - k), s, e);
         }
-        writeRequired(writers[k + v], times, s, e);
-        writeRequired(writers[k + v + 1], diffs, s, e);
+        for (int i = s; i < e; i++) {
+          writers[k + v].write(batch.time(i), 0, 0);
+        }
+        for (int i = s; i < e; i++) {
+          writers[k + v + 1].write(batch.diff(i), 0, 0);
+        }
         for (int i = s; i < e; i++) {
           store.endRecord();
         }
@@ -381,10 +388,11 @@ final class ColumnBatchWriter {
     return set.size() == PROBE;
   }
 
-  private static void writeRequired(ColumnWriter w, long[] values, int from, int to) {
-    for (int i = from; i < to; i++) {
-      w.write(values[i], 0, 0);
-    }
+  /** {@code n} copies of {@code value}. */
+  private static long[] filled(int n, long value) {
+    long[] a = new long[n];
+    java.util.Arrays.fill(a, value);
+    return a;
   }
 
   /** Writes rows {@code [from, to)} of an optional column: definition level 1 for a value, 0 for NULL. */
