@@ -122,9 +122,10 @@ public final class Batch {
   /**
    * A batch of a new id from key-then-value columns that are all BIGINT/TIMESTAMP without NULLs,
    * already sorted and consolidated (entries {@code 0..n)}; arrays are trimmed to {@code n}).
+   * {@code times} null means every time is {@code time0}, {@code diffs} null every diff {@code diff0}.
    */
   static Batch ofLongColumns(Schema keySchema, Schema valSchema, Description description, long[][] cols, long[] times,
-      long[] diffs, int n) {
+      long time0, long[] diffs, long diff0, int n) {
     ColumnVector[] k = new ColumnVector[keySchema.size()];
     ColumnVector[] v = new ColumnVector[valSchema.size()];
     for (int c = 0; c < cols.length; c++) {
@@ -134,7 +135,11 @@ public final class Batch {
         v[c - k.length] = new ColumnVector.Longs(valSchema.type(c - k.length), trim(cols[c], n), null, n);
       }
     }
-    return new Batch(newId(), keySchema, valSchema, description, k, v, trim(times, n), trim(diffs, n), n);
+    boolean constTimes = times == null || allEqual(times, n);
+    boolean constDiffs = diffs == null || allEqual(diffs, n);
+    return new Batch(newId(), keySchema, valSchema, description, k, v,
+        constTimes ? null : trim(times, n), n == 0 ? 0 : times == null ? time0 : times[0],
+        constDiffs ? null : trim(diffs, n), n == 0 ? 0 : diffs == null ? diff0 : diffs[0], n);
   }
 
   /**

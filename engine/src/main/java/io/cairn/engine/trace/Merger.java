@@ -23,8 +23,13 @@ final class Merger {
   private final long[][] a;
   private final long[][] b;
   private long[][] cols;
+  /** The output's times, or null when they are all {@link #timeConst} (known at the start: see the constructor). */
   private long[] times;
+  private long timeConst;
+  /** The output's diffs, or null while every entry so far has diff {@link #diffConst}: allocated at the first other diff. */
   private long[] diffs;
+  private long diffConst;
+  private final int cap;
   private int k;
   /** False right after a zero sum removed the last entry: the next entry starts a new one. */
   private boolean lastComparable;
@@ -35,18 +40,26 @@ final class Merger {
     this.since = since;
     long[][] la = older.longColumns();
     long[][] lb = newer.longColumns();
+    cap = older.size() + newer.size();
     if (la != null && lb != null && la.length == lb.length) {
       a = la;
       b = lb;
-      int cap = older.size() + newer.size();
       cols = new long[la.length][cap];
-      times = new long[cap];
-      diffs = new long[cap];
+      // both inputs of one time each that advance to the same time (a compacted batch and a sealed
+      // tick, both at or below since): the output has that one time, and no times column is made.
+      // The diffs column is made only at the first diff that differs from the others (an upsert
+      // state, a set of distinct rows: never), so a merge of two large compacted batches allocates
+      // the key and value columns alone
+      boolean oneTime = older.timesOrNull() == null && newer.timesOrNull() == null
+          && Math.max(older.constantTime(), since) == Math.max(newer.constantTime(), since);
+      times = oneTime ? null : new long[cap];
+      timeConst = oneTime ? Math.max(older.constantTime(), since) : 0;
+      diffs = null;
       out = null;
     } else {
       a = null;
       b = null;
-      out = new Batch.SortedBuilder(older.keySchema(), older.valSchema(), older.size() + newer.size());
+      out = new Batch.SortedBuilder(older.keySchema(), older.valSchema(), cap);
     }
   }
 
@@ -75,7 +88,7 @@ final class Merger {
           Math.max(older.description().upper(), newer.description().upper()),
           Math.max(since, Math.max(older.description().since(), newer.description().since())));
       if (a != null) {
-        result = Batch.ofLongColumns(older.keySchema(), older.valSchema(), d, cols, times, diffs, k);
+        result = Batch.ofLongColumns(older.keySchema(), older.valSchema(), d, cols, times, timeConst, diffs, diffConst, k);
         cols = null;
         times = null;
         diffs = null;
@@ -179,6 +192,7 @@ final class Merger {
     long[] c1 = cols[1];
     long[] ts = times;
     long[] ds = diffs;
+    long dc = diffConst;
     long s = since;
     int i = this.i;
     int j = this.j;
@@ -217,18 +231,31 @@ final class Merger {
         d = nd == null ? nd0 : nd[j];
         j++;
       }
-      if (k > 0 && last && c0[k - 1] == x0 && c1[k - 1] == x1 && ts[k - 1] == t) {
-        long sum = ds[k - 1] + d;
-        ds[k - 1] = sum;
+      if (k > 0 && last && c0[k - 1] == x0 && c1[k - 1] == x1 && (ts == null || ts[k - 1] == t)) {
+        long sum = (ds == null ? dc : ds[k - 1]) + d;
         if (sum == 0) {
           k--;
           last = false;
+        } else if (ds != null) {
+          ds[k - 1] = sum;
+        } else if (sum != dc) {
+          ds = diffsColumn(k, dc);
+          ds[k - 1] = sum;
         }
       } else if (d != 0) {
         c0[k] = x0;
         c1[k] = x1;
-        ts[k] = t;
-        ds[k] = d;
+        if (ts != null) {
+          ts[k] = t;
+        }
+        if (ds != null) {
+          ds[k] = d;
+        } else if (k == 0) {
+          dc = d;
+        } else if (d != dc) {
+          ds = diffsColumn(k, dc);
+          ds[k] = d;
+        }
         k++;
         last = true;
       }
@@ -237,16 +264,23 @@ final class Merger {
     this.i = i;
     this.j = j;
     this.k = k;
+    diffs = ds;
+    diffConst = dc;
     lastComparable = last;
     return fuel;
   }
 
   private void append(long[][] from, int idx, long time, long diff) {
-    if (k > 0 && lastComparable && cols[0][k - 1] == from[0][idx] && times[k - 1] == time && sameAsLast(from, idx)) {
-      diffs[k - 1] += diff;
-      if (diffs[k - 1] == 0) {
+    if (k > 0 && lastComparable && cols[0][k - 1] == from[0][idx] && (times == null || times[k - 1] == time) && sameAsLast(from, idx)) {
+      long sum = (diffs == null ? diffConst : diffs[k - 1]) + diff;
+      if (sum == 0) {
         k--;
         lastComparable = false;
+      } else if (diffs != null) {
+        diffs[k - 1] = sum;
+      } else if (sum != diffConst) {
+        diffs = diffsColumn(k, diffConst);
+        diffs[k - 1] = sum;
       }
       return;
     }
@@ -256,10 +290,26 @@ final class Merger {
     for (int col = 0; col < from.length; col++) {
       cols[col][k] = from[col][idx];
     }
-    times[k] = time;
-    diffs[k] = diff;
+    if (times != null) {
+      times[k] = time;
+    }
+    if (diffs != null) {
+      diffs[k] = diff;
+    } else if (k == 0) {
+      diffConst = diff;
+    } else if (diff != diffConst) {
+      diffs = diffsColumn(k, diffConst);
+      diffs[k] = diff;
+    }
     k++;
     lastComparable = true;
+  }
+
+  /** The diffs column, made when an entry's diff first differs: entries {@code [0, n)} all had {@code same}. */
+  private long[] diffsColumn(int n, long same) {
+    long[] d = new long[cap];
+    java.util.Arrays.fill(d, 0, n, same);
+    return d;
   }
 
   private boolean sameAsLast(long[][] from, int idx) {
