@@ -105,6 +105,15 @@ public final class Engine implements AutoCloseable {
   private final Map<String, Dataflow> dataflows = new LinkedHashMap<>(); // in catalog order
   /** {@link #dataflows} as of its last change, for readers that must not wait for a tick (status). */
   private volatile List<Dataflow> publishedDataflows = List.of();
+  /** {@link #publishedDataflows} without the transient ones ({@link #evaluateOnce}): what {@link #dataflows()} lists. */
+  private volatile List<Dataflow> publishedCatalog = List.of();
+  /** Numbers the transient dataflows of one-shot queries (their ids are the negated numbers). */
+  private final java.util.concurrent.atomic.AtomicLong transients = new java.util.concurrent.atomic.AtomicLong();
+  /**
+   * The names of transient dataflows start with this. No catalog name can: the SQL session refuses
+   * an identifier that starts with it, and it holds a NUL, which pgwire cannot carry.
+   */
+  public static final String TRANSIENT_PREFIX = "\u0000query-";
   /** The sinks by name, in catalog order (guarded by the engine lock), and the list published for readers without it. */
   private final Map<String, io.cairn.engine.sink.SinkTrack> sinks = new java.util.LinkedHashMap<>();
   private volatile List<io.cairn.engine.sink.SinkTrack> publishedSinks = List.of();
@@ -326,7 +335,7 @@ public final class Engine implements AutoCloseable {
       }
       Dataflow d = Dataflow.source(id, def.name(), schema, pk, shards);
       dataflows.put(def.name(), d);
-      publishedDataflows = List.copyOf(dataflows.values());
+      publish();
       RunningSource running = new RunningSource(def.name(), c, valid, s, d);
       running.held = holds(c);
       sources.put(def.name(), running);
@@ -350,9 +359,11 @@ public final class Engine implements AutoCloseable {
       requireFreeName(name);
       Dataflow d = Dataflow.view(id, name, plan, keyCols, this::collection, shards, choices);
       dataflows.put(name, d);
-      publishedDataflows = List.copyOf(dataflows.values());
+      publish();
       driver.wake(); // an idle driver computes the new view now, rather than after its idle pause
-      LOG.info("Created view {} (dataflow {})", name, id);
+      if (!isTransient(name)) { // a one-shot query's: one a query, not worth a line each
+        LOG.info("Created view {} (dataflow {})", name, id);
+      }
     } finally {
       lock.unlock();
     }
@@ -383,7 +394,7 @@ public final class Engine implements AutoCloseable {
       if (d == null) {
         throw new IllegalArgumentException("Cannot drop '" + name + "': no such source or view");
       }
-      List<String> readers = readersOf(name);
+      List<String> readers = readersOf(name).stream().map(r -> isTransient(r) ? "a one-shot query running now" : r).toList();
       if (!readers.isEmpty()) {
         throw new IllegalArgumentException("Cannot drop '" + name + "': " + readers + " read it");
       }
@@ -392,7 +403,7 @@ public final class Engine implements AutoCloseable {
         throw new IllegalArgumentException("Cannot drop '" + name + "': sinks " + writers + " write its changes");
       }
       dataflows.remove(name);
-      publishedDataflows = List.copyOf(dataflows.values());
+      publish();
       feeds.end(name, "'" + name + "' was dropped");
       RunningSource s = sources.remove(name);
       if (s != null) {
@@ -409,7 +420,9 @@ public final class Engine implements AutoCloseable {
           ingest.closeLater(s.source);
         }
       }
-      LOG.info("Dropped {} (dataflow {})", name, d.id());
+      if (!isTransient(name)) {
+        LOG.info("Dropped {} (dataflow {})", name, d.id());
+      }
     } finally {
       lock.unlock();
     }
@@ -459,9 +472,62 @@ public final class Engine implements AutoCloseable {
     return Optional.empty();
   }
 
-  /** All dataflows in catalog order; takes no lock (see {@link #dataflow}). */
+  /** All dataflows in catalog order, without the transient ones of one-shot queries; takes no lock (see {@link #dataflow}). */
   public List<Dataflow> dataflows() {
-    return publishedDataflows;
+    return publishedCatalog;
+  }
+
+  /** Publishes {@link #dataflows} after a change (under the engine lock). */
+  private void publish() {
+    publishedDataflows = List.copyOf(dataflows.values());
+    publishedCatalog = publishedDataflows.stream().filter(d -> !isTransient(d.name())).toList();
+  }
+
+  /** Whether {@code name} is a transient dataflow's ({@link #evaluateOnce}). */
+  public static boolean isTransient(String name) {
+    return name.startsWith(TRANSIENT_PREFIX);
+  }
+
+  /**
+   * Evaluates {@code plan} once, as Materialize answers a query that no arrangement answers: a
+   * transient dataflow over the existing arrangements is created, computed by the next tick (it
+   * hydrates from its inputs' arrangements, as a new view does), read as of that tick, and dropped.
+   * It is never listed ({@link #dataflows()}), never in a snapshot ({@link #capture()}) and never
+   * in the catalog. With no driver ticking (a test, a recovery), the caller's thread runs that
+   * tick. {@code check} is called while waiting and reading (a statement's budget): when it
+   * throws, the dataflow is dropped and the exception passes on.
+   *
+   * @return the rows, repeated by multiplicity, sorted
+   * @throws IllegalStateException when the dataflow fails (its error named)
+   */
+  public List<Row> evaluateOnce(Plan plan, Runnable check) {
+    long n = transients.incrementAndGet();
+    String name = TRANSIENT_PREFIX + n;
+    check.run();
+    createView(-n, name, plan);
+    try {
+      Dataflow d = publishedDataflow(name);
+      long created = lastClosedTick;
+      while (d.state() == Dataflow.State.RUNNING && (d.hydrating() || lastClosedTick <= created)) {
+        check.run();
+        if (!ticking()) {
+          tick();
+          continue;
+        }
+        try {
+          awaitTickAfter(lastClosedTick, 20_000_000L);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("Cannot evaluate the query: interrupted while it was computed", e);
+        }
+      }
+      if (d.state() != Dataflow.State.RUNNING) {
+        throw new IllegalStateException("Cannot evaluate the query: " + (d.error() == null ? d.state().name() : d.error()));
+      }
+      return peek(name, check);
+    } finally {
+      drop(name);
+    }
   }
 
   /** Number of live arrangements (all dataflows). */
@@ -1029,7 +1095,8 @@ public final class Engine implements AutoCloseable {
       for (io.cairn.engine.sink.SinkTrack t : sinks.values()) {
         ss.add(t.state());
       }
-      return state.capture(dataflows.values(), lastClosedTick, lastOffsets).withSinks(ss);
+      List<Dataflow> catalog = dataflows.values().stream().filter(d -> !isTransient(d.name())).toList(); // a one-shot query's is not state
+      return state.capture(catalog, lastClosedTick, lastOffsets).withSinks(ss);
     } finally {
       lock.unlock();
     }

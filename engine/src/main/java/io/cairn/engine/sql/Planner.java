@@ -128,14 +128,18 @@ final class Planner {
     if (ps.getDistinct() != null && ps.getDistinct().getOnSelectItems() != null) {
       throw errors.error(ps.getDistinct(), "unsupported syntax: DISTINCT ON");
     }
-    if (ps.getOrderByElements() != null && !ps.getOrderByElements().isEmpty()) {
-      throw errors.error(ps.getOrderByElements().get(0), "unsupported syntax: ORDER BY (views are unordered; query results are sorted)");
+    // a query's result has an order (ResultWindow); a view is unordered
+    if (ps.getOrderByElements() != null && !ps.getOrderByElements().isEmpty() && !allowLimit) {
+      throw errors.error(ps.getOrderByElements().get(0), "unsupported syntax: ORDER BY in a view (views are unordered; order the query that reads it)");
     }
     if (ps.getLimit() != null && !allowLimit) {
       throw errors.error(ps.getLimit(), "unsupported syntax: LIMIT in a view");
     }
-    if (ps.getOffset() != null || ps.getFetch() != null) {
-      throw errors.error(ps, "unsupported syntax: OFFSET/FETCH");
+    if (ps.getOffset() != null && !allowLimit) {
+      throw errors.error(ps, "unsupported syntax: OFFSET in a view");
+    }
+    if (ps.getFetch() != null) {
+      throw errors.error(ps, "unsupported syntax: FETCH (write LIMIT n)");
     }
     if (ps.getIntoTables() != null || ps.getTop() != null || ps.getQualify() != null
         || (ps.getWindowDefinitions() != null && !ps.getWindowDefinitions().isEmpty())) {

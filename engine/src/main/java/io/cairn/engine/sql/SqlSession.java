@@ -600,6 +600,9 @@ public final class SqlSession {
   }
 
   private Schema schemaOf(String name) {
+    if (Engine.isTransient(name)) {
+      return null; // a one-shot query's dataflow is nobody else's to read
+    }
     return engine.dataflow(name).map(Dataflow::schema).orElse(null);
   }
 
@@ -706,9 +709,9 @@ public final class SqlSession {
       filters.add(f.predicate());
       plan = f.input();
     }
+    ResultWindow window = ResultWindow.of(planned.select(), planned.plan().schema());
     if (!(plan instanceof Plan.Get get)) {
-      throw new SqlException("Cannot plan query: unsupported in a one-shot SELECT: joins and aggregates "
-          + "(create a materialized view and select from it)");
+      return transientSelect(planned, window, budget);
     }
     Dataflow d = engine.dataflow(get.name()).orElseThrow(() -> new SqlException("Cannot plan query: unknown table '" + get.name() + "'"));
     awaitComputed(d, budget);
@@ -744,12 +747,43 @@ public final class SqlSession {
     if (project != null) {
       io.cairn.engine.row.CheckedSort.sort(out, null, budget::check); // else still in the sorted order of the read
     }
-    if (planned.select().getLimit() != null) {
-      if (!(planned.select().getLimit().getRowCount() instanceof LongValue lv) || lv.getValue() < 0) {
-        throw new SqlException("Cannot plan query: LIMIT takes a non-negative integer");
-      }
-      out = out.subList(0, (int) Math.min(out.size(), lv.getValue()));
+    out = window.apply(out, budget::check);
+    return result(planned, out, key != null ? " (key lookup)" : "");
+  }
+
+  /**
+   * A one-shot SELECT that no arrangement answers as it is (a join, an aggregate, DISTINCT over
+   * them): evaluated by a transient dataflow over the arrangements of its inputs ({@link
+   * Engine#evaluateOnce}), as of the tick that computes it, within the statement's budget.
+   */
+  private Result transientSelect(Planner.Planned planned, ResultWindow window, StatementBudget budget) {
+    for (String input : inputsOf(planned.plan())) {
+      engine.dataflow(input).ifPresent(d -> awaitComputed(d, budget)); // a view created moments ago first hydrates
     }
+    List<Row> rows;
+    try {
+      rows = engine.evaluateOnce(planned.plan(), budget::check);
+    } catch (IllegalStateException | IllegalArgumentException e) {
+      throw new SqlException("Cannot evaluate query: " + e.getMessage(), 0, 0, e);
+    }
+    return result(planned, window.apply(rows, budget::check), "");
+  }
+
+  /** The names a plan reads. */
+  private static Set<String> inputsOf(Plan plan) {
+    Set<String> out = new TreeSet<>();
+    java.util.ArrayDeque<Plan> todo = new java.util.ArrayDeque<>(List.of(plan));
+    while (!todo.isEmpty()) {
+      Plan p = todo.pop();
+      if (p instanceof Plan.Get g) {
+        out.add(g.name());
+      }
+      todo.addAll(p.inputs());
+    }
+    return out;
+  }
+
+  private static Result result(Planner.Planned planned, List<Row> out, String note) {
     Schema schema = planned.plan().schema();
     List<String> cols = schema.columns().stream().map(Column::name).toList();
     List<List<Object>> rows = new ArrayList<>();
@@ -757,7 +791,7 @@ public final class SqlSession {
       rows.add(Arrays.asList(r.toArray()));
     }
     List<io.cairn.engine.row.Type> types = schema.columns().stream().map(Column::type).toList();
-    return new Result(cols, types, rows, "SELECT " + rows.size() + (key != null ? " (key lookup)" : ""));
+    return new Result(cols, types, rows, "SELECT " + rows.size() + note);
   }
 
   /**

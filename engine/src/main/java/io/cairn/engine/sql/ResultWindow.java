@@ -1,0 +1,139 @@
+package io.cairn.engine.sql;
+
+import io.cairn.engine.row.CheckedSort;
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Schema;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import net.sf.jsqlparser.expression.Expression;
+import net.sf.jsqlparser.expression.LongValue;
+import net.sf.jsqlparser.schema.Column;
+import net.sf.jsqlparser.statement.select.OrderByElement;
+import net.sf.jsqlparser.statement.select.PlainSelect;
+
+/**
+ * The ORDER BY, OFFSET and LIMIT of a one-shot SELECT, applied to its result rows (a view is
+ * unordered: only a query's result has an order).
+ *
+ * <p>ORDER BY names an output column (its name or alias, or its position from 1), ASC or DESC,
+ * with PostgreSQL's NULL order: NULLS LAST ascending and NULLS FIRST descending unless the query
+ * says otherwise. Rows that tie keep the result's order (sorted by the whole row), so the answer
+ * is the same every time. OFFSET and LIMIT take non-negative integers.
+ *
+ * @param keys the sort keys, outermost first (none: the result's own order)
+ * @param offset rows skipped
+ * @param limit rows kept after the offset ({@link Long#MAX_VALUE}: all)
+ */
+record ResultWindow(List<Key> keys, long offset, long limit) {
+  /** One ORDER BY key: output column {@code column}. */
+  record Key(int column, boolean descending, boolean nullsFirst) {}
+
+  ResultWindow {
+    keys = List.copyOf(keys);
+  }
+
+  /** The window of {@code ps} over its output {@code schema}. */
+  static ResultWindow of(PlainSelect ps, Schema schema) {
+    List<Key> keys = new ArrayList<>();
+    if (ps.getOrderByElements() != null) {
+      for (OrderByElement e : ps.getOrderByElements()) {
+        int col = column(e.getExpression(), schema);
+        boolean desc = !e.isAsc();
+        boolean nullsFirst = e.getNullOrdering() == null ? desc : e.getNullOrdering() == OrderByElement.NullOrdering.NULLS_FIRST;
+        keys.add(new Key(col, desc, nullsFirst));
+      }
+    }
+    long offset = ps.getOffset() == null ? 0 : count("OFFSET", ps.getOffset().getOffset());
+    long limit = Long.MAX_VALUE;
+    if (ps.getLimit() != null) {
+      if (ps.getLimit().isLimitAll() || ps.getLimit().isLimitNull()) {
+        limit = Long.MAX_VALUE;
+      } else {
+        limit = count("LIMIT", ps.getLimit().getRowCount());
+      }
+      if (ps.getLimit().getOffset() != null) { // LIMIT offset, count (MySQL's form)
+        throw new SqlException("Cannot plan query: write LIMIT n OFFSET m, not LIMIT m, n");
+      }
+    }
+    return new ResultWindow(keys, offset, limit);
+  }
+
+  private static int column(Expression e, Schema schema) {
+    if (e instanceof LongValue lv) {
+      long p = lv.getValue();
+      if (p < 1 || p > schema.size()) {
+        throw new SqlException("Cannot plan query: ORDER BY position " + p + " is not in the select list (1.." + schema.size() + ")");
+      }
+      return (int) p - 1;
+    }
+    if (e instanceof Column c) {
+      String name = Planner.unquote(c.getColumnName());
+      int found = -1;
+      for (int i = 0; i < schema.size(); i++) {
+        if (schema.column(i).name().equals(name)) {
+          if (found >= 0) {
+            throw new SqlException("Cannot plan query: ORDER BY '" + name + "' is ambiguous: the select list has it twice");
+          }
+          found = i;
+        }
+      }
+      if (found >= 0) {
+        return found;
+      }
+      throw new SqlException("Cannot plan query: ORDER BY '" + c + "' is not a column of the result " + names(schema)
+          + " (ORDER BY takes an output column's name or position)");
+    }
+    throw new SqlException("Cannot plan query: ORDER BY '" + e + "': ORDER BY takes an output column's name or position; "
+        + "select the expression and order by its alias");
+  }
+
+  private static String names(Schema schema) {
+    List<String> n = new ArrayList<>();
+    for (int i = 0; i < schema.size(); i++) {
+      n.add(schema.column(i).name());
+    }
+    return n.toString();
+  }
+
+  private static long count(String clause, Expression e) {
+    if (e instanceof LongValue lv && lv.getValue() >= 0) {
+      return lv.getValue();
+    }
+    throw new SqlException("Cannot plan query: " + clause + " takes a non-negative integer, not '" + e + "'");
+  }
+
+  /** {@code rows} (in the result's order) sorted by the keys, then cut to the offset and limit; {@code check} as the budget's. */
+  List<Row> apply(List<Row> rows, Runnable check) {
+    List<Row> out = rows;
+    if (!keys.isEmpty()) {
+      out = new ArrayList<>(rows);
+      CheckedSort.sort(out, comparator(), check); // stable: ties keep the result's order
+    }
+    int from = (int) Math.min(out.size(), offset);
+    int to = (int) Math.min(out.size(), from + Math.min(limit, Integer.MAX_VALUE));
+    return out.subList(from, to);
+  }
+
+  private Comparator<Row> comparator() {
+    return (a, b) -> {
+      for (Key k : keys) {
+        Object x = a.get(k.column());
+        Object y = b.get(k.column());
+        int c;
+        if (x == null || y == null) {
+          c = x == y ? 0 : (x == null) == k.nullsFirst() ? -1 : 1;
+        } else {
+          c = Row.compareValues(x, y);
+          if (k.descending()) {
+            c = -c;
+          }
+        }
+        if (c != 0) {
+          return c;
+        }
+      }
+      return 0;
+    };
+  }
+}
