@@ -630,6 +630,15 @@ public final class SqlSession {
             + (p.keyCols() == null ? "(the whole row)" : names(p.plan().schema(), p.keyCols())));
       }
       lines.addAll(Plan.explain(p.plan()).lines().toList());
+      if (es.viewName() == null && !answeredByAnArrangement(p.plan())) {
+        long rows = 0;
+        for (String input : inputsOf(p.plan())) {
+          rows += engine.dataflow(input).map(d -> d.arrangement().updateCount()).orElse(0L);
+        }
+        lines.add("One-shot: a transient dataflow arranges its inputs " + inputsOf(p.plan()) + ": a copy of at most " + rows
+            + " rows (their updates not yet consolidated counted; about " + (transientCopyBytes(p.plan()) >> 20) + " MB), computed at the next tick and dropped after the read"
+            + " (a materialized view of it answers without the copy)");
+      }
       return lines(lines);
     }
     return select((Statement.Select) st, budget);
@@ -685,6 +694,20 @@ public final class SqlSession {
       }
     }
     return new Result(List.of("name", "id", "state", "error", "arrangements"), rows, "SHOW VIEWS");
+  }
+
+  /** Whether a one-shot SELECT of {@code plan} is read from one arrangement (a lookup or a scan, filtered and projected). */
+  private static boolean answeredByAnArrangement(Plan plan) {
+    if (plan instanceof Plan.Distinct d) {
+      plan = d.input();
+    }
+    if (plan instanceof Plan.Map m) {
+      plan = m.input();
+    }
+    while (plan instanceof Plan.Filter f) {
+      plan = f.input();
+    }
+    return plan instanceof Plan.Get;
   }
 
   /**
@@ -760,6 +783,16 @@ public final class SqlSession {
     for (String input : inputsOf(planned.plan())) {
       engine.dataflow(input).ifPresent(d -> awaitComputed(d, budget)); // a view created moments ago first hydrates
     }
+    // bounded in memory: the transient dataflow arranges what it reads, about a copy of its inputs
+    long copy = transientCopyBytes(planned.plan());
+    Runtime rt = Runtime.getRuntime();
+    long free = rt.maxMemory() - (rt.totalMemory() - rt.freeMemory());
+    long limit = maxTransientCopyBytes >= 0 ? maxTransientCopyBytes : free / 2;
+    if (copy > limit) {
+      throw new SqlException("Cannot evaluate query: it would copy " + inputsOf(planned.plan()) + " (about " + (copy >> 20)
+          + " MB of state) into a transient dataflow, more than half of the heap this node has free (" + (limit >> 20)
+          + " MB); create a materialized view of it and select from the view");
+    }
     List<Row> rows;
     try {
       rows = engine.evaluateOnce(planned.plan(), budget::check);
@@ -767,6 +800,30 @@ public final class SqlSession {
       throw new SqlException("Cannot evaluate query: " + e.getMessage(), 0, 0, e);
     }
     return result(planned, window.apply(rows, budget::check), "");
+  }
+
+  /** The most state a one-shot query may copy into a transient dataflow; negative: half the free heap at the time. */
+  private volatile long maxTransientCopyBytes = -1;
+
+  /** Sets {@link #maxTransientCopyBytes} (a test's small heap). */
+  void maxTransientCopyBytes(long bytes) {
+    this.maxTransientCopyBytes = bytes;
+  }
+
+  /** About how many bytes a transient dataflow of {@code plan} arranges: the state of the sources and views it reads. */
+  private long transientCopyBytes(Plan plan) {
+    long bytes = 0;
+    for (String input : inputsOf(plan)) {
+      Dataflow d = engine.dataflow(input).orElse(null);
+      if (d != null) {
+        for (List<io.cairn.engine.trace.Batch> shard : d.arrangement().published()) {
+          for (io.cairn.engine.trace.Batch b : shard) {
+            bytes += b.heapBytes();
+          }
+        }
+      }
+    }
+    return bytes;
   }
 
   /** The names a plan reads. */

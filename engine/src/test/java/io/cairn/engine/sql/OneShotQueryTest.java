@@ -134,6 +134,27 @@ class OneShotQueryTest {
     }
   }
 
+  @Test
+  void explainSaysWhatATransientDataflowCopiesAndACopyTooLargeIsRefused() {
+    try (Engine e = SqlFixture.engine(1)) {
+      SqlSession s = SqlFixture.session(e);
+      s.execute(SqlFixture.GEN);
+      e.tickUntilCaughtUp(100);
+      String plan = s.execute("EXPLAIN SELECT category, COUNT(*) FROM gen GROUP BY category").render();
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("One-shot: a transient dataflow arranges its inputs \\[gen\\]: a copy of at most (\\d+) rows")
+          .matcher(plan);
+      assertThat(m.find()).as(plan).isTrue();
+      assertThat(Long.parseLong(m.group(1))).isGreaterThanOrEqualTo(TABLE.size());
+      assertThat(s.execute("EXPLAIN SELECT id FROM gen WHERE id = 3").render()).doesNotContain("One-shot");
+      s.maxTransientCopyBytes(1024);
+      assertThatThrownBy(() -> s.execute("SELECT category, COUNT(*) FROM gen GROUP BY category"))
+          .hasMessageContaining("Cannot evaluate query: it would copy [gen] (about 0 MB of state) into a transient dataflow")
+          .hasMessageContaining("create a materialized view of it and select from the view");
+      assertThat(rows(s, "SELECT id FROM gen WHERE id < 3")).as("a scan copies nothing").hasSize((int) TABLE.keySet().stream().filter(k -> k < 3).count());
+      assertThat(e.dataflows()).hasSize(1);
+    }
+  }
+
   /** NULLs last ascending and first descending, as PostgreSQL; NULLS FIRST/LAST as written; ties keep the result's order. */
   @Test
   void nullsAreOrderedAsPostgresOrdersThem() throws Exception {
