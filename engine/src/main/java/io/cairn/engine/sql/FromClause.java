@@ -28,8 +28,9 @@ import net.sf.jsqlparser.statement.select.PlainSelect;
  * <ul>
  *   <li>FROM items are sources or views of the catalog, named without a schema; an alias (or
  *       else the name) may appear only once. Subqueries and functions are refused.
- *   <li>Only inner {@code JOIN ... ON}: LEFT/RIGHT/FULL/CROSS/NATURAL, the comma join, USING and
- *       a JOIN without ON are refused.
+ *   <li>{@code [INNER | LEFT | RIGHT | FULL [OUTER]] JOIN ... ON}; CROSS/NATURAL, the comma join,
+ *       USING and a JOIN without ON are refused. An outer join is planned out of the inner join
+ *       and an anti-join (see {@link #outer}).
  *   <li>The ON condition is split into its AND-ed conjuncts. Each {@code a = b} between a column
  *       of the tables joined so far and a column of the new table becomes a join key (the two
  *       must have the same type); at least one is required. Every other conjunct is a filter
@@ -60,10 +61,12 @@ final class FromClause {
     Plan plan = table(ps.getFromItem(), rels, 0);
     if (ps.getJoins() != null) {
       for (Join j : ps.getJoins()) {
-        boolean plainInner = !j.isLeft() && !j.isRight() && !j.isFull() && !j.isOuter() && !j.isCross()
-            && !j.isNatural() && !j.isSimple() && !j.isSemi() && !j.isApply() && !j.isStraight();
-        if (!plainInner) {
-          throw errors.error(j.getRightItem(), "unsupported syntax: only inner JOIN ... ON is supported, not '" + j.toString().trim() + "'");
+        Kind kind = j.isFull() ? Kind.FULL : j.isLeft() ? Kind.LEFT : j.isRight() ? Kind.RIGHT : Kind.INNER;
+        boolean other = j.isCross() || j.isNatural() || j.isSimple() || j.isSemi() || j.isApply() || j.isStraight()
+            || (j.isOuter() && kind == Kind.INNER);
+        if (other) {
+          throw errors.error(j.getRightItem(), "unsupported syntax: only [INNER | LEFT | RIGHT | FULL [OUTER]] JOIN ... ON is supported, not '"
+              + j.toString().trim() + "'");
         }
         if (j.getUsingColumns() != null && !j.getUsingColumns().isEmpty()) {
           throw errors.error(j.getRightItem(), "unsupported syntax: JOIN ... USING (write JOIN ... ON a.x = b.x)");
@@ -116,14 +119,137 @@ final class FromClause {
               "unsupported syntax: JOIN ... ON needs an equality between a column of '" + rightRel.alias() + "' and a column of "
                   + left.stream().map(Relation::alias).toList());
         }
-        plan = Plan.Join.of(plan, right, lk.stream().mapToInt(i -> i).toArray(), rk.stream().mapToInt(i -> i).toArray());
-        for (Expression c : residual) {
-          Expr e = new ExpressionTranslator(errors, new Scope(errors, rels, plan.schema()), null).condition(c, "ON");
-          plan = new Plan.Filter(plan, e);
+        int[] lka = lk.stream().mapToInt(i -> i).toArray();
+        int[] rka = rk.stream().mapToInt(i -> i).toArray();
+        if (kind == Kind.INNER) {
+          plan = Plan.Join.of(plan, right, lka, rka);
+          for (Expression c : residual) {
+            Expr e = new ExpressionTranslator(errors, new Scope(errors, rels, plan.schema()), null).condition(c, "ON");
+            plan = new Plan.Filter(plan, e);
+          }
+        } else {
+          plan = outer(kind, plan, right, lka, rka, residual, rels, rightRel);
         }
       }
     }
     return plan;
+  }
+
+  /** The kinds of JOIN planned. */
+  private enum Kind { INNER, LEFT, RIGHT, FULL }
+
+  /**
+   * An outer join, out of the operators every view has (so its state is in the snapshot and
+   * restored like theirs): the inner join, plus for a LEFT (RIGHT, FULL) join the rows of the
+   * left (right, both) side whose key matches no row of the other side, padded with NULLs. Those
+   * are the side minus its rows that do match, found by joining the side with the distinct keys of
+   * the other: {@code side − π(side ⋈ δ(keys(other)))}. A NULL key matches nothing, so its row
+   * is always padded. A condition of the ON clause that is not an equality between the two sides
+   * must concern the side that is not preserved (the right side of a LEFT join, the left side of
+   * a RIGHT join): it filters that side before the join, which is what it means there.
+   */
+  private Plan outer(Kind kind, Plan left, Plan right, int[] lk, int[] rk, List<Expression> residual, List<Relation> rels,
+      Relation rightRel) {
+    int leftCols = left.schema().size();
+    Schema joined = Plan.Join.of(left, right, lk, rk).schema();
+    Scope scope = new Scope(errors, rels, joined);
+    for (Expression c : residual) {
+      Expr e = new ExpressionTranslator(errors, scope, null).condition(c, "ON");
+      java.util.BitSet cols = new java.util.BitSet();
+      columns(e, cols);
+      boolean onlyRight = cols.isEmpty() || cols.nextSetBit(0) >= leftCols;
+      boolean onlyLeft = cols.isEmpty() || cols.previousSetBit(joined.size() - 1) < leftCols;
+      if (kind == Kind.LEFT && onlyRight) {
+        right = new Plan.Filter(right, shift(e, -leftCols));
+      } else if (kind == Kind.RIGHT && onlyLeft) {
+        left = new Plan.Filter(left, e);
+      } else {
+        throw errors.error(c, "unsupported syntax: in the ON of a " + kind + " JOIN, a condition other than an equality between "
+            + "the two sides must concern only " + (kind == Kind.LEFT ? "'" + rightRel.alias() + "'" : kind == Kind.RIGHT
+                ? "the tables left of '" + rightRel.alias() + "'" : "one side, and a FULL JOIN takes none"));
+      }
+    }
+    Plan out = Plan.Join.of(left, right, lk, rk);
+    if (kind == Kind.LEFT || kind == Kind.FULL) {
+      out = new Plan.Union(out, unmatched(left, right, lk, rk, joined, true));
+    }
+    if (kind == Kind.RIGHT || kind == Kind.FULL) {
+      out = new Plan.Union(out, unmatched(right, left, rk, lk, joined, false));
+    }
+    return out;
+  }
+
+  /** The rows of {@code side} whose key matches no row of {@code other}, padded with NULLs into {@code joined}'s columns. */
+  private static Plan unmatched(Plan side, Plan other, int[] sideKeys, int[] otherKeys, Schema joined, boolean sideIsLeft) {
+    List<Expr> keyExprs = new ArrayList<>();
+    List<Column> keyCols = new ArrayList<>();
+    int[] all = new int[otherKeys.length];
+    for (int i = 0; i < otherKeys.length; i++) {
+      keyExprs.add(Expr.col(otherKeys[i], other.schema().type(otherKeys[i])));
+      keyCols.add(new Column("k" + i, other.schema().type(otherKeys[i])));
+      all[i] = i;
+    }
+    Plan keys = new Plan.Distinct(new Plan.Map(other, keyExprs, new Schema(keyCols)));
+    List<Expr> sideCols = new ArrayList<>();
+    for (int i = 0; i < side.schema().size(); i++) {
+      sideCols.add(Expr.col(i, side.schema().type(i)));
+    }
+    Plan matched = new Plan.Map(Plan.Join.of(side, keys, sideKeys, all), sideCols, side.schema());
+    Plan rest = new Plan.Union(side, new Plan.Negate(matched));
+    List<Expr> padded = new ArrayList<>();
+    int sideFrom = sideIsLeft ? 0 : joined.size() - side.schema().size();
+    for (int i = 0; i < joined.size(); i++) {
+      int s = i - sideFrom;
+      padded.add(s >= 0 && s < side.schema().size() ? Expr.col(s, joined.type(i)) : new Expr.Lit(null, joined.type(i)));
+    }
+    return new Plan.Map(rest, padded, joined);
+  }
+
+  /** Sets in {@code out} the columns {@code e} reads. */
+  private static void columns(Expr e, java.util.BitSet out) {
+    if (e instanceof Expr.Col c) {
+      out.set(c.index());
+    } else if (e instanceof Expr.Arith a) {
+      columns(a.left(), out);
+      columns(a.right(), out);
+    } else if (e instanceof Expr.Cmp c) {
+      columns(c.left(), out);
+      columns(c.right(), out);
+    } else if (e instanceof Expr.And a) {
+      columns(a.left(), out);
+      columns(a.right(), out);
+    } else if (e instanceof Expr.Or o) {
+      columns(o.left(), out);
+      columns(o.right(), out);
+    } else if (e instanceof Expr.Not n) {
+      columns(n.input(), out);
+    } else if (e instanceof Expr.IsNull n) {
+      columns(n.input(), out);
+    } else if (!(e instanceof Expr.Lit)) {
+      throw new IllegalStateException("Cannot read the columns of " + e + ": an expression kind this planner does not know");
+    }
+  }
+
+  /** {@code e} with every column index moved by {@code by}. */
+  private static Expr shift(Expr e, int by) {
+    if (e instanceof Expr.Col c) {
+      return new Expr.Col(c.index() + by, c.type());
+    } else if (e instanceof Expr.Arith a) {
+      return new Expr.Arith(a.op(), shift(a.left(), by), shift(a.right(), by));
+    } else if (e instanceof Expr.Cmp c) {
+      return new Expr.Cmp(c.op(), shift(c.left(), by), shift(c.right(), by));
+    } else if (e instanceof Expr.And a) {
+      return new Expr.And(shift(a.left(), by), shift(a.right(), by));
+    } else if (e instanceof Expr.Or o) {
+      return new Expr.Or(shift(o.left(), by), shift(o.right(), by));
+    } else if (e instanceof Expr.Not n) {
+      return new Expr.Not(shift(n.input(), by));
+    } else if (e instanceof Expr.IsNull n) {
+      return new Expr.IsNull(shift(n.input(), by), n.negated());
+    } else if (e instanceof Expr.Lit) {
+      return e;
+    }
+    throw new IllegalStateException("Cannot move the columns of " + e + ": an expression kind this planner does not know");
   }
 
   /** {@code right}'s columns, each whose name is in {@code left} (or earlier in {@code right}) renamed {@code name_k}. */
