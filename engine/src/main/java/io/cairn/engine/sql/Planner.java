@@ -45,7 +45,7 @@ import net.sf.jsqlparser.statement.select.PlainSelect;
  */
 final class Planner {
   /** The planned query and the output columns its arrangement is keyed by (null: whole row). */
-  record Planned(Plan plan, int[] keyCols, PlainSelect select) {}
+  record Planned(Plan plan, int[] keyCols, net.sf.jsqlparser.statement.select.Select select) {}
 
   private final PlanErrors errors;
   private final Function<String, Schema> catalog;
@@ -87,7 +87,11 @@ final class Planner {
   /** Plans a view or a query. {@code allowLimit}: LIMIT is allowed (one-shot queries), else refused. */
   Planned plan(boolean allowLimit) {
     try {
-      return planParsed(new SelectParser(errors, budget).parse(), allowLimit);
+      net.sf.jsqlparser.statement.select.Select parsed = new SelectParser(errors, budget).parse();
+      if (parsed instanceof net.sf.jsqlparser.statement.select.SetOperationList set) {
+        return planSetOperation(set, allowLimit);
+      }
+      return planParsed((PlainSelect) parsed, allowLimit);
     } catch (StackOverflowError e) {
       // ExpressionDepth bounds every tree the planner walks; should a walk still run out of stack
       throw new SqlException(errors.what() + ": it is nested too deeply");
@@ -118,6 +122,96 @@ final class Planner {
       keyCols = null;
     }
     return new Planned(out, keyCols, ps);
+  }
+
+  /**
+   * {@code a UNION [ALL] b}, {@code INTERSECT}, {@code EXCEPT}, left to right, out of the operators
+   * every view has: UNION ALL is the multiset sum; UNION is its DISTINCT; INTERSECT and EXCEPT
+   * (set semantics, as SQL's) group the two DISTINCT sides by every column — so that NULLs are
+   * equal, as a set operation wants and an equi-join would not give — counting the rows of each
+   * side, and keep the groups found in both, or in the left one only. The sides must have as many
+   * columns, of the same types; the result has the left side's column names. INTERSECT ALL and
+   * EXCEPT ALL are refused. The ORDER BY, LIMIT and OFFSET of the whole are a query's.
+   */
+  private Planned planSetOperation(net.sf.jsqlparser.statement.select.SetOperationList set, boolean allowLimit) {
+    if (set.getWithItemsList() != null && !set.getWithItemsList().isEmpty()) {
+      throw errors.error(set, "unsupported syntax: WITH");
+    }
+    if (!allowLimit && ((set.getOrderByElements() != null && !set.getOrderByElements().isEmpty()) || set.getLimit() != null
+        || set.getOffset() != null)) {
+      throw errors.error(set, "unsupported syntax: ORDER BY, LIMIT or OFFSET in a view");
+    }
+    if (set.getFetch() != null) {
+      throw errors.error(set, "unsupported syntax: FETCH (write LIMIT n)");
+    }
+    Plan acc = planParsed((PlainSelect) set.getSelect(0), false).plan();
+    for (int i = 1; i < set.getSelects().size(); i++) {
+      Plan next = planParsed((PlainSelect) set.getSelect(i), false).plan();
+      net.sf.jsqlparser.statement.select.SetOperation op = set.getOperation(i - 1);
+      if (next.schema().size() != acc.schema().size()) {
+        throw errors.error(set.getSelect(i), "each " + op + " query must have the same number of columns: " + acc.schema().size()
+            + " and " + next.schema().size());
+      }
+      for (int c = 0; c < acc.schema().size(); c++) {
+        if (next.schema().type(c) != acc.schema().type(c)) {
+          throw errors.error(set.getSelect(i), op + " types " + acc.schema().type(c) + " and " + next.schema().type(c)
+              + " cannot be matched (column " + (c + 1) + ", '" + acc.schema().column(c).name() + "')");
+        }
+      }
+      // the result keeps the left side's names
+      next = new Plan.Map(next, columnsOf(next.schema()), acc.schema());
+      if (op instanceof net.sf.jsqlparser.statement.select.UnionOp u) {
+        acc = u.isAll() ? new Plan.Union(acc, next) : new Plan.Distinct(new Plan.Union(acc, next));
+      } else if (op instanceof net.sf.jsqlparser.statement.select.IntersectOp || op instanceof net.sf.jsqlparser.statement.select.ExceptOp
+          || op instanceof net.sf.jsqlparser.statement.select.MinusOp) {
+        if (op.isAll()) {
+          throw errors.error(set.getSelect(i), "unsupported syntax: " + op + " (INTERSECT and EXCEPT without ALL are supported)");
+        }
+        acc = setMembership(acc, next, op instanceof net.sf.jsqlparser.statement.select.IntersectOp);
+      } else {
+        throw errors.error(set.getSelect(i), "unsupported syntax: " + op);
+      }
+    }
+    return new Planned(acc, null, set);
+  }
+
+  /** The distinct rows of {@code left} that are (INTERSECT) or are not (EXCEPT) rows of {@code right}, NULLs equal. */
+  private static Plan setMembership(Plan left, Plan right, boolean intersect) {
+    Schema s = left.schema();
+    int n = s.size();
+    List<io.cairn.engine.row.Column> tagged = new ArrayList<>(s.columns());
+    tagged.add(new io.cairn.engine.row.Column("#from_left", io.cairn.engine.row.Type.BIGINT));
+    Schema taggedSchema = new Schema(tagged);
+    List<Expr> l = new ArrayList<>(columnsOf(s));
+    l.add(Expr.lit(1L));
+    List<Expr> r = new ArrayList<>(columnsOf(s));
+    r.add(Expr.lit(0L));
+    Plan both = new Plan.Union(new Plan.Map(new Plan.Distinct(left), l, taggedSchema), new Plan.Map(new Plan.Distinct(right), r, taggedSchema));
+    int[] groupBy = new int[n];
+    for (int i = 0; i < n; i++) {
+      groupBy[i] = i;
+    }
+    List<io.cairn.engine.plan.Aggregate> aggs = List.of(
+        io.cairn.engine.plan.Aggregate.countStar(),
+        new io.cairn.engine.plan.Aggregate(io.cairn.engine.plan.Aggregate.Kind.SUM, n, io.cairn.engine.row.Type.BIGINT));
+    List<io.cairn.engine.row.Column> outCols = new ArrayList<>(s.columns());
+    outCols.add(new io.cairn.engine.row.Column("#sides", io.cairn.engine.row.Type.BIGINT));
+    outCols.add(new io.cairn.engine.row.Column("#in_left", io.cairn.engine.row.Type.BIGINT));
+    Plan counted = new Plan.Reduce(both, groupBy, aggs, new Schema(outCols));
+    // INTERSECT: in both sides (2 rows, one of them the left's); EXCEPT: in the left side only (1 row, the left's)
+    Expr keep = new Expr.And(
+        new Expr.Cmp(Expr.CmpOp.EQ, Expr.col(n, io.cairn.engine.row.Type.BIGINT), Expr.lit(intersect ? 2L : 1L)),
+        new Expr.Cmp(Expr.CmpOp.EQ, Expr.col(n + 1, io.cairn.engine.row.Type.BIGINT), Expr.lit(1L)));
+    return new Plan.Map(new Plan.Filter(counted, keep), columnsOf(s), s);
+  }
+
+  /** Every column of {@code s}, as expressions. */
+  private static List<Expr> columnsOf(Schema s) {
+    List<Expr> out = new ArrayList<>();
+    for (int i = 0; i < s.size(); i++) {
+      out.add(Expr.col(i, s.type(i)));
+    }
+    return out;
   }
 
   /** Refuses the clauses cairn does not plan, before anything is planned. */

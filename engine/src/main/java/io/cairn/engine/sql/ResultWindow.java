@@ -34,7 +34,7 @@ record ResultWindow(List<Key> keys, long offset, long limit) {
   }
 
   /** The window of {@code ps} over its output {@code schema}. */
-  static ResultWindow of(PlainSelect ps, Schema schema) {
+  static ResultWindow of(net.sf.jsqlparser.statement.select.Select ps, Schema schema) {
     List<Key> keys = new ArrayList<>();
     if (ps.getOrderByElements() != null) {
       for (OrderByElement e : ps.getOrderByElements()) {

@@ -25,7 +25,8 @@ import net.sf.jsqlparser.statement.select.PlainSelect;
  *   <li>A syntax error throws {@code "<what>: syntax error: ..."} at the line and column
  *       JSqlParser reports ("Encountered unexpected token: X" reads "syntax error: unexpected
  *       X"), or without a position when it reports none.
- *   <li>Anything but a plain SELECT (UNION, VALUES, a parenthesized query) throws "unsupported
+ *   <li>A set operation ({@code UNION}, {@code INTERSECT}, {@code EXCEPT}) is returned as it is,
+ *       each of its sides checked as a plain SELECT; anything else (VALUES, a parenthesized query) throws "unsupported
  *       syntax: only a plain SELECT is supported ..." at line 1, column 1; a parser that runs out
  *       of stack throws "it is nested too deeply".
  * </ul>
@@ -94,7 +95,7 @@ final class SelectParser {
   }
 
   /** The parsed SELECT; see the class javadoc for what throws. */
-  PlainSelect parse() {
+  net.sf.jsqlparser.statement.select.Select parse() {
     String what = errors.what();
     net.sf.jsqlparser.statement.Statement st;
     try {
@@ -127,8 +128,19 @@ final class SelectParser {
       budget.check();
       throw new SqlException(what + ": syntax error: " + e.getMessage(), 0, 0, e);
     }
+    if (st instanceof net.sf.jsqlparser.statement.select.SetOperationList set) {
+      for (net.sf.jsqlparser.statement.select.Select branch : set.getSelects()) {
+        if (!(branch instanceof PlainSelect ps)) {
+          throw new SqlException(what + ": unsupported syntax: each side of UNION, INTERSECT or EXCEPT must be a plain SELECT"
+              + " (no VALUES or parenthesized query)", 1, 1);
+        }
+        ExpressionDepth.check(what, ps, budget);
+      }
+      return set;
+    }
     if (!(st instanceof PlainSelect ps)) {
-      throw new SqlException(what + ": unsupported syntax: only a plain SELECT is supported (no UNION, VALUES or parenthesized query)", 1, 1);
+      throw new SqlException(what + ": unsupported syntax: only SELECT, and SELECTs combined by UNION, INTERSECT or EXCEPT, are"
+          + " supported (no VALUES or parenthesized query)", 1, 1);
     }
     ExpressionDepth.check(what, ps, budget);
     return ps;

@@ -83,8 +83,8 @@ class SqlErrorsTest {
         .hasMessageContaining("unsupported syntax: only [INNER | LEFT | RIGHT | FULL [OUTER]] JOIN ... ON is supported");
     assertThat(fails("CREATE MATERIALIZED VIEW v AS SELECT id FROM gen ORDER BY id"))
         .hasMessageContaining("unsupported syntax: ORDER BY");
-    assertThat(fails("CREATE MATERIALIZED VIEW v AS SELECT id FROM gen UNION SELECT id FROM gen"))
-        .hasMessageContaining("unsupported syntax");
+    assertThat(fails("CREATE MATERIALIZED VIEW v AS SELECT id FROM gen UNION (SELECT id FROM gen)"))
+        .hasMessageContaining("unsupported syntax: each side of UNION, INTERSECT or EXCEPT must be a plain SELECT");
     assertThat(fails("CREATE TABLE t (a BIGINT)"))
         .hasMessage("Cannot parse statement: unsupported syntax: CREATE 'table' (supported: CREATE SOURCE, CREATE MATERIALIZED VIEW, CREATE SINK) at line 1, column 8");
     assertThat(fails("INSERT INTO gen VALUES (1)")).hasMessageContaining("unsupported statement 'insert'").hasMessageEndingWith("at line 1, column 1");
