@@ -2,6 +2,7 @@ package io.cairn.engine.expr;
 
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Type;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -306,6 +307,107 @@ public sealed interface Expr {
     @Override
     public String toString() {
       return input + (negated ? " IS NOT NULL" : " IS NULL");
+    }
+  }
+
+  /**
+   * {@code CASE WHEN c1 THEN r1 ... ELSE otherwise END}: the result of the first condition that is
+   * TRUE (NULL and FALSE pass on), else {@code otherwise} (NULL when there is no ELSE). A simple
+   * CASE ({@code CASE x WHEN v THEN ...}) is planned as conditions {@code x = v}. {@code type} is
+   * the results' type: one type, or DOUBLE when BIGINT and DOUBLE results mix (a BIGINT result is
+   * then returned as a DOUBLE).
+   */
+  record Case(List<Expr> conditions, List<Expr> results, Expr otherwise, Type type) implements Expr {
+    public Case {
+      conditions = List.copyOf(conditions);
+      results = List.copyOf(results);
+      if (conditions.isEmpty() || conditions.size() != results.size()) {
+        throw new IllegalArgumentException("Cannot plan CASE: it needs one result per WHEN, and at least one WHEN");
+      }
+      for (Expr c : conditions) {
+        requireBoolean(c, "CASE WHEN");
+      }
+      java.util.Objects.requireNonNull(otherwise, "otherwise");
+    }
+
+    @Override
+    public Object eval(Row row) {
+      for (int i = 0; i < conditions.size(); i++) {
+        if (Boolean.TRUE.equals(conditions.get(i).eval(row))) {
+          return as(results.get(i).eval(row));
+        }
+      }
+      return as(otherwise.eval(row));
+    }
+
+    private Object as(Object v) {
+      return type == Type.DOUBLE && v instanceof Long l ? (Object) l.doubleValue() : v;
+    }
+
+    @Override
+    public String toString() {
+      StringBuilder sb = new StringBuilder("CASE");
+      for (int i = 0; i < conditions.size(); i++) {
+        sb.append(" WHEN ").append(conditions.get(i)).append(" THEN ").append(results.get(i));
+      }
+      return sb.append(" ELSE ").append(otherwise).append(" END").toString();
+    }
+  }
+
+  /**
+   * {@code input [NOT] [I]LIKE pattern}: {@code %} matches any run of characters, {@code _} one
+   * character, and the escape character (default backslash) makes the next one literal; the whole
+   * text must match. NULL when {@code input} is NULL. The pattern is a constant, compiled once.
+   */
+  record Like(Expr input, String pattern, char escape, boolean caseInsensitive, boolean negated, java.util.regex.Pattern regex)
+      implements Expr {
+    /** A LIKE of {@code input} against {@code pattern}. */
+    public static Like of(Expr input, String pattern, char escape, boolean caseInsensitive, boolean negated) {
+      StringBuilder re = new StringBuilder();
+      for (int i = 0; i < pattern.length(); i++) {
+        char c = pattern.charAt(i);
+        if (c == escape) {
+          if (i + 1 >= pattern.length()) {
+            throw new IllegalArgumentException("Cannot plan LIKE '" + pattern + "': it ends with the escape character");
+          }
+          re.append(java.util.regex.Pattern.quote(String.valueOf(pattern.charAt(++i))));
+        } else if (c == '%') {
+          re.append(".*");
+        } else if (c == '_') {
+          re.append('.');
+        } else {
+          re.append(java.util.regex.Pattern.quote(String.valueOf(c)));
+        }
+      }
+      int flags = java.util.regex.Pattern.DOTALL | (caseInsensitive ? java.util.regex.Pattern.CASE_INSENSITIVE | java.util.regex.Pattern.UNICODE_CASE : 0);
+      return new Like(input, pattern, escape, caseInsensitive, negated, java.util.regex.Pattern.compile(re.toString(), flags));
+    }
+
+    @Override
+    public Type type() {
+      return Type.BOOLEAN;
+    }
+
+    @Override
+    public Object eval(Row row) {
+      Object v = input.eval(row);
+      return v == null ? null : regex.matcher((String) v).matches() != negated;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Like l && l.input.equals(input) && l.pattern.equals(pattern) && l.escape == escape
+          && l.caseInsensitive == caseInsensitive && l.negated == negated;
+    }
+
+    @Override
+    public int hashCode() {
+      return java.util.Objects.hash(input, pattern, escape, caseInsensitive, negated);
+    }
+
+    @Override
+    public String toString() {
+      return input + (negated ? " NOT" : "") + (caseInsensitive ? " ILIKE '" : " LIKE '") + pattern.replace("'", "''") + "'";
     }
   }
 }

@@ -29,6 +29,8 @@ import net.sf.jsqlparser.expression.operators.arithmetic.Multiplication;
 import net.sf.jsqlparser.expression.operators.arithmetic.Subtraction;
 import net.sf.jsqlparser.expression.operators.conditional.AndExpression;
 import net.sf.jsqlparser.expression.operators.conditional.OrExpression;
+import java.util.ArrayList;
+import java.util.List;
 import net.sf.jsqlparser.expression.operators.relational.EqualsTo;
 import net.sf.jsqlparser.expression.operators.relational.GreaterThan;
 import net.sf.jsqlparser.expression.operators.relational.GreaterThanEquals;
@@ -219,10 +221,99 @@ final class ExpressionTranslator {
     if (e instanceof IsNullExpression n) {
       return new Expr.IsNull(expr(n.getLeftExpression()), n.isNot());
     }
+    if (e instanceof net.sf.jsqlparser.expression.operators.relational.Between b) {
+      // x BETWEEN lo AND hi is x >= lo AND x <= hi (NOT BETWEEN its negation), as SQL defines it
+      Expr x = expr(new GreaterThanEquals(b.getLeftExpression(), b.getBetweenExpressionStart()));
+      Expr y = expr(new MinorThanEquals(b.getLeftExpression(), b.getBetweenExpressionEnd()));
+      Expr both = new Expr.And(x, y);
+      return b.isNot() ? new Expr.Not(both) : both;
+    }
+    if (e instanceof net.sf.jsqlparser.expression.operators.relational.InExpression in) {
+      if (!(in.getRightExpression() instanceof net.sf.jsqlparser.expression.operators.relational.ExpressionList<?> list)
+          || list.isEmpty()) {
+        throw errors.error(e, "unsupported syntax: IN takes a list of values here, not '" + in.getRightExpression() + "'");
+      }
+      List<Expr> equals = new ArrayList<>();
+      for (Expression v : list) {
+        equals.add(expr(new EqualsTo(in.getLeftExpression(), v)));
+      }
+      Expr any = balancedOr(equals, 0, equals.size()); // depth log2(n): a list of thousands evaluates without deep recursion
+      return in.isNot() ? new Expr.Not(any) : any;
+    }
+    if (e instanceof net.sf.jsqlparser.expression.CaseExpression c) {
+      return caseOf(c);
+    }
+    if (e instanceof net.sf.jsqlparser.expression.operators.relational.LikeExpression like) {
+      Expr input = expr(like.getLeftExpression());
+      if (input.type() != Type.TEXT && input.type() != Type.NULL) {
+        throw errors.error(e, "type mismatch: " + like.getLikeKeyWord() + " applies to TEXT, not " + input.type() + " ('" + e + "')");
+      }
+      if (!(expr(like.getRightExpression()) instanceof Expr.Lit p) || !(p.value() instanceof String pattern)) {
+        throw errors.error(e, "unsupported syntax: the pattern of " + like.getLikeKeyWord() + " must be a quoted text constant");
+      }
+      char escape = '\\';
+      if (like.getEscape() != null) {
+        Expr esc = expr(like.getEscape());
+        if (!(esc instanceof Expr.Lit el) || !(el.value() instanceof String es) || es.length() != 1) {
+          throw errors.error(e, "unsupported syntax: ESCAPE takes one quoted character");
+        }
+        escape = es.charAt(0);
+      }
+      boolean ci = like.getLikeKeyWord() == net.sf.jsqlparser.expression.operators.relational.LikeExpression.KeyWord.ILIKE;
+      if (!ci && like.getLikeKeyWord() != net.sf.jsqlparser.expression.operators.relational.LikeExpression.KeyWord.LIKE) {
+        throw errors.error(e, "unsupported syntax: " + like.getLikeKeyWord() + " (LIKE and ILIKE are supported)");
+      }
+      try {
+        return Expr.Like.of(input, pattern, escape, ci, like.isNot());
+      } catch (IllegalArgumentException bad) {
+        throw errors.error(e, bad.getMessage());
+      }
+    }
     if (e instanceof net.sf.jsqlparser.expression.Function f) {
       throw errors.error(e, "unsupported function '" + f.getName() + "'");
     }
     throw errors.error(e, "unsupported syntax: expression '" + e + "'");
+  }
+
+  /** {@code terms[from, to)} OR-ed as a balanced tree. */
+  private static Expr balancedOr(List<Expr> terms, int from, int to) {
+    if (to - from == 1) {
+      return terms.get(from);
+    }
+    int mid = (from + to) >>> 1;
+    return new Expr.Or(balancedOr(terms, from, mid), balancedOr(terms, mid, to));
+  }
+
+  /** A searched or simple CASE; its results must share a type (BIGINT and DOUBLE give DOUBLE). */
+  private Expr caseOf(net.sf.jsqlparser.expression.CaseExpression c) {
+    List<Expr> conditions = new ArrayList<>();
+    List<Expr> results = new ArrayList<>();
+    for (net.sf.jsqlparser.expression.WhenClause w : c.getWhenClauses()) {
+      if (c.getSwitchExpression() != null) {
+        conditions.add(expr(new EqualsTo(c.getSwitchExpression(), w.getWhenExpression())));
+      } else {
+        conditions.add(condition(w.getWhenExpression(), "CASE WHEN"));
+      }
+      results.add(expr(w.getThenExpression()));
+    }
+    Expr otherwise = c.getElseExpression() == null ? new Expr.Lit(null, Type.NULL) : expr(c.getElseExpression());
+    Type type = Type.NULL;
+    List<Expr> all = new ArrayList<>(results);
+    all.add(otherwise);
+    for (Expr r : all) {
+      Type t = r.type();
+      if (t == Type.NULL || t == type) {
+        continue;
+      }
+      if (type == Type.NULL) {
+        type = t;
+      } else if (type.isNumeric() && t.isNumeric()) {
+        type = Type.DOUBLE;
+      } else {
+        throw errors.error(c, "type mismatch: CASE results are " + type + " and " + t + " (they must have one type)");
+      }
+    }
+    return new Expr.Case(conditions, results, otherwise, type);
   }
 
   /**

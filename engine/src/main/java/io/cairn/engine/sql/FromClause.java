@@ -225,6 +225,12 @@ final class FromClause {
       columns(n.input(), out);
     } else if (e instanceof Expr.IsNull n) {
       columns(n.input(), out);
+    } else if (e instanceof Expr.Like l) {
+      columns(l.input(), out);
+    } else if (e instanceof Expr.Case c) {
+      c.conditions().forEach(x -> columns(x, out));
+      c.results().forEach(x -> columns(x, out));
+      columns(c.otherwise(), out);
     } else if (!(e instanceof Expr.Lit)) {
       throw new IllegalStateException("Cannot read the columns of " + e + ": an expression kind this planner does not know");
     }
@@ -246,6 +252,11 @@ final class FromClause {
       return new Expr.Not(shift(n.input(), by));
     } else if (e instanceof Expr.IsNull n) {
       return new Expr.IsNull(shift(n.input(), by), n.negated());
+    } else if (e instanceof Expr.Like l) {
+      return Expr.Like.of(shift(l.input(), by), l.pattern(), l.escape(), l.caseInsensitive(), l.negated());
+    } else if (e instanceof Expr.Case c) {
+      return new Expr.Case(c.conditions().stream().map(x -> shift(x, by)).toList(), c.results().stream().map(x -> shift(x, by)).toList(),
+          shift(c.otherwise(), by), c.type());
     } else if (e instanceof Expr.Lit) {
       return e;
     }
