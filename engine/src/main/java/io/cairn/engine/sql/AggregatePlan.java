@@ -36,7 +36,8 @@ import net.sf.jsqlparser.statement.select.SelectItem;
  *       number ({@code GROUP BY 1}) and GROUPING SETS are refused.
  *   <li>The select list, then HAVING, are searched for aggregate calls (COUNT, SUM, MIN, MAX,
  *       AVG; see {@link AggregateCalls}); calls with the same text (case and blanks ignored) are
- *       computed once. Refused: {@code *} in the select list, {@code DISTINCT} inside a call,
+ *       computed once. {@code f(DISTINCT x)} aggregates the distinct (group keys, x) rows; all the
+ *       aggregates of such a SELECT must be DISTINCT over the same x. Refused: {@code *} in the select list,
  *       {@code *} for anything but COUNT, other than one argument, an aggregate inside an
  *       aggregate, SUM/AVG of a non-number.
  *   <li>A Map computes the group keys (columns {@code g0..}) then each aggregate's argument
@@ -63,6 +64,7 @@ final class AggregatePlan implements ExpressionTranslator.ReduceSlots {
   private final List<String> aggKeys = new ArrayList<>(); // normalized text of each aggregate call
   private final List<Aggregate.Kind> aggKinds = new ArrayList<>();
   private final List<Expr> aggArgs = new ArrayList<>(); // null for COUNT(*)
+  private final List<Boolean> aggDistinct = new ArrayList<>(); // COUNT(DISTINCT x) and the like
   private int[] keyCols;
 
   /**
@@ -122,7 +124,26 @@ final class AggregatePlan implements ExpressionTranslator.ReduceSlots {
         preNames.add("a" + a);
       }
     }
-    Plan mapped = SelectList.project(input, pre, preNames);
+    Plan mapped;
+    if (aggDistinct.contains(true)) {
+      // f(DISTINCT x): the distinct (group keys, x) rows, then f over x per group. Every aggregate of
+      // the SELECT must then be a DISTINCT one over the same x (one set of distinct rows serves them)
+      Expr x = aggArgs.get(0);
+      for (int a = 0; a < aggArgs.size(); a++) {
+        if (!aggDistinct.get(a) || aggArgs.get(a) == null || !aggArgs.get(a).equals(x)) {
+          throw errors.error(ps, "unsupported syntax: an aggregate with DISTINCT beside other aggregates, or over other arguments"
+              + " (all the aggregates of a SELECT with DISTINCT must be f(DISTINCT x) of one x; join two views for more)");
+        }
+        argCol[a] = groups.size();
+      }
+      List<Expr> keysAndX = new ArrayList<>(groups);
+      keysAndX.add(x);
+      List<String> names = new ArrayList<>(preNames.subList(0, groups.size()));
+      names.add("a0");
+      mapped = new Plan.Distinct(SelectList.project(input, keysAndX, names));
+    } else {
+      mapped = SelectList.project(input, pre, preNames);
+    }
     List<Aggregate> aggs = new ArrayList<>();
     List<Column> cols = new ArrayList<>();
     int[] groupBy = new int[groups.size()];
@@ -172,8 +193,8 @@ final class AggregatePlan implements ExpressionTranslator.ReduceSlots {
         return;
       }
       Aggregate.Kind kind = Aggregate.Kind.valueOf(f.getName().toUpperCase(Locale.ROOT));
-      if (f.isDistinct() || f.isUnique()) {
-        throw errors.error(e, "unsupported syntax: " + f.getName() + "(DISTINCT ...)");
+      if (f.isUnique()) {
+        throw errors.error(e, "unsupported syntax: " + f.getName() + "(UNIQUE ...)");
       }
       Expr arg;
       if (f.isAllColumns() || (f.getParameters() != null && f.getParameters().size() == 1
@@ -195,9 +216,13 @@ final class AggregatePlan implements ExpressionTranslator.ReduceSlots {
           throw errors.error(e, "type mismatch: " + f.getName().toUpperCase(Locale.ROOT) + " needs a number, but '" + p + "' is " + arg.type());
         }
       }
+      if (f.isDistinct() && arg == null) {
+        throw errors.error(e, "unsupported syntax: " + f.getName() + "(DISTINCT *)");
+      }
       aggKeys.add(key);
       aggKinds.add(kind);
       aggArgs.add(arg);
+      aggDistinct.add(f.isDistinct());
       return;
     }
     if (e instanceof BinaryExpression b) {
@@ -213,6 +238,28 @@ final class AggregatePlan implements ExpressionTranslator.ReduceSlots {
       collect(n.getExpression(), row);
     } else if (e instanceof IsNullExpression n) {
       collect(n.getLeftExpression(), row);
+    } else if (e instanceof net.sf.jsqlparser.expression.CaseExpression c) {
+      if (c.getSwitchExpression() != null) {
+        collect(c.getSwitchExpression(), row);
+      }
+      for (net.sf.jsqlparser.expression.WhenClause w : c.getWhenClauses()) {
+        collect(w.getWhenExpression(), row);
+        collect(w.getThenExpression(), row);
+      }
+      if (c.getElseExpression() != null) {
+        collect(c.getElseExpression(), row);
+      }
+    } else if (e instanceof net.sf.jsqlparser.expression.operators.relational.Between b) {
+      collect(b.getLeftExpression(), row);
+      collect(b.getBetweenExpressionStart(), row);
+      collect(b.getBetweenExpressionEnd(), row);
+    } else if (e instanceof net.sf.jsqlparser.expression.operators.relational.InExpression in) {
+      collect(in.getLeftExpression(), row);
+      if (in.getRightExpression() instanceof ExpressionList<?> list) {
+        for (Object o : list) {
+          collect((Expression) o, row);
+        }
+      }
     }
   }
 
