@@ -303,7 +303,7 @@ final class FromClause {
   }
 
   /** The AND-ed conjuncts of {@code e}, looking through single parentheses. */
-  private static List<Expression> conjuncts(Expression e) {
+  static List<Expression> conjuncts(Expression e) {
     List<Expression> out = new ArrayList<>();
     if (e instanceof AndExpression a) {
       out.addAll(conjuncts(a.getLeftExpression()));

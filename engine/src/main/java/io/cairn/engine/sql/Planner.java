@@ -104,8 +104,20 @@ final class Planner {
     Plan input = new FromClause(errors, catalog).plan(ps, rels);
     Scope rowScope = new Scope(errors, rels, input.schema());
     if (ps.getWhere() != null) {
-      Expr w = new ExpressionTranslator(errors, rowScope, null).condition(ps.getWhere(), "WHERE");
-      input = new Plan.Filter(input, w);
+      // a conjunct that is IN (subquery) or [NOT] EXISTS (subquery) is a semi- or anti-join; the rest one filter
+      Expr w = null;
+      for (net.sf.jsqlparser.expression.Expression c : FromClause.conjuncts(ps.getWhere())) {
+        Plan joined = subqueryJoin(c, input, rowScope);
+        if (joined != null) {
+          input = joined;
+          continue;
+        }
+        Expr e = new ExpressionTranslator(errors, rowScope, null).condition(c, "WHERE");
+        w = w == null ? e : new Expr.And(w, e);
+      }
+      if (w != null) {
+        input = new Plan.Filter(input, w);
+      }
     }
     boolean aggregate = ps.getGroupBy() != null || ps.getHaving() != null || AggregateCalls.hasAggregate(ps);
     Plan out;
@@ -212,6 +224,131 @@ final class Planner {
       out.add(Expr.col(i, s.type(i)));
     }
     return out;
+  }
+
+  /**
+   * The WHERE conjunct {@code c} decorrelated into a join with {@code input}, or null when it holds
+   * no subquery:
+   *
+   * <ul>
+   *   <li>{@code x IN (SELECT y ...)} (uncorrelated, one column): the rows of {@code input} whose
+   *       x is a value of the subquery: {@code π(input ⋈ δ(sub))} on x = y (a NULL x matches
+   *       nothing, as SQL's IN is then not TRUE). {@code NOT IN (SELECT ...)} is refused (its
+   *       NULL rules make it another operator): write NOT EXISTS.
+   *   <li>{@code [NOT] EXISTS (SELECT ... FROM t WHERE t.a = outer.b AND ...)}: the conjuncts of
+   *       the subquery's WHERE that equate one of its columns with a column of the outer query are
+   *       the join keys (at least one is required); the others filter the subquery's rows. EXISTS
+   *       is the semi-join {@code π(input ⋈ δ(keys))}, NOT EXISTS {@code input} minus it.
+   * </ul>
+   *
+   * Each keeps the rows of {@code input} with their multiplicity, and its columns.
+   */
+  private Plan subqueryJoin(net.sf.jsqlparser.expression.Expression c, Plan input, Scope rowScope) {
+    boolean notExists = false;
+    if (c instanceof net.sf.jsqlparser.expression.NotExpression n
+        && n.getExpression() instanceof net.sf.jsqlparser.expression.operators.relational.ExistsExpression) {
+      notExists = true;
+      c = n.getExpression();
+    }
+    if (c instanceof net.sf.jsqlparser.expression.operators.relational.InExpression in
+        && in.getRightExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect sub) {
+      if (in.isNot()) {
+        throw errors.error(in, "unsupported syntax: NOT IN (subquery) (write NOT EXISTS (SELECT ... WHERE ... = ...), whose NULL rules"
+            + " are the ones usually meant)");
+      }
+      if (!(sub.getSelect() instanceof PlainSelect inner)) {
+        throw errors.error(sub, "unsupported syntax: the subquery of IN must be a plain SELECT");
+      }
+      Plan values = planParsed(inner, false).plan();
+      if (values.schema().size() != 1) {
+        throw errors.error(sub, "the subquery of IN must return one column, not " + values.schema().size());
+      }
+      Expr x = new ExpressionTranslator(errors, rowScope, null).expr(in.getLeftExpression());
+      if (!(x instanceof Expr.Col col)) {
+        throw errors.error(in.getLeftExpression(), "unsupported syntax: IN (subquery) takes a column on its left");
+      }
+      if (col.type() != values.schema().type(0)) {
+        throw errors.error(in, "type mismatch: " + col.type() + " IN (subquery of " + values.schema().type(0) + ")");
+      }
+      return semiJoin(input, new Plan.Distinct(values), new int[] {col.index()}, false);
+    }
+    if (c instanceof net.sf.jsqlparser.expression.operators.relational.ExistsExpression ex) {
+      notExists |= ex.isNot();
+      if (!(ex.getRightExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect sub)
+          || !(sub.getSelect() instanceof PlainSelect inner)) {
+        throw errors.error(ex, "unsupported syntax: EXISTS takes a plain SELECT");
+      }
+      if (inner.getGroupBy() != null || inner.getHaving() != null || AggregateCalls.hasAggregate(inner) || inner.getLimit() != null
+          || inner.getOffset() != null || (inner.getOrderByElements() != null && !inner.getOrderByElements().isEmpty())) {
+        throw errors.error(ex, "unsupported syntax: the subquery of EXISTS may have FROM, JOIN and WHERE only");
+      }
+      List<Relation> innerRels = new ArrayList<>();
+      Plan from = new FromClause(errors, catalog).plan(inner, innerRels);
+      Scope innerScope = new Scope(errors, innerRels, from.schema());
+      List<Integer> innerKeys = new ArrayList<>();
+      List<Integer> outerKeys = new ArrayList<>();
+      Expr filter = null;
+      if (inner.getWhere() != null) {
+        for (net.sf.jsqlparser.expression.Expression k : FromClause.conjuncts(inner.getWhere())) {
+          if (k instanceof net.sf.jsqlparser.expression.operators.relational.EqualsTo eq
+              && eq.getLeftExpression() instanceof net.sf.jsqlparser.schema.Column a
+              && eq.getRightExpression() instanceof net.sf.jsqlparser.schema.Column b) {
+            Integer ia = resolves(innerScope, a);
+            Integer ib = resolves(innerScope, b);
+            Integer oa = ia == null ? resolves(rowScope, a) : null;
+            Integer ob = ib == null ? resolves(rowScope, b) : null;
+            if ((ia != null && ob != null) || (ib != null && oa != null)) {
+              int i = ia != null ? ia : ib;
+              int o = ob != null ? ob : oa;
+              if (from.schema().type(i) != input.schema().type(o)) {
+                throw errors.error(eq, "type mismatch: cannot correlate " + from.schema().type(i) + " with " + input.schema().type(o));
+              }
+              innerKeys.add(i);
+              outerKeys.add(o);
+              continue;
+            }
+          }
+          Expr e = new ExpressionTranslator(errors, innerScope, null).condition(k, "WHERE of EXISTS");
+          filter = filter == null ? e : new Expr.And(filter, e);
+        }
+      }
+      if (innerKeys.isEmpty()) {
+        throw errors.error(ex, "unsupported syntax: EXISTS needs its WHERE to equate a column of the subquery with a column of the"
+            + " outer query (a correlated EXISTS)");
+      }
+      Plan rows = filter == null ? from : new Plan.Filter(from, filter);
+      List<Expr> keyExprs = new ArrayList<>();
+      List<io.cairn.engine.row.Column> keyCols = new ArrayList<>();
+      for (int k = 0; k < innerKeys.size(); k++) {
+        keyExprs.add(Expr.col(innerKeys.get(k), from.schema().type(innerKeys.get(k))));
+        keyCols.add(new io.cairn.engine.row.Column("k" + k, from.schema().type(innerKeys.get(k))));
+      }
+      Plan keys = new Plan.Distinct(new Plan.Map(rows, keyExprs, new Schema(keyCols)));
+      return semiJoin(input, keys, outerKeys.stream().mapToInt(i -> i).toArray(), notExists);
+    }
+    return null;
+  }
+
+  /** The column {@code c} names in {@code scope}, or null when it names none there. */
+  private static Integer resolves(Scope scope, net.sf.jsqlparser.schema.Column c) {
+    try {
+      return scope.resolve(c);
+    } catch (SqlException notHere) {
+      return null;
+    }
+  }
+
+  /**
+   * The rows of {@code input} whose {@code inputKeys} equal a row of {@code keys} (distinct, every
+   * column a key), or with {@code anti} those whose do not; {@code input}'s columns and multiplicities.
+   */
+  private static Plan semiJoin(Plan input, Plan keys, int[] inputKeys, boolean anti) {
+    int[] all = new int[inputKeys.length];
+    for (int i = 0; i < all.length; i++) {
+      all[i] = i;
+    }
+    Plan matched = new Plan.Map(Plan.Join.of(input, keys, inputKeys, all), columnsOf(input.schema()), input.schema());
+    return anti ? new Plan.Union(input, new Plan.Negate(matched)) : matched;
   }
 
   /** Refuses the clauses cairn does not plan, before anything is planned. */

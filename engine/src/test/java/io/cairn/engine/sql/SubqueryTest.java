@@ -1,0 +1,69 @@
+package io.cairn.engine.sql;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.cairn.engine.row.Row;
+import io.cairn.engine.runtime.Engine;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.Test;
+
+/**
+ * IN (subquery) and [NOT] EXISTS (correlated subquery) in WHERE, decorrelated into semi- and
+ * anti-joins: in views maintained over upserts and deletes of both sources, and in queries, against
+ * the same test in Java over the final tables.
+ */
+class SubqueryTest {
+  @Test
+  void semiAndAntiJoinsEqualTheOracle() {
+    Map<Long, Row> gen = SqlFixture.table(5000);
+    Map<Long, Row> side = OuterJoinTest.side();
+    Predicate<Row> inSide = r -> side.containsKey(r.getLong(1));
+    Predicate<Row> bigSide = r -> side.containsKey(r.getLong(1)) && side.get(r.getLong(1)).getLong(2) > 500;
+    Map<String, Predicate<Row>> cases = new java.util.LinkedHashMap<>();
+    cases.put("category IN (SELECT id FROM side)", inSide);
+    cases.put("category IN (SELECT id FROM side WHERE amount > 500) AND amount < 700", bigSide.and(r -> r.getLong(2) < 700));
+    cases.put("EXISTS (SELECT * FROM side WHERE side.id = gen.category AND side.amount > 500)", bigSide);
+    cases.put("NOT EXISTS (SELECT 1 FROM side s WHERE gen.category = s.id AND s.amount > 500)", bigSide.negate());
+    cases.put("amount > 100 AND NOT EXISTS (SELECT 1 FROM side WHERE side.id = gen.category)", inSide.negate().and(r -> r.getLong(2) > 100));
+    for (Predicate<Row> p : cases.values()) {
+      assertThat(gen.values()).anyMatch(p).anyMatch(p.negate());
+    }
+    for (int workers = 1; workers <= 2; workers++) {
+      try (Engine e = SqlFixture.engine(workers)) {
+        SqlSession s = SqlFixture.session(e);
+        s.execute(SqlFixture.GEN);
+        s.execute(OuterJoinTest.SIDE);
+        int v = 0;
+        for (String w : cases.keySet()) {
+          s.execute("CREATE MATERIALIZED VIEW q" + v++ + " AS SELECT id, amount FROM gen WHERE " + w);
+        }
+        e.tickUntilCaughtUp(1000);
+        v = 0;
+        for (Map.Entry<String, Predicate<Row>> c : cases.entrySet()) {
+          List<List<Object>> expected = gen.values().stream().filter(c.getValue())
+              .map(r -> List.<Object>of(r.getLong(0), r.getLong(2))).toList();
+          assertThat(s.execute("SELECT * FROM q" + v++).rows()).as("view: " + c.getKey()).isEqualTo(expected);
+          assertThat(s.execute("SELECT id, amount FROM gen WHERE " + c.getKey()).rows()).as("query: " + c.getKey()).isEqualTo(expected);
+        }
+      }
+    }
+  }
+
+  @Test
+  void subqueriesItCannotDecorrelateAreRefusedNamingWhy() {
+    try (Engine e = SqlFixture.engine(1)) {
+      SqlSession s = SqlFixture.session(e);
+      s.execute(SqlFixture.GEN);
+      s.execute(OuterJoinTest.SIDE);
+      assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE category NOT IN (SELECT id FROM side)"))
+          .hasMessageContaining("NOT IN (subquery) (write NOT EXISTS");
+      assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE EXISTS (SELECT 1 FROM side WHERE side.amount > 5)"))
+          .hasMessageContaining("EXISTS needs its WHERE to equate a column of the subquery with a column of the outer query");
+      assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE category IN (SELECT id, amount FROM side)"))
+          .hasMessageContaining("the subquery of IN must return one column, not 2");
+    }
+  }
+}
