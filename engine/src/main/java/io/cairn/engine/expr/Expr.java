@@ -410,4 +410,99 @@ public sealed interface Expr {
       return input + (negated ? " NOT" : "") + (caseInsensitive ? " ILIKE '" : " LIKE '") + pattern.replace("'", "''") + "'";
     }
   }
+
+  /**
+   * A TIMESTAMP moved by an interval: {@code months} calendar months (the day of month clamped, as
+   * PostgreSQL does), then {@code micros} microseconds; NULL stays NULL. TIMESTAMPs are
+   * microseconds since the Unix epoch, in UTC.
+   */
+  record TimestampShift(Expr input, long months, long micros) implements Expr {
+    public TimestampShift {
+      if (input.type() != Type.TIMESTAMP && input.type() != Type.NULL) {
+        throw new IllegalArgumentException("Cannot add an interval to " + input.type() + " (" + input + "): a TIMESTAMP or DATE is required");
+      }
+    }
+
+    /** {@code t} moved by {@code months} then {@code micros}. */
+    public static long shift(long t, long months, long micros) {
+      if (months != 0) {
+        java.time.LocalDateTime d = java.time.LocalDateTime.ofEpochSecond(Math.floorDiv(t, 1_000_000L),
+            (int) Math.floorMod(t, 1_000_000L) * 1000, java.time.ZoneOffset.UTC).plusMonths(months);
+        t = d.toEpochSecond(java.time.ZoneOffset.UTC) * 1_000_000L + d.getNano() / 1000;
+      }
+      return Math.addExact(t, micros);
+    }
+
+    @Override
+    public Type type() {
+      return Type.TIMESTAMP;
+    }
+
+    @Override
+    public Object eval(Row row) {
+      Object v = input.eval(row);
+      return v == null ? null : shift((Long) v, months, micros);
+    }
+
+    @Override
+    public String toString() {
+      return "(" + input + " + INTERVAL '" + months + " months " + micros + " microseconds')";
+    }
+  }
+
+  /**
+   * {@code EXTRACT(field FROM input)} of a TIMESTAMP (UTC): YEAR, QUARTER, MONTH, WEEK (ISO),
+   * DAY, DOW (0 = Sunday), ISODOW (7 = Sunday), DOY, HOUR, MINUTE as BIGINT; SECOND (with its
+   * fraction) and EPOCH (seconds) as DOUBLE. NULL stays NULL.
+   */
+  record Extract(String field, Expr input) implements Expr {
+    static final java.util.Set<String> FIELDS = java.util.Set.of("year", "quarter", "month", "week", "day", "dow", "isodow", "doy",
+        "hour", "minute", "second", "epoch");
+
+    public Extract {
+      if (!FIELDS.contains(field)) {
+        throw new IllegalArgumentException("Cannot EXTRACT " + field + ": the fields are " + new java.util.TreeSet<>(FIELDS));
+      }
+      if (input.type() != Type.TIMESTAMP && input.type() != Type.NULL) {
+        throw new IllegalArgumentException("Cannot EXTRACT from " + input.type() + " (" + input + "): a TIMESTAMP or DATE is required");
+      }
+    }
+
+    @Override
+    public Type type() {
+      return field.equals("second") || field.equals("epoch") ? Type.DOUBLE : Type.BIGINT;
+    }
+
+    @Override
+    public Object eval(Row row) {
+      Object v = input.eval(row);
+      if (v == null) {
+        return null;
+      }
+      long t = (Long) v;
+      if (field.equals("epoch")) {
+        return t / 1e6;
+      }
+      java.time.LocalDateTime d = java.time.LocalDateTime.ofEpochSecond(Math.floorDiv(t, 1_000_000L),
+          (int) Math.floorMod(t, 1_000_000L) * 1000, java.time.ZoneOffset.UTC);
+      return switch (field) {
+        case "year" -> (long) d.getYear();
+        case "quarter" -> (long) ((d.getMonthValue() - 1) / 3 + 1);
+        case "month" -> (long) d.getMonthValue();
+        case "week" -> (long) d.get(java.time.temporal.IsoFields.WEEK_OF_WEEK_BASED_YEAR);
+        case "day" -> (long) d.getDayOfMonth();
+        case "dow" -> (long) (d.getDayOfWeek().getValue() % 7);
+        case "isodow" -> (long) d.getDayOfWeek().getValue();
+        case "doy" -> (long) d.getDayOfYear();
+        case "hour" -> (long) d.getHour();
+        case "minute" -> (long) d.getMinute();
+        default -> d.getSecond() + d.getNano() / 1e9; // second
+      };
+    }
+
+    @Override
+    public String toString() {
+      return "EXTRACT(" + field + " FROM " + input + ")";
+    }
+  }
 }

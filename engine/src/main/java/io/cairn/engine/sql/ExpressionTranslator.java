@@ -164,6 +164,47 @@ final class ExpressionTranslator {
       }
       throw errors.error(e, "unsupported syntax: operator '" + s.getSign() + "'");
     }
+    if (e instanceof net.sf.jsqlparser.expression.DateTimeLiteralExpression dt) {
+      String text = dt.getValue().replaceAll("^'|'$", "");
+      try {
+        return switch (dt.getType()) {
+          case DATE -> new Expr.Lit(java.time.LocalDate.parse(text).toEpochDay() * 86_400_000_000L, Type.TIMESTAMP);
+          case TIMESTAMP -> new Expr.Lit(timestampMicros(text), Type.TIMESTAMP);
+          default -> throw errors.error(e, "unsupported syntax: " + dt.getType() + " literal (DATE and TIMESTAMP are supported)");
+        };
+      } catch (java.time.DateTimeException bad) {
+        throw errors.error(e, "'" + text + "' is not a " + dt.getType() + " (write e.g. DATE '2024-03-31' or TIMESTAMP '2024-03-31 12:00:00')");
+      }
+    }
+    if (e instanceof net.sf.jsqlparser.expression.ExtractExpression x) {
+      Expr in = expr(x.getExpression());
+      try {
+        return new Expr.Extract(x.getName().toLowerCase(java.util.Locale.ROOT), in);
+      } catch (IllegalArgumentException bad) {
+        throw errors.error(e, bad.getMessage());
+      }
+    }
+    if ((e instanceof Addition || e instanceof Subtraction)
+        && (((BinaryExpression) e).getRightExpression() instanceof net.sf.jsqlparser.expression.IntervalExpression
+            || (e instanceof Addition && ((BinaryExpression) e).getLeftExpression() instanceof net.sf.jsqlparser.expression.IntervalExpression))) {
+      BinaryExpression b = (BinaryExpression) e;
+      boolean intervalRight = b.getRightExpression() instanceof net.sf.jsqlparser.expression.IntervalExpression;
+      long[] iv = interval((net.sf.jsqlparser.expression.IntervalExpression) (intervalRight ? b.getRightExpression() : b.getLeftExpression()));
+      Expr t = expr(intervalRight ? b.getLeftExpression() : b.getRightExpression());
+      int sign = e instanceof Subtraction ? -1 : 1;
+      try {
+        Expr shifted = new Expr.TimestampShift(t, sign * iv[0], sign * iv[1]);
+        if (t instanceof Expr.Lit lit) { // a constant date and interval: folded now (TPC-H's DATE '…' - INTERVAL '90' DAY)
+          return new Expr.Lit(lit.value() == null ? null : shifted.eval(null), Type.TIMESTAMP);
+        }
+        return shifted;
+      } catch (IllegalArgumentException bad) {
+        throw errors.error(e, bad.getMessage());
+      }
+    }
+    if (e instanceof net.sf.jsqlparser.expression.IntervalExpression) {
+      throw errors.error(e, "unsupported syntax: an INTERVAL is added to or subtracted from a TIMESTAMP or DATE, not used alone");
+    }
     if (e instanceof Addition || e instanceof Subtraction || e instanceof Multiplication || e instanceof Division
         || e instanceof Modulo) {
       BinaryExpression b = (BinaryExpression) e;
@@ -273,6 +314,43 @@ final class ExpressionTranslator {
       throw errors.error(e, "unsupported function '" + f.getName() + "'");
     }
     throw errors.error(e, "unsupported syntax: expression '" + e + "'");
+  }
+
+  private static final java.util.regex.Pattern INTERVAL = java.util.regex.Pattern.compile(
+      "(?i)INTERVAL\\s*'\\s*([^']*)'\\s*([a-z]+)?\\s*");
+  private static final java.util.regex.Pattern INTERVAL_PART = java.util.regex.Pattern.compile("(?i)\\s*([+-]?\\d+)\\s*([a-z]+)\\s*");
+
+  /** {months, microseconds} of {@code INTERVAL '90' DAY}, {@code INTERVAL '1 year 2 months'} and the like. */
+  private long[] interval(net.sf.jsqlparser.expression.IntervalExpression i) {
+    java.util.regex.Matcher m = INTERVAL.matcher(i.toString());
+    if (!m.matches()) {
+      throw errors.error(i, "unsupported syntax: " + i + " (write e.g. INTERVAL '90' DAY or INTERVAL '1 year 2 months')");
+    }
+    String text = m.group(2) == null ? m.group(1) : m.group(1) + " " + m.group(2);
+    long months = 0;
+    long micros = 0;
+    java.util.regex.Matcher p = INTERVAL_PART.matcher(text);
+    int at = 0;
+    while (at < text.length() && p.find(at) && p.start() == at) {
+      long n = Long.parseLong(p.group(1));
+      String unit = p.group(2).toLowerCase(java.util.Locale.ROOT).replaceAll("s$", "");
+      switch (unit) {
+        case "year" -> months = Math.addExact(months, Math.multiplyExact(n, 12));
+        case "month", "mon" -> months = Math.addExact(months, n);
+        case "week" -> micros = Math.addExact(micros, Math.multiplyExact(n, 7 * 86_400_000_000L));
+        case "day" -> micros = Math.addExact(micros, Math.multiplyExact(n, 86_400_000_000L));
+        case "hour" -> micros = Math.addExact(micros, Math.multiplyExact(n, 3_600_000_000L));
+        case "minute", "min" -> micros = Math.addExact(micros, Math.multiplyExact(n, 60_000_000L));
+        case "second", "sec" -> micros = Math.addExact(micros, Math.multiplyExact(n, 1_000_000L));
+        default -> throw errors.error(i, "unsupported interval unit '" + p.group(2) + "' in " + i
+            + " (year, month, week, day, hour, minute, second)");
+      }
+      at = p.end();
+    }
+    if (at != text.length() || text.isBlank()) {
+      throw errors.error(i, "unsupported syntax: " + i + " (write e.g. INTERVAL '90' DAY or INTERVAL '1 year 2 months')");
+    }
+    return new long[] {months, micros};
   }
 
   /** {@code terms[from, to)} OR-ed as a balanced tree. */

@@ -227,6 +227,10 @@ final class FromClause {
       columns(n.input(), out);
     } else if (e instanceof Expr.Like l) {
       columns(l.input(), out);
+    } else if (e instanceof Expr.TimestampShift t) {
+      columns(t.input(), out);
+    } else if (e instanceof Expr.Extract x) {
+      columns(x.input(), out);
     } else if (e instanceof Expr.Case c) {
       c.conditions().forEach(x -> columns(x, out));
       c.results().forEach(x -> columns(x, out));
@@ -254,6 +258,10 @@ final class FromClause {
       return new Expr.IsNull(shift(n.input(), by), n.negated());
     } else if (e instanceof Expr.Like l) {
       return Expr.Like.of(shift(l.input(), by), l.pattern(), l.escape(), l.caseInsensitive(), l.negated());
+    } else if (e instanceof Expr.TimestampShift t) {
+      return new Expr.TimestampShift(shift(t.input(), by), t.months(), t.micros());
+    } else if (e instanceof Expr.Extract x) {
+      return new Expr.Extract(x.field(), shift(x.input(), by));
     } else if (e instanceof Expr.Case c) {
       return new Expr.Case(c.conditions().stream().map(x -> shift(x, by)).toList(), c.results().stream().map(x -> shift(x, by)).toList(),
           shift(c.otherwise(), by), c.type());
