@@ -272,6 +272,11 @@ final class Planner {
       }
       return semiJoin(input, new Plan.Distinct(values), new int[] {col.index()}, false);
     }
+    if (c instanceof net.sf.jsqlparser.expression.operators.relational.ComparisonOperator cmp
+        && (cmp.getRightExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect
+            || cmp.getLeftExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect)) {
+      return scalarComparison(cmp, input, rowScope);
+    }
     if (c instanceof net.sf.jsqlparser.expression.operators.relational.ExistsExpression ex) {
       notExists |= ex.isNot();
       if (!(ex.getRightExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect sub)
@@ -327,6 +332,54 @@ final class Planner {
       return semiJoin(input, keys, outerKeys.stream().mapToInt(i -> i).toArray(), notExists);
     }
     return null;
+  }
+
+  /**
+   * {@code expr op (SELECT agg(...) FROM ...)}: an uncorrelated subquery that is one SUM, AVG, MIN
+   * or MAX without GROUP BY, so one row or, over no rows, none — where SQL's value is NULL and the
+   * comparison is not TRUE either. Its row is joined to every row of {@code input} on a constant,
+   * compared, and dropped again. COUNT is refused (over no rows it is 0, not absent), as are
+   * correlated subqueries.
+   */
+  private Plan scalarComparison(net.sf.jsqlparser.expression.operators.relational.ComparisonOperator cmp, Plan input, Scope rowScope) {
+    boolean subRight = cmp.getRightExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect;
+    var sub = (net.sf.jsqlparser.statement.select.ParenthesedSelect) (subRight ? cmp.getRightExpression() : cmp.getLeftExpression());
+    if (!(sub.getSelect() instanceof PlainSelect inner) || inner.getGroupBy() != null || !AggregateCalls.hasAggregate(inner)
+        || inner.getSelectItems().size() != 1 || inner.toString().toLowerCase(java.util.Locale.ROOT).matches("(?s).*\\bcount\\s*\\(.*")) {
+      throw errors.error(sub, "unsupported syntax: a scalar subquery must be one SUM, AVG, MIN or MAX without GROUP BY"
+          + " (not COUNT, and not correlated)");
+    }
+    Plan value;
+    try {
+      value = planParsed(inner, false).plan();
+    } catch (SqlException e) {
+      throw errors.error(sub, "unsupported syntax: a scalar subquery must be uncorrelated (" + e.getMessage() + ")");
+    }
+    int n = input.schema().size();
+    List<Expr> left = new ArrayList<>(columnsOf(input.schema()));
+    left.add(Expr.lit(1L));
+    List<io.cairn.engine.row.Column> leftCols = new ArrayList<>(input.schema().columns());
+    leftCols.add(new io.cairn.engine.row.Column("#one", io.cairn.engine.row.Type.BIGINT));
+    Plan keyed = new Plan.Map(input, left, new Schema(leftCols));
+    Plan one = new Plan.Map(value, List.of(Expr.lit(1L), Expr.col(0, value.schema().type(0))),
+        Schema.of(new io.cairn.engine.row.Column("#one", io.cairn.engine.row.Type.BIGINT),
+            new io.cairn.engine.row.Column("#value", value.schema().type(0))));
+    Plan joined = Plan.Join.of(keyed, one, new int[] {n}, new int[] {0});
+    Scope joinedScope = new Scope(errors, rowScope.relations(), joined.schema());
+    Expr outer = new ExpressionTranslator(errors, joinedScope, null).expr(subRight ? cmp.getLeftExpression() : cmp.getRightExpression());
+    Expr v = Expr.col(n + 2, value.schema().type(0));
+    boolean ok = outer.type() == v.type() || outer.type() == io.cairn.engine.row.Type.NULL || (outer.type().isNumeric() && v.type().isNumeric());
+    if (!ok) {
+      throw errors.error(cmp, "type mismatch: cannot compare " + outer.type() + " with " + v.type() + " in '" + cmp + "'");
+    }
+    Expr.CmpOp op = cmp instanceof net.sf.jsqlparser.expression.operators.relational.EqualsTo ? Expr.CmpOp.EQ
+        : cmp instanceof net.sf.jsqlparser.expression.operators.relational.NotEqualsTo ? Expr.CmpOp.NE
+        : cmp instanceof net.sf.jsqlparser.expression.operators.relational.GreaterThan ? (subRight ? Expr.CmpOp.GT : Expr.CmpOp.LT)
+        : cmp instanceof net.sf.jsqlparser.expression.operators.relational.GreaterThanEquals ? (subRight ? Expr.CmpOp.GE : Expr.CmpOp.LE)
+        : cmp instanceof net.sf.jsqlparser.expression.operators.relational.MinorThan ? (subRight ? Expr.CmpOp.LT : Expr.CmpOp.GT)
+        : (subRight ? Expr.CmpOp.LE : Expr.CmpOp.GE);
+    Plan kept = new Plan.Filter(joined, new Expr.Cmp(op, outer, v));
+    return new Plan.Map(kept, columnsOf(input.schema()), input.schema());
   }
 
   /** The column {@code c} names in {@code scope}, or null when it names none there. */

@@ -11,8 +11,8 @@ import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 
 /**
- * IN (subquery) and [NOT] EXISTS (correlated subquery) in WHERE, decorrelated into semi- and
- * anti-joins: in views maintained over upserts and deletes of both sources, and in queries, against
+ * IN (subquery), [NOT] EXISTS (correlated subquery) and a comparison with a scalar aggregate
+ * subquery in WHERE, decorrelated into semi-, anti- and constant-key joins: in views maintained over upserts and deletes of both sources, and in queries, against
  * the same test in Java over the final tables.
  */
 class SubqueryTest {
@@ -28,6 +28,10 @@ class SubqueryTest {
     cases.put("EXISTS (SELECT * FROM side WHERE side.id = gen.category AND side.amount > 500)", bigSide);
     cases.put("NOT EXISTS (SELECT 1 FROM side s WHERE gen.category = s.id AND s.amount > 500)", bigSide.negate());
     cases.put("amount > 100 AND NOT EXISTS (SELECT 1 FROM side WHERE side.id = gen.category)", inSide.negate().and(r -> r.getLong(2) > 100));
+    double avg = gen.values().stream().mapToLong(r -> r.getLong(2)).average().orElseThrow();
+    long maxSide = side.values().stream().mapToLong(r -> r.getLong(2)).max().orElseThrow();
+    cases.put("amount > (SELECT AVG(amount) FROM gen)", r -> r.getLong(2) > avg);
+    cases.put("(SELECT MAX(amount) FROM side WHERE id < 100) <= amount + 300", r -> maxSide <= r.getLong(2) + 300);
     for (Predicate<Row> p : cases.values()) {
       assertThat(gen.values()).anyMatch(p).anyMatch(p.negate());
     }
@@ -62,6 +66,10 @@ class SubqueryTest {
           .hasMessageContaining("NOT IN (subquery) (write NOT EXISTS");
       assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE EXISTS (SELECT 1 FROM side WHERE side.amount > 5)"))
           .hasMessageContaining("EXISTS needs its WHERE to equate a column of the subquery with a column of the outer query");
+      assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE amount > (SELECT COUNT(*) FROM side)"))
+          .hasMessageContaining("a scalar subquery must be one SUM, AVG, MIN or MAX without GROUP BY (not COUNT");
+      assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE amount > (SELECT MAX(amount) FROM side WHERE side.id = gen.category)"))
+          .hasMessageContaining("a scalar subquery must be uncorrelated");
       assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE category IN (SELECT id, amount FROM side)"))
           .hasMessageContaining("the subquery of IN must return one column, not 2");
     }
