@@ -1037,6 +1037,9 @@ public final class Node implements AutoCloseable, NodeApi {
     if (eng != null) {
       eng.close();
     }
+    if (snapshotService != null) {
+      snapshotService.dropPending();
+    }
     snapshots.close();
     StoreFence fe = fence;
     if (fe != null) {

@@ -265,6 +265,16 @@ final class SnapshotService {
     }
   }
 
+  /**
+   * Forgets a confirmation still pending (the node is closing): its captured state would otherwise
+   * keep every batch of the engine reachable after the engine is gone.
+   */
+  void dropPending() {
+    synchronized (confirmLock) {
+      unconfirmed = null;
+    }
+  }
+
   /** The check again, for the pending confirmation (see the design block). */
   void recheckOwnership() {
     Pending p;

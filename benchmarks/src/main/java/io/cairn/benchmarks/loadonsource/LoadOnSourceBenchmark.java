@@ -214,6 +214,7 @@ public final class LoadOnSourceBenchmark {
         pg.closeWorkload(); // its backend exits and publishes its last table statistics
       }
     }
+    ingest = null; // the crashed node's state is garbage now: the recoveries below need the heap
     long ingestMillis = (System.nanoTime() - i0) / 1_000_000;
     long walAtCrash = pg == null ? -1 : pg.currentWalLsn();
     long retainedAtCrash = pg == null ? -1 : pg.slotRetainedWal();

@@ -1273,6 +1273,7 @@ public final class Engine implements AutoCloseable {
       sources.clear();
       wakeable.clear();
       dataflows.clear();
+      publish(); // a closed engine holds no state: nothing published keeps its arrangements reachable
       ingest.clearStatuses();
     } finally {
       lock.unlock();

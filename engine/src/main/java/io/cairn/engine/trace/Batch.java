@@ -214,9 +214,22 @@ public final class Batch {
       List<ColumnVector> vals,
       long[] times,
       long[] diffs) {
+    if (diffs.length != times.length) {
+      throw new IllegalArgumentException("Cannot load batch " + id + ": column count or length mismatch");
+    }
+    return fromColumns(id, keySchema, valSchema, description, keys, vals, times, 0, diffs, 0, times.length);
+  }
+
+  /**
+   * {@link #fromColumns(String, Schema, Schema, Description, List, List, long[], long[])} of {@code
+   * n} entries whose times ({@code times} null: every one {@code time0}) and diffs ({@code diffs}
+   * null: every one {@code diff0}) may be constant, as a reader that found them so gives them.
+   */
+  public static Batch fromColumns(String id, Schema keySchema, Schema valSchema, Description description, List<ColumnVector> keys,
+      List<ColumnVector> vals, long[] times, long time0, long[] diffs, long diff0, int n) {
     Objects.requireNonNull(id, "id");
-    int n = times.length;
-    if (diffs.length != n || keys.size() != keySchema.size() || vals.size() != valSchema.size()) {
+    if ((times != null && times.length < n) || (diffs != null && diffs.length < n) || keys.size() != keySchema.size()
+        || vals.size() != valSchema.size()) {
       throw new IllegalArgumentException("Cannot load batch " + id + ": column count or length mismatch");
     }
     for (int c = 0; c < keys.size(); c++) {
@@ -225,19 +238,13 @@ public final class Batch {
     for (int c = 0; c < vals.size(); c++) {
       checkColumn(id, valSchema, c, vals.get(c), n);
     }
-    Batch b =
-        new Batch(
-            id,
-            keySchema,
-            valSchema,
-            description,
-            keys.toArray(new ColumnVector[0]),
-            vals.toArray(new ColumnVector[0]),
-            times,
-            diffs,
-            n);
+    boolean constTimes = times == null || allEqual(times, n);
+    boolean constDiffs = diffs == null || allEqual(diffs, n);
+    Batch b = new Batch(id, keySchema, valSchema, description, keys.toArray(new ColumnVector[0]), vals.toArray(new ColumnVector[0]),
+        constTimes ? null : times, n == 0 ? 0 : times == null ? time0 : times[0],
+        constDiffs ? null : diffs, n == 0 ? 0 : diffs == null ? diff0 : diffs[0], n);
     for (int i = 0; i < n; i++) {
-      if (diffs[i] == 0) {
+      if (b.diff(i) == 0) {
         throw new IllegalArgumentException("Cannot load batch " + id + ": entry " + i + " has diff 0");
       }
       if (i > 0 && b.compareEntry(i - 1, b, i) >= 0) {

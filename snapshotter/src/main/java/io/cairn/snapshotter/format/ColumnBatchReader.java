@@ -32,8 +32,41 @@ final class ColumnBatchReader {
   private final String[][] texts;
   private final boolean[][] booleans;
   private final BitSet[] nulls;
-  private final long[] times;
-  private final long[] diffs;
+  /** The times and diffs, each kept as one value until a row differs (the common case: see {@link io.cairn.engine.trace.Batch}). */
+  private final LongSink times;
+  private final LongSink diffs;
+
+  /** A required BIGINT column read in row order: one value while every row has it, an array from the first that does not. */
+  static final class LongSink {
+    private final int rows;
+    private long[] values;
+    private long first;
+
+    LongSink(int rows) {
+      this.rows = rows;
+    }
+
+    void set(int i, long v) {
+      if (values != null) {
+        values[i] = v;
+      } else if (i == 0) {
+        first = v;
+      } else if (v != first) {
+        values = new long[rows];
+        java.util.Arrays.fill(values, 0, i, first);
+        values[i] = v;
+      }
+    }
+
+    /** The values, or null when every row had {@link #first()}. */
+    long[] valuesOrNull() {
+      return values;
+    }
+
+    long first() {
+      return first;
+    }
+  }
 
   private ColumnBatchReader(Schema key, Schema val, int rows) {
     this.key = key;
@@ -55,8 +88,8 @@ final class ColumnBatchReader {
         case BOOLEAN, NULL -> booleans[c] = new boolean[rows];
       }
     }
-    times = new long[rows];
-    diffs = new long[rows];
+    times = new LongSink(rows);
+    diffs = new LongSink(rows);
   }
 
   /**
@@ -93,9 +126,9 @@ final class ColumnBatchReader {
     return r;
   }
 
-  private static void readRequired(ColumnReader cr, long[] out, int base, int n) {
+  private static void readRequired(ColumnReader cr, LongSink out, int base, int n) {
     for (int i = base, end = base + n; i < end; i++) {
-      out[i] = cr.getLong();
+      out.set(i, cr.getLong());
       cr.consume();
     }
   }
@@ -181,12 +214,26 @@ final class ColumnBatchReader {
     return out;
   }
 
-  long[] times() {
-    return times;
+  /** The times, or null when every row's is {@link #time0()}. */
+  long[] timesOrNull() {
+    return times.valuesOrNull();
   }
 
-  long[] diffs() {
-    return diffs;
+  long time0() {
+    return times.first();
+  }
+
+  /** The diffs, or null when every row's is {@link #diff0()}. */
+  long[] diffsOrNull() {
+    return diffs.valuesOrNull();
+  }
+
+  long diff0() {
+    return diffs.first();
+  }
+
+  int rows() {
+    return rows;
   }
 
   /** The column readers want a converter per column; values are taken from the readers instead. */

@@ -207,7 +207,8 @@ public final class ParquetBatchFiles {
       throw new CorruptSnapshotException("Cannot read batch file " + what + ": " + e.getMessage(), e);
     }
     try {
-      return Batch.fromColumns(id, key, val, description, columns.keyColumns(), columns.valColumns(), columns.times(), columns.diffs());
+      return Batch.fromColumns(id, key, val, description, columns.keyColumns(), columns.valColumns(), columns.timesOrNull(),
+          columns.time0(), columns.diffsOrNull(), columns.diff0(), columns.rows());
     } catch (IllegalArgumentException e) {
       throw new CorruptSnapshotException("Cannot read batch file " + what + ": " + e.getMessage(), e);
     }
