@@ -158,7 +158,7 @@ public final class BenchCommand implements Runnable {
       List<String> a = new ArrayList<>(List.of("bench", "load-on-source"));
       if (days != null) {
         a.addAll(List.of("--days", Integer.toString(days)));
-      } else {
+      } else if (!scale.equals("large")) { // the large scale's hours are its own (30 days) unless --days says otherwise
         a.addAll(List.of("--hours", Integer.toString(hours)));
       }
       if (ordersPerHour != null) {

@@ -421,7 +421,7 @@ public final class LoadOnSourceBenchmark {
     long scannedBefore = pg == null ? 0 : pg.rowsScanned();
     long decodedBefore = pg == null ? 0 : pg.slotDecodedBytes();
     AtomicReference<MeteredObjectStore> metered = new AtomicReference<>();
-    Node.Options options = Node.Options.defaults().withCatchUpTimeout(Duration.ofMinutes(10)).withStoreDecorator(st -> {
+    Node.Options options = Node.Options.defaults().withCatchUpTimeout(catchUpTimeout()).withStoreDecorator(st -> {
       MeteredObjectStore m = new MeteredObjectStore(st);
       metered.set(m);
       return m;
@@ -487,6 +487,16 @@ public final class LoadOnSourceBenchmark {
   // ------------------------------------------------------------------ standby strategies
 
   /**
+   * How long a recovery may catch up before {@link Node#recover} gives up: 10 minutes, or a minute
+   * per 3M records the sources hold (a full replay of the large scenario reads 200M; it was cut
+   * off at 10 minutes once, two thirds of the way).
+   */
+  private Duration catchUpTimeout() {
+    long records = (long) config.hours() * config.ordersPerHour() * (config.orderHistory() ? 2 : 1) + config.initialOrders();
+    return Duration.ofMinutes(Math.max(10, records / 3_000_000));
+  }
+
+  /**
    * A standby strategy: on a copy of the daily snapshot's store, an owner ({@link Node#recover}
    * with a group on the benchmark's broker, caught up) and then a {@code mode} standby (its {@code
    * Node.recover} on a thread of its own: it blocks while standing by). Once the standby's status
@@ -503,11 +513,11 @@ public final class LoadOnSourceBenchmark {
       pg.awaitSlotInactive();
     }
     Node owner = Node.recover(nodeConfig(s.dir(), List.of()).withGroup(group),
-        Node.Options.defaults().withCatchUpTimeout(Duration.ofMinutes(10)));
+        Node.Options.defaults().withCatchUpTimeout(catchUpTimeout()));
     LOG.info("Standby strategy '{}': the owner recovered in {} ms (epoch {})", s.name(), owner.report().totalMillis(), owner.epoch());
     int port = freePort();
     AtomicReference<MeteredObjectStore> metered = new AtomicReference<>();
-    Node.Options options = Node.Options.defaults().withCatchUpTimeout(Duration.ofMinutes(10)).withStoreDecorator(st -> {
+    Node.Options options = Node.Options.defaults().withCatchUpTimeout(catchUpTimeout()).withStoreDecorator(st -> {
       MeteredObjectStore m = new MeteredObjectStore(st);
       metered.set(m);
       return m;
