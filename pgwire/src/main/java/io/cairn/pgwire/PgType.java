@@ -9,17 +9,21 @@ import java.time.ZoneOffset;
 /**
  * The PostgreSQL types cairn values are sent as, with their text and binary encodings: BIGINT →
  * int8, DOUBLE → float8, TEXT and the NULL type → text, BOOLEAN → bool, TIMESTAMP (microseconds
- * since the Unix epoch, UTC) → timestamp (without time zone, the session's TimeZone is UTC).
+ * since the Unix epoch, UTC) → timestamp (without time zone, the session's TimeZone is UTC), DATE
+ * (days since 1970-01-01) → date.
  */
 enum PgType {
   INT8(20, 8, "int8", "bigint"),
   FLOAT8(701, 8, "float8", "double precision"),
   TEXT(25, -1, "text", "text"),
   BOOL(16, 1, "bool", "boolean"),
-  TIMESTAMP(1114, 8, "timestamp", "timestamp without time zone");
+  TIMESTAMP(1114, 8, "timestamp", "timestamp without time zone"),
+  DATE(1082, 4, "date", "date");
 
   /** Microseconds from the Unix epoch to the PostgreSQL epoch (2000-01-01). */
   private static final long PG_EPOCH_MICROS = 946_684_800_000_000L;
+  /** Days from the Unix epoch to the PostgreSQL epoch (2000-01-01). */
+  private static final long PG_EPOCH_DAYS = 10_957L;
 
   final int oid;
   final short length;
@@ -41,6 +45,7 @@ enum PgType {
       case DOUBLE -> FLOAT8;
       case BOOLEAN -> BOOL;
       case TIMESTAMP -> TIMESTAMP;
+      case DATE -> DATE;
       case TEXT, NULL -> TEXT;
     };
   }
@@ -64,6 +69,9 @@ enum PgType {
     if (v instanceof Long l && this == TIMESTAMP) {
       return timestamp(l);
     }
+    if (v instanceof Long l && this == DATE) {
+      return java.time.LocalDate.ofEpochDay(l).toString(); // ISO, as PostgreSQL's DateStyle ISO writes it (years 0–9999)
+    }
     if (v instanceof Boolean b) {
       return b ? "t" : "f";
     }
@@ -79,6 +87,11 @@ enum PgType {
       case INT8, TIMESTAMP -> {
         if (v instanceof Long l) {
           return ByteBuffer.allocate(8).putLong(this == TIMESTAMP ? l - PG_EPOCH_MICROS : l).array();
+        }
+      }
+      case DATE -> {
+        if (v instanceof Long l) {
+          return ByteBuffer.allocate(4).putInt(Math.toIntExact(l - PG_EPOCH_DAYS)).array();
         }
       }
       case FLOAT8 -> {

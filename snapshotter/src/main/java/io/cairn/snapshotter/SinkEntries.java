@@ -57,7 +57,7 @@ final class SinkEntries {
       return null;
     }
     return switch (t) {
-      case BIGINT, TIMESTAMP -> ((Number) v).longValue();
+      case BIGINT, TIMESTAMP, DATE -> ((Number) v).longValue();
       case DOUBLE -> ((Number) v).doubleValue();
       case TEXT -> (String) v;
       case BOOLEAN -> (Boolean) v;

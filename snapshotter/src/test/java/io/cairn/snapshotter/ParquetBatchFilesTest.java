@@ -60,6 +60,42 @@ class ParquetBatchFilesTest {
   }
 
   @Test
+  void dateColumnsAreParquetDatesThatRoundTripAndDuckDbReadsAsDates() throws Exception {
+    Schema key = Schema.of(Column.of("day", Type.DATE));
+    Schema val = Schema.of(Column.of("n", Type.BIGINT), Column.of("due", Type.DATE));
+    long d2024 = java.time.LocalDate.parse("2024-02-29").toEpochDay();
+    List<Update> u = new ArrayList<>();
+    u.add(new Update(Row.of(d2024), Row.of(1L, d2024 + 30), 3, 1));
+    u.add(new Update(Row.of(-1L), Row.of(2L, null), 4, -1)); // 1969-12-31
+    u.add(new Update(Row.of((Object) null), Row.of(3L, 2_932_896L), 5, 2)); // 9999-12-31
+    u.add(new Update(Row.of(0L), Row.of(4L, -719_162L), 6, 1)); // 0001-01-01
+    Batch b = Batch.fromUpdates(key, val, u, DESC);
+    byte[] bytes = ParquetBatchFiles.toBytes("d.dates", 0, b);
+    Batch back = ParquetBatchFiles.read("t", bytes, b.id(), key, val, DESC, b.size());
+    for (int i = 0; i < b.size(); i++) {
+      assertThat(back.update(i)).isEqualTo(b.update(i));
+    }
+    Path f = dir.resolve("dates.parquet");
+    Files.write(f, bytes);
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+      List<String> cols = new ArrayList<>();
+      try (ResultSet rs = st.executeQuery("DESCRIBE SELECT * FROM read_parquet('" + f + "')")) {
+        while (rs.next()) {
+          cols.add(rs.getString(1) + " " + rs.getString(2));
+        }
+      }
+      assertThat(cols).containsExactly("day DATE", "n BIGINT", "due DATE", "_time BIGINT", "_diff BIGINT");
+      List<String> days = new ArrayList<>();
+      try (ResultSet rs = st.executeQuery("SELECT strftime(day, '%Y-%m-%d'), strftime(due, '%Y-%m-%d') FROM read_parquet('" + f + "') ORDER BY n")) {
+        while (rs.next()) {
+          days.add(rs.getString(1) + " " + rs.getString(2));
+        }
+      }
+      assertThat(days).containsExactly("2024-02-29 2024-03-30", "1969-12-31 null", "null 9999-12-31", "1970-01-01 0001-01-01");
+    }
+  }
+
+  @Test
   void duckDbReadsTheFileWithItsColumnsTypesAndFooter() throws Exception {
     Batch b = sample();
     Path f = dir.resolve("b.parquet");

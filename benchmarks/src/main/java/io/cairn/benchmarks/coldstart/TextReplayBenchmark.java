@@ -32,7 +32,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * </pre>
  * {@code -Dcairn.bench.views=text|number|text,number} chooses the views; {@code
  * -Dcairn.bench.hold=true} keeps the broker up afterwards until a file {@code stop} appears in the
- * work directory.
+ * work directory; {@code -Dcairn.bench.java-opts="A;;B"} gives the rounds the JVM options A, B, A, …
+ * in turn (as {@code CAIRN_JAVA_OPTS}), for an A/B in one run.
  */
 public final class TextReplayBenchmark {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -46,6 +47,8 @@ public final class TextReplayBenchmark {
     int more = args.length > 2 ? Integer.parseInt(args[2]) : 100_000;
     int rounds = args.length > 3 ? Integer.parseInt(args[3]) : 3;
     String views = System.getProperty("cairn.bench.views", "text,number");
+    List<String> javaOpts = System.getProperty("cairn.bench.java-opts", "").isBlank() ? List.of()
+        : List.of(System.getProperty("cairn.bench.java-opts").split(";;"));
     Path dist = Path.of(System.getProperty("cairn.bench.dist", "dist/target/cairn-0.1.0-SNAPSHOT/cairn-0.1.0-SNAPSHOT")).toAbsolutePath();
     Path bin = dist.resolve("bin/cairn");
     Path work = Files.createTempDirectory("cairn-text-");
@@ -69,6 +72,11 @@ public final class TextReplayBenchmark {
       System.out.println("| run | records | catch-up | records/s | reading | computing | load | total phases |");
       System.out.println("|---|---|---|---|---|---|---|---|");
       for (int r = 0; r < rounds; r++) {
+        String opts = javaOpts.isEmpty() ? null : javaOpts.get(r % javaOpts.size());
+        if (opts != null) { // an A/B of JVM options: the rounds alternate them
+          ColdRecoverBenchmark.ENV.put("CAIRN_JAVA_OPTS", opts);
+          System.out.println("round " + (r + 1) + ": CAIRN_JAVA_OPTS=" + opts);
+        }
         Path cfg = ColdRecoverBenchmark.config(work, "round-" + r, init);
         Path dir = cfg.getParent();
         print("full replay " + (r + 1), report(ColdRecoverBenchmark.run(bin, dir, List.of("recover", "-c", cfg.toString(), "--until-caught-up", "--json"))));

@@ -81,7 +81,7 @@ final class JoinOp extends Operator {
   }
 
   private static boolean isLong(Type t) {
-    return t == Type.BIGINT || t == Type.TIMESTAMP;
+    return t.isLong();
   }
 
   /** Whether input {@code input} (0 left, 1 right) reads its collection's arrangement instead of owning one. */

@@ -58,7 +58,7 @@ final class LongKeyReduce {
       return null;
     }
     Type kt = input.type(groupBy[0]);
-    if (kt != Type.BIGINT && kt != Type.TIMESTAMP) {
+    if (!kt.isLong()) {
       return null;
     }
     for (Aggregate a : aggs) {

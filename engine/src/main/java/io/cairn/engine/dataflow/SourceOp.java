@@ -38,7 +38,7 @@ public final class SourceOp extends Operator implements Collection {
     this.upsert = primaryKey.length > 0;
     this.layout = upsert ? Layout.of(schema, primaryKey) : Layout.wholeRow(schema);
     this.longKey = upsert && primaryKey.length == 1
-        && (schema.type(primaryKey[0]) == io.cairn.engine.row.Type.BIGINT || schema.type(primaryKey[0]) == io.cairn.engine.row.Type.TIMESTAMP);
+        && schema.type(primaryKey[0]).isLong();
     this.arrangement = new Arrangement(arrangementName, layout.keySchema(), layout.valSchema(), shards);
     this.valCols = layout.valCols();
     this.appends = new Rows[shards];

@@ -78,19 +78,45 @@ public sealed interface Expr {
     }
   }
 
-  /** Arithmetic on numbers: BIGINT if both sides are BIGINT, else DOUBLE. */
+  /**
+   * Arithmetic on numbers: BIGINT if both sides are BIGINT, else DOUBLE. On dates, as PostgreSQL:
+   * DATE ± BIGINT (days) and BIGINT + DATE are a DATE, DATE − DATE is a BIGINT (days between).
+   */
   record Arith(ArithOp op, Expr left, Expr right) implements Expr {
     public Arith {
       Objects.requireNonNull(op);
-      for (Expr e : new Expr[] {left, right}) {
-        if (!e.type().isNumeric() && e.type() != Type.NULL) {
-          throw new IllegalArgumentException("Cannot apply '" + op.symbol + "' to " + e.type() + " (" + e + ")");
+      if (left.type() == Type.DATE || right.type() == Type.DATE) {
+        dateResult(op, left, right); // throws when the operation is not one on dates
+      } else {
+        for (Expr e : new Expr[] {left, right}) {
+          if (!e.type().isNumeric() && e.type() != Type.NULL) {
+            throw new IllegalArgumentException("Cannot apply '" + op.symbol + "' to " + e.type() + " (" + e + ")");
+          }
         }
       }
     }
 
+    private static Type dateResult(ArithOp op, Expr left, Expr right) {
+      Type a = left.type();
+      Type b = right.type();
+      if (a == Type.DATE && b == Type.DATE && op == ArithOp.SUB) {
+        return Type.BIGINT;
+      }
+      if (a == Type.DATE && (b == Type.BIGINT || b == Type.NULL) && (op == ArithOp.ADD || op == ArithOp.SUB)) {
+        return Type.DATE;
+      }
+      if (b == Type.DATE && (a == Type.BIGINT || a == Type.NULL) && op == ArithOp.ADD) {
+        return Type.DATE;
+      }
+      throw new IllegalArgumentException("Cannot apply '" + op.symbol + "' to " + a + " and " + b + " (" + left + " " + op.symbol + " " + right
+          + "): a DATE takes + or - a BIGINT number of days, and - another DATE");
+    }
+
     @Override
     public Type type() {
+      if (left.type() == Type.DATE || right.type() == Type.DATE) {
+        return dateResult(op, left, right);
+      }
       return left.type() == Type.DOUBLE || right.type() == Type.DOUBLE ? Type.DOUBLE : Type.BIGINT;
     }
 
@@ -101,7 +127,8 @@ public sealed interface Expr {
       if (a == null || b == null) {
         return null;
       }
-      if (type() == Type.BIGINT) {
+      Type t = type();
+      if (t == Type.BIGINT || t == Type.DATE) { // DATE: days
         long x = (Long) a;
         long y = (Long) b;
         return switch (op) {
@@ -158,7 +185,11 @@ public sealed interface Expr {
     }
   }
 
-  /** A comparison; both sides must be comparable (numbers with numbers, same type otherwise). */
+  /**
+   * A comparison; both sides must be comparable (numbers with numbers, same type otherwise; a DATE
+   * is compared with a TIMESTAMP as its midnight: the planner wraps it in {@link
+   * TimestampShift#toTimestamp}).
+   */
   record Cmp(CmpOp op, Expr left, Expr right) implements Expr {
     public Cmp {
       Type a = left.type();
@@ -414,13 +445,20 @@ public sealed interface Expr {
   /**
    * A TIMESTAMP moved by an interval: {@code months} calendar months (the day of month clamped, as
    * PostgreSQL does), then {@code micros} microseconds; NULL stays NULL. TIMESTAMPs are
-   * microseconds since the Unix epoch, in UTC.
+   * microseconds since the Unix epoch, in UTC. A DATE input is its midnight (PostgreSQL's {@code
+   * date + interval} is a timestamp), so a shift by nothing is the cast of a DATE to TIMESTAMP
+   * ({@link #toTimestamp}).
    */
   record TimestampShift(Expr input, long months, long micros) implements Expr {
     public TimestampShift {
-      if (input.type() != Type.TIMESTAMP && input.type() != Type.NULL) {
+      if (input.type() != Type.TIMESTAMP && input.type() != Type.DATE && input.type() != Type.NULL) {
         throw new IllegalArgumentException("Cannot add an interval to " + input.type() + " (" + input + "): a TIMESTAMP or DATE is required");
       }
+    }
+
+    /** {@code input} as a TIMESTAMP: itself when it is one, its midnight (UTC) when it is a DATE. */
+    public static Expr toTimestamp(Expr input) {
+      return input.type() == Type.DATE ? new TimestampShift(input, 0, 0) : input;
     }
 
     /** {@code t} moved by {@code months} then {@code micros}. */
@@ -441,17 +479,24 @@ public sealed interface Expr {
     @Override
     public Object eval(Row row) {
       Object v = input.eval(row);
-      return v == null ? null : shift((Long) v, months, micros);
+      if (v == null) {
+        return null;
+      }
+      long t = input.type() == Type.DATE ? Math.multiplyExact((Long) v, Type.MICROS_PER_DAY) : (Long) v;
+      return shift(t, months, micros);
     }
 
     @Override
     public String toString() {
+      if (months == 0 && micros == 0) {
+        return "CAST(" + input + " AS TIMESTAMP)";
+      }
       return "(" + input + " + INTERVAL '" + months + " months " + micros + " microseconds')";
     }
   }
 
   /**
-   * {@code EXTRACT(field FROM input)} of a TIMESTAMP (UTC): YEAR, QUARTER, MONTH, WEEK (ISO),
+   * {@code EXTRACT(field FROM input)} of a TIMESTAMP (UTC) or a DATE (its midnight): YEAR, QUARTER, MONTH, WEEK (ISO),
    * DAY, DOW (0 = Sunday), ISODOW (7 = Sunday), DOY, HOUR, MINUTE as BIGINT; SECOND (with its
    * fraction) and EPOCH (seconds) as DOUBLE. NULL stays NULL.
    */
@@ -463,7 +508,7 @@ public sealed interface Expr {
       if (!FIELDS.contains(field)) {
         throw new IllegalArgumentException("Cannot EXTRACT " + field + ": the fields are " + new java.util.TreeSet<>(FIELDS));
       }
-      if (input.type() != Type.TIMESTAMP && input.type() != Type.NULL) {
+      if (input.type() != Type.TIMESTAMP && input.type() != Type.DATE && input.type() != Type.NULL) {
         throw new IllegalArgumentException("Cannot EXTRACT from " + input.type() + " (" + input + "): a TIMESTAMP or DATE is required");
       }
     }
@@ -479,7 +524,7 @@ public sealed interface Expr {
       if (v == null) {
         return null;
       }
-      long t = (Long) v;
+      long t = input.type() == Type.DATE ? Math.multiplyExact((Long) v, Type.MICROS_PER_DAY) : (Long) v;
       if (field.equals("epoch")) {
         return t / 1e6;
       }

@@ -61,6 +61,16 @@ public record Schema(List<Column> columns) {
     return columns.get(i).type();
   }
 
+  /** Whether some column is of type {@code t}. */
+  public boolean has(Type t) {
+    for (Column c : columns) {
+      if (c.type() == t) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Index of the column named {@code name} (case-insensitive), or -1. */
   public int indexOf(String name) {
     String n = name.toLowerCase(Locale.ROOT);

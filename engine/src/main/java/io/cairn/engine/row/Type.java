@@ -3,7 +3,8 @@ package io.cairn.engine.row;
 /**
  * The column types cairn understands. Values inside a {@link Row} are represented as:
  * BIGINT → {@link Long}, DOUBLE → {@link Double}, TEXT → {@link String}, BOOLEAN → {@link Boolean},
- * TIMESTAMP → {@link Long} microseconds since the Unix epoch (UTC), NULL → always {@code null}.
+ * TIMESTAMP → {@link Long} microseconds since the Unix epoch (UTC), DATE → {@link Long} days since
+ * 1970-01-01, NULL → always {@code null}.
  * Any column may hold SQL NULL ({@code null}).
  */
 public enum Type {
@@ -12,6 +13,7 @@ public enum Type {
   TEXT,
   BOOLEAN,
   TIMESTAMP,
+  DATE,
   NULL;
 
   /** Whether {@code value} is a valid Java representation for this type ({@code null} always is). */
@@ -20,13 +22,24 @@ public enum Type {
       return true;
     }
     return switch (this) {
-      case BIGINT, TIMESTAMP -> value instanceof Long;
+      case BIGINT, TIMESTAMP, DATE -> value instanceof Long;
       case DOUBLE -> value instanceof Double;
       case TEXT -> value instanceof String;
       case BOOLEAN -> value instanceof Boolean;
       case NULL -> false;
     };
   }
+
+  /**
+   * Whether values of this type are {@link Long}s (BIGINT, TIMESTAMP, DATE): held in {@code long}
+   * columns, compared, hashed and sorted as {@code long}s on the operators' typed paths.
+   */
+  public boolean isLong() {
+    return this == BIGINT || this == TIMESTAMP || this == DATE;
+  }
+
+  /** Microseconds in a day: a DATE's midnight as a TIMESTAMP is {@code days * MICROS_PER_DAY}. */
+  public static final long MICROS_PER_DAY = 86_400_000_000L;
 
   /** Whether values of this type are numbers (BIGINT, DOUBLE). */
   public boolean isNumeric() {

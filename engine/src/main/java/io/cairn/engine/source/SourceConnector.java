@@ -57,4 +57,12 @@ public interface SourceConnector {
   default boolean sharedReads() {
     return false;
   }
+
+  /**
+   * Runs, without connecting to anything, the start-up code that a first connection runs and a
+   * training with no server cannot reach (static initialisation of a client's protocol tables),
+   * so that the class-data archive written by {@code cairn class-cache} holds its classes
+   * (default: nothing). Must be quick and must not fail when nothing listens anywhere.
+   */
+  default void trainClassCache() {}
 }

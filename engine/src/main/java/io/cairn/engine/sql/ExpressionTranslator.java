@@ -168,7 +168,7 @@ final class ExpressionTranslator {
       String text = dt.getValue().replaceAll("^'|'$", "");
       try {
         return switch (dt.getType()) {
-          case DATE -> new Expr.Lit(java.time.LocalDate.parse(text).toEpochDay() * 86_400_000_000L, Type.TIMESTAMP);
+          case DATE -> new Expr.Lit(java.time.LocalDate.parse(text).toEpochDay(), Type.DATE);
           case TIMESTAMP -> new Expr.Lit(timestampMicros(text), Type.TIMESTAMP);
           default -> throw errors.error(e, "unsupported syntax: " + dt.getType() + " literal (DATE and TIMESTAMP are supported)");
         };
@@ -210,7 +210,8 @@ final class ExpressionTranslator {
       BinaryExpression b = (BinaryExpression) e;
       Expr l = expr(b.getLeftExpression());
       Expr r = expr(b.getRightExpression());
-      if (!(l.type().isNumeric() || l.type() == Type.NULL) || !(r.type().isNumeric() || r.type() == Type.NULL)) {
+      boolean dates = l.type() == Type.DATE || r.type() == Type.DATE;
+      if (!dates && (!(l.type().isNumeric() || l.type() == Type.NULL) || !(r.type().isNumeric() || r.type() == Type.NULL))) {
         throw errors.error(e, "type mismatch: cannot apply '" + b.getStringExpression() + "' to " + l.type() + " and " + r.type()
             + " in '" + e + "'");
       }
@@ -218,7 +219,11 @@ final class ExpressionTranslator {
           : e instanceof Subtraction ? Expr.ArithOp.SUB
           : e instanceof Multiplication ? Expr.ArithOp.MUL
           : e instanceof Division ? Expr.ArithOp.DIV : Expr.ArithOp.MOD;
-      return new Expr.Arith(op, l, r);
+      try {
+        return new Expr.Arith(op, l, r);
+      } catch (IllegalArgumentException bad) {
+        throw errors.error(e, "type mismatch: " + bad.getMessage());
+      }
     }
     if (e instanceof EqualsTo || e instanceof NotEqualsTo || e instanceof GreaterThan || e instanceof GreaterThanEquals
         || e instanceof MinorThan || e instanceof MinorThanEquals) {
@@ -233,6 +238,10 @@ final class ExpressionTranslator {
       Expr r = expr(b.getRightExpression());
       l = textLiteralAs(l, r.type());
       r = textLiteralAs(r, l.type());
+      if ((l.type() == Type.DATE && r.type() == Type.TIMESTAMP) || (l.type() == Type.TIMESTAMP && r.type() == Type.DATE)) {
+        l = Expr.TimestampShift.toTimestamp(l); // a DATE against a TIMESTAMP is its midnight, as in PostgreSQL
+        r = Expr.TimestampShift.toTimestamp(r);
+      }
       Type a = l.type();
       Type c = r.type();
       boolean ok = a == c || a == Type.NULL || c == Type.NULL || (a.isNumeric() && c.isNumeric());
@@ -407,7 +416,7 @@ final class ExpressionTranslator {
   }
 
   /**
-   * A quoted literal compared with a BIGINT, DOUBLE, BOOLEAN or TIMESTAMP operand is read as that
+   * A quoted literal compared with a BIGINT, DOUBLE, BOOLEAN, TIMESTAMP or DATE operand is read as that
    * type when its text is one ({@code id = '3'}, {@code ts < '2024-01-01 00:00:00'}), as PostgreSQL
    * reads an untyped literal; otherwise it stays TEXT (and the comparison is a type mismatch). A
    * timestamp's text is an ISO date, or date and time (space or {@code T}), optionally with a zone
@@ -425,6 +434,7 @@ final class ExpressionTranslator {
         case BOOLEAN -> t.equalsIgnoreCase("true") || t.equalsIgnoreCase("t") ? Expr.lit(true)
             : t.equalsIgnoreCase("false") || t.equalsIgnoreCase("f") ? Expr.lit(false) : e;
         case TIMESTAMP -> new Expr.Lit(timestampMicros(t), Type.TIMESTAMP);
+        case DATE -> new Expr.Lit(t.length() == 10 ? LocalDate.parse(t).toEpochDay() : Math.floorDiv(timestampMicros(t), Type.MICROS_PER_DAY), Type.DATE);
         default -> e;
       };
     } catch (NumberFormatException | DateTimeException | ArithmeticException ex) {

@@ -506,8 +506,10 @@ final class Parser {
         return Type.BOOLEAN;
       case "timestamp", "timestamptz":
         return Type.TIMESTAMP;
+      case "date":
+        return Type.DATE;
       default:
-        throw error(t, "unknown type " + t.describe() + " (supported: BIGINT, DOUBLE, TEXT, BOOLEAN, TIMESTAMP)");
+        throw error(t, "unknown type " + t.describe() + " (supported: BIGINT, DOUBLE, TEXT, BOOLEAN, TIMESTAMP, DATE)");
     }
   }
 }

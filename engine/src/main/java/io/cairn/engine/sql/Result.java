@@ -78,7 +78,7 @@ public record Result(List<String> columns, List<Type> types, List<List<Object>> 
     for (List<Object> r : rows) {
       String[] c = new String[n];
       for (int i = 0; i < n; i++) {
-        c[i] = format(r.get(i));
+        c[i] = format(display(r.get(i), types.get(i)));
         width[i] = Math.max(width[i], displayWidth(c[i]));
       }
       cells.add(c);
@@ -118,7 +118,7 @@ public record Result(List<String> columns, List<Type> types, List<List<Object>> 
     sb.append("\r\n");
     for (List<Object> r : rows) {
       for (int i = 0; i < r.size(); i++) {
-        Object v = r.get(i);
+        Object v = display(r.get(i), types.get(i));
         sb.append(i == 0 ? "" : ",").append(v == null ? "" : csv(String.valueOf(v)));
       }
       sb.append("\r\n");
@@ -134,6 +134,17 @@ public record Result(List<String> columns, List<Type> types, List<List<Object>> 
       return s;
     }
     return '"' + s.replace("\"", "\"\"") + '"';
+  }
+
+  /**
+   * A value as people read it: a DATE's days as its ISO date ({@code 2024-03-31}); any other
+   * value as it is.
+   */
+  public static Object display(Object v, Type type) {
+    if (type == Type.DATE && v instanceof Long days) {
+      return java.time.LocalDate.ofEpochDay(days).toString();
+    }
+    return v;
   }
 
   private static String format(Object v) {

@@ -258,7 +258,7 @@ public abstract sealed class ColumnVector
       this.type = type;
       int cap = Math.max(capacity, 4);
       switch (type) {
-        case BIGINT, TIMESTAMP -> longs = new long[cap];
+        case BIGINT, TIMESTAMP, DATE -> longs = new long[cap];
         case DOUBLE -> doubles = new double[cap];
         case TEXT -> texts = new String[cap];
         case BOOLEAN, NULL -> booleans = new boolean[cap];
@@ -317,7 +317,7 @@ public abstract sealed class ColumnVector
         }
       } else {
         switch (type) {
-          case BIGINT, TIMESTAMP -> longs[size] = (Long) value;
+          case BIGINT, TIMESTAMP, DATE -> longs[size] = (Long) value;
           case DOUBLE -> doubles[size] = (Double) value;
           case TEXT -> texts[size] = (String) value;
           case BOOLEAN -> booleans[size] = (Boolean) value;
@@ -353,7 +353,7 @@ public abstract sealed class ColumnVector
         grow();
       }
       switch (type) {
-        case BIGINT, TIMESTAMP -> longs[size] = ((Longs) from).values[i];
+        case BIGINT, TIMESTAMP, DATE -> longs[size] = ((Longs) from).values[i];
         case DOUBLE -> doubles[size] = ((Doubles) from).values[i];
         case TEXT -> texts[size] = ((Texts) from).values[i];
         case BOOLEAN, NULL -> booleans[size] = ((Booleans) from).values[i];
@@ -379,7 +379,7 @@ public abstract sealed class ColumnVector
     public ColumnVector build() {
       BitSet n = nulls == null || nulls.isEmpty() ? null : nulls;
       return switch (type) {
-        case BIGINT, TIMESTAMP -> new Longs(type, longs.length == size ? longs : Arrays.copyOf(longs, size), n, size);
+        case BIGINT, TIMESTAMP, DATE -> new Longs(type, longs.length == size ? longs : Arrays.copyOf(longs, size), n, size);
         case DOUBLE -> new Doubles(doubles.length == size ? doubles : Arrays.copyOf(doubles, size), n, size);
         case TEXT -> new Texts(texts.length == size ? texts : Arrays.copyOf(texts, size), size);
         case BOOLEAN, NULL -> new Booleans(type, booleans.length == size ? booleans : Arrays.copyOf(booleans, size), n, size);
@@ -394,7 +394,7 @@ public abstract sealed class ColumnVector
     ColumnVector buildUntrimmed() {
       BitSet n = nulls == null || nulls.isEmpty() ? null : nulls;
       return switch (type) {
-        case BIGINT, TIMESTAMP -> new Longs(type, longs, n, size);
+        case BIGINT, TIMESTAMP, DATE -> new Longs(type, longs, n, size);
         case DOUBLE -> new Doubles(doubles, n, size);
         case TEXT -> new Texts(texts, size);
         case BOOLEAN, NULL -> new Booleans(type, booleans, n, size);

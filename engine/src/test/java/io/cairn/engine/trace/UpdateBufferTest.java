@@ -38,7 +38,7 @@ class UpdateBufferTest {
       return null;
     }
     return switch (t) {
-      case BIGINT, TIMESTAMP -> r.nextBoolean() ? (long) r.nextInt(20) - 5 : r.nextLong();
+      case BIGINT, TIMESTAMP, DATE -> r.nextBoolean() ? (long) r.nextInt(20) - 5 : r.nextLong();
       case DOUBLE -> new double[] {0.0, -0.0, 1.5, Double.NaN, -3.0}[r.nextInt(5)];
       case BOOLEAN -> r.nextBoolean();
       case TEXT -> new String[] {"", "a", "b", "é", "zz"}[r.nextInt(5)];

@@ -94,6 +94,14 @@ final class ClassCache implements Callable<Integer> {
       System.err.println("cairn class-cache: the S3 part of the training failed (starts on S3 will load more classes): " + e);
     }
     loadConnectorClasses();
+    trainConnectors();
+  }
+
+  /** Each connector's start-up code that the training's servers (none, or a closed port) do not reach. */
+  private static void trainConnectors() {
+    for (io.cairn.engine.source.SourceConnector c : java.util.ServiceLoader.load(io.cairn.engine.source.SourceConnector.class)) {
+      c.trainClassCache();
+    }
   }
 
   /**

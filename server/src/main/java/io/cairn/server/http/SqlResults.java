@@ -16,7 +16,8 @@ import java.util.Map;
  *   <li>{@code table} (default): the psql-like text table of {@link Result#render()};
  *   <li>{@code csv}: RFC 4180 ({@link Result#renderCsv()});
  *   <li>{@code json}: an array with one {@code {columns, types, rows, message}} object per
- *       statement; a double that JSON cannot hold (NaN, ±Infinity) is its text.
+ *       statement; a double that JSON cannot hold (NaN, ±Infinity) is its text, a DATE its ISO
+ *       text ({@code "2024-03-31"}), a TIMESTAMP its microseconds since the epoch (UTC).
  * </ul>
  *
  * pgwire renders the same results as RowDescription and DataRow messages.
@@ -88,7 +89,8 @@ final class SqlResults {
         List<List<Object>> rows = new ArrayList<>(r.rows().size());
         for (List<Object> row : r.rows()) {
           List<Object> vals = new ArrayList<>(row.size());
-          for (Object v : row) {
+          for (int i = 0; i < row.size(); i++) {
+            Object v = Result.display(row.get(i), r.types().get(i)); // a DATE as its ISO text
             vals.add(v instanceof Double d && (d.isNaN() || d.isInfinite()) ? d.toString() : v); // JSON has no NaN
           }
           rows.add(vals);

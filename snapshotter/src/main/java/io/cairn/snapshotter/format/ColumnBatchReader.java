@@ -82,7 +82,7 @@ final class ColumnBatchReader {
     for (int c = 0; c < n; c++) {
       types[c] = c < key.size() ? key.type(c) : val.type(c - key.size());
       switch (types[c]) {
-        case BIGINT, TIMESTAMP -> longs[c] = new long[rows];
+        case BIGINT, TIMESTAMP, DATE -> longs[c] = new long[rows];
         case DOUBLE -> doubles[c] = new double[rows];
         case TEXT -> texts[c] = new String[rows];
         case BOOLEAN, NULL -> booleans[c] = new boolean[rows];
@@ -147,6 +147,17 @@ final class ColumnBatchReader {
           cr.consume();
         }
       }
+      case DATE -> { // INT32 days (Parquet's DATE)
+        long[] out = longs[c];
+        for (int i = base; i < end; i++) {
+          if (cr.getCurrentDefinitionLevel() == 0) {
+            setNull(c, i);
+          } else {
+            out[i] = cr.getInteger();
+          }
+          cr.consume();
+        }
+      }
       case DOUBLE -> {
         double[] out = doubles[c];
         for (int i = base; i < end; i++) {
@@ -191,7 +202,7 @@ final class ColumnBatchReader {
   private ColumnVector column(int c) {
     BitSet nl = nulls[c];
     return switch (types[c]) {
-      case BIGINT, TIMESTAMP -> new ColumnVector.Longs(types[c], longs[c], nl, rows);
+      case BIGINT, TIMESTAMP, DATE -> new ColumnVector.Longs(types[c], longs[c], nl, rows);
       case DOUBLE -> new ColumnVector.Doubles(doubles[c], nl, rows);
       case TEXT -> new ColumnVector.Texts(texts[c], rows);
       case BOOLEAN, NULL -> new ColumnVector.Booleans(types[c], booleans[c], nl, rows);

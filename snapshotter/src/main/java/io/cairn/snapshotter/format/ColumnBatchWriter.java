@@ -104,7 +104,15 @@ final class ColumnBatchWriter {
    */
   static void write(String arrangement, int shard, Batch batch, OutputStream out, BatchFileOptions o, long start)
       throws IOException {
-    write(arrangement, shard, batch, out, o, start, false);
+    write(arrangement, shard, batch, out, o, start, hasDate(batch));
+  }
+
+  /**
+   * Whether a key or value column is a DATE: Parquet's DATE is INT32, which {@link BulkPageEncoder}
+   * (INT64, DOUBLE, BOOLEAN, BINARY) does not write; such batches take parquet-java's column writers.
+   */
+  private static boolean hasDate(Batch batch) {
+    return batch.keySchema().has(io.cairn.engine.row.Type.DATE) || batch.valSchema().has(io.cairn.engine.row.Type.DATE);
   }
 
   /**
@@ -397,7 +405,15 @@ final class ColumnBatchWriter {
 
   /** Writes rows {@code [from, to)} of an optional column: definition level 1 for a value, 0 for NULL. */
   private static void writeColumn(ColumnWriter w, ColumnVector col, int from, int to) {
-    if (col instanceof ColumnVector.Longs l) {
+    if (col instanceof ColumnVector.Longs l && l.type() == io.cairn.engine.row.Type.DATE) { // INT32 days
+      for (int i = from; i < to; i++) {
+        if (l.isNull(i)) {
+          w.writeNull(0, 0);
+        } else {
+          w.write(Math.toIntExact(l.getLong(i)), 0, 1);
+        }
+      }
+    } else if (col instanceof ColumnVector.Longs l) {
       for (int i = from; i < to; i++) {
         if (l.isNull(i)) {
           w.writeNull(0, 0);

@@ -36,7 +36,7 @@ import org.apache.parquet.schema.Types;
  * <p>Columns, in order: the key columns, the value columns (a value column whose name clashes
  * with a key column is stored as {@code val_<name>}), then {@code _time} and {@code _diff}, both
  * required INT64. Key and value columns are optional (SQL NULL): BIGINT → INT64, TIMESTAMP →
- * INT64 TIMESTAMP(MICROS, UTC), DOUBLE → DOUBLE, TEXT → BINARY STRING, BOOLEAN and NULL →
+ * INT64 TIMESTAMP(MICROS, UTC), DATE → INT32 DATE (days), DOUBLE → DOUBLE, TEXT → BINARY STRING, BOOLEAN and NULL →
  * BOOLEAN. Rows are in the batch's (key, val, time) order, in row groups of at most {@link
  * BatchFileOptions#rowGroupRows()} rows (an empty batch has none). Pages are ZSTD-compressed and
  * carry statistics; values are encoded as parquet-java's writer picks for the {@link
@@ -105,6 +105,7 @@ public final class ParquetBatchFiles {
       case BIGINT -> Types.optional(PrimitiveTypeName.INT64).named(name);
       case TIMESTAMP -> Types.optional(PrimitiveTypeName.INT64)
           .as(LogicalTypeAnnotation.timestampType(true, LogicalTypeAnnotation.TimeUnit.MICROS)).named(name);
+      case DATE -> Types.optional(PrimitiveTypeName.INT32).as(LogicalTypeAnnotation.dateType()).named(name);
       case DOUBLE -> Types.optional(PrimitiveTypeName.DOUBLE).named(name);
       case TEXT -> Types.optional(PrimitiveTypeName.BINARY).as(LogicalTypeAnnotation.stringType()).named(name);
       case BOOLEAN, NULL -> Types.optional(PrimitiveTypeName.BOOLEAN).named(name);

@@ -76,6 +76,7 @@ class BulkPageEncoderPropertyTest {
         default -> (long) pick * (pick % 2 == 0 ? 1 : -1_000_003L);
       };
       case TIMESTAMP -> 1_700_000_000_000_000L + (g.distinct <= 0 ? (long) i * 1000 : pick);
+      case DATE -> 18_000L + (g.distinct <= 0 ? i : pick);
       case DOUBLE -> switch (pick % 11) {
         case 0 -> Double.NaN;
         case 1 -> -0.0;
@@ -359,6 +360,7 @@ class BulkPageEncoderPropertyTest {
               Object actual = switch (v.type()) {
                 case BIGINT -> rs.getObject(col + 1) == null ? null : rs.getLong(col + 1);
                 case TIMESTAMP -> rs.getObject(col + 1) == null ? null : "ts";
+                case DATE -> rs.getObject(col + 1) == null ? null : rs.getObject(col + 1, java.time.LocalDate.class).toEpochDay();
                 case DOUBLE -> rs.getObject(col + 1) == null ? null : rs.getDouble(col + 1);
                 case TEXT -> rs.getString(col + 1);
                 case BOOLEAN, NULL -> rs.getObject(col + 1) == null ? null : rs.getBoolean(col + 1);

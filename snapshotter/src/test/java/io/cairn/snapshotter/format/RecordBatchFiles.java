@@ -117,6 +117,7 @@ final class RecordBatchFiles {
       case BIGINT -> Types.optional(PrimitiveTypeName.INT64).named(name);
       case TIMESTAMP -> Types.optional(PrimitiveTypeName.INT64)
           .as(LogicalTypeAnnotation.timestampType(true, LogicalTypeAnnotation.TimeUnit.MICROS)).named(name);
+      case DATE -> Types.optional(PrimitiveTypeName.INT32).as(LogicalTypeAnnotation.dateType()).named(name);
       case DOUBLE -> Types.optional(PrimitiveTypeName.DOUBLE).named(name);
       case TEXT -> Types.optional(PrimitiveTypeName.BINARY).as(LogicalTypeAnnotation.stringType()).named(name);
       case BOOLEAN, NULL -> Types.optional(PrimitiveTypeName.BOOLEAN).named(name);
@@ -458,7 +459,7 @@ final class RecordBatchFiles {
       int cap = Math.max(4, capacity);
       for (int c = 0; c < n; c++) {
         switch (types[c]) {
-          case BIGINT, TIMESTAMP -> longs[c] = new long[cap];
+          case BIGINT, TIMESTAMP, DATE -> longs[c] = new long[cap];
           case DOUBLE -> doubles[c] = new double[cap];
           case TEXT -> texts[c] = new String[cap];
           case BOOLEAN, NULL -> booleans[c] = new boolean[cap];
@@ -598,7 +599,7 @@ final class RecordBatchFiles {
     private ColumnVector column(int c) {
       BitSet nl = nulls[c];
       return switch (types[c]) {
-        case BIGINT, TIMESTAMP -> new ColumnVector.Longs(types[c], trim(longs[c]), nl, rows);
+        case BIGINT, TIMESTAMP, DATE -> new ColumnVector.Longs(types[c], trim(longs[c]), nl, rows);
         case DOUBLE -> new ColumnVector.Doubles(java.util.Arrays.copyOf(doubles[c], rows), nl, rows);
         case TEXT -> new ColumnVector.Texts(texts[c].length == rows ? texts[c] : java.util.Arrays.copyOf(texts[c], rows), rows);
         case BOOLEAN, NULL -> new ColumnVector.Booleans(types[c], java.util.Arrays.copyOf(booleans[c], rows), nl, rows);

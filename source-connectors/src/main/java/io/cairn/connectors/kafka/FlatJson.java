@@ -233,7 +233,7 @@ final class FlatJson {
       exp = expNeg ? -exp : exp;
     }
     boolean integral = fracStart < 0 && !hasExp;
-    if (type == Type.BIGINT || type == Type.TIMESTAMP) {
+    if (type.isLong()) {
       if (!integral || intEnd - intStart > 18) {
         return -1; // a float, or possibly outside long: the tree path decides
       }

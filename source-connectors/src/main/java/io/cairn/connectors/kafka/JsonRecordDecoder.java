@@ -35,7 +35,8 @@ import java.util.Optional;
  * {@code io.debezium.time.Timestamp} / {@code org.apache.kafka.connect.data.Timestamp} (millis) or
  * {@code io.debezium.time.NanoTimestamp} (nanos) the number is scaled accordingly, and
  * {@code io.debezium.time.Date} / {@code org.apache.kafka.connect.data.Date} (days) becomes midnight
- * UTC. A Connect {@code Decimal} (base64 unscaled bytes, the Debezium default for NUMERIC) is
+ * UTC; DATE an ISO-8601 date string ({@code 2024-03-31}; a date-time's UTC date) or a number of days
+ * since 1970-01-01 (Debezium's and Connect's date). A Connect {@code Decimal} (base64 unscaled bytes, the Debezium default for NUMERIC) is
  * decoded for BIGINT and DOUBLE columns when the schema wrapper gives its scale.
  *
  * <p>Keys (UPSERT, DEBEZIUM): the primary key columns are taken from the record key when it is a
@@ -425,7 +426,35 @@ final class JsonRecordDecoder {
         }
         throw wrongType(column, type, f, where);
       }
+      case DATE -> {
+        if (f.isIntegralNumber() && f.canConvertToLong()) {
+          long n = f.longValue();
+          return switch (hint.kind()) {
+            case MILLIS -> Math.floorDiv(n, 86_400_000L);
+            case NANOS -> Math.floorDiv(n, 86_400_000_000_000L);
+            case DAYS -> n;
+            default -> n; // a number is days since 1970-01-01, as Debezium and Kafka Connect send a date
+          };
+        }
+        if (f.isTextual()) {
+          return parseDate(f.textValue(), column, where);
+        }
+        throw wrongType(column, type, f, where);
+      }
       default -> throw new IllegalStateException("unreachable: " + type);
+    }
+  }
+
+  /** Days since 1970-01-01 of an ISO date ({@code 2024-03-31}); a date-time's date part (UTC) is accepted too. */
+  private static long parseDate(String text, String column, String where) {
+    try {
+      return java.time.LocalDate.parse(text).toEpochDay();
+    } catch (DateTimeParseException notADate) {
+      try {
+        return Math.floorDiv(parseTimestamp(text, column, where), Type.MICROS_PER_DAY);
+      } catch (BadRecordException e) {
+        throw new BadRecordException("column '" + column + "' is DATE but the " + where + " holds a string that is not an ISO-8601 date");
+      }
     }
   }
 

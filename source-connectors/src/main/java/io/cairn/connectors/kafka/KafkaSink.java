@@ -337,7 +337,7 @@ final class KafkaSink implements Sink {
         continue;
       }
       v[i] = switch (schema.type(i)) {
-        case BIGINT, TIMESTAMP -> x.asLong();
+        case BIGINT, TIMESTAMP, DATE -> x.asLong();
         case DOUBLE -> x.asDouble();
         case TEXT -> x.asText();
         case BOOLEAN -> x.asBoolean();

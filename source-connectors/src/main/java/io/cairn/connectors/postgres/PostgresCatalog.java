@@ -92,7 +92,8 @@ final class PostgresCatalog {
       case "int2", "int4", "int8", "oid" -> Type.BIGINT;
       case "float4", "float8", "numeric" -> Type.DOUBLE;
       case "bool" -> Type.BOOLEAN;
-      case "timestamp", "timestamptz", "date" -> Type.TIMESTAMP;
+      case "timestamp", "timestamptz" -> Type.TIMESTAMP;
+      case "date" -> Type.DATE;
       default -> Type.TEXT;
     };
   }

@@ -609,6 +609,7 @@ final class PostgresSource implements Source {
         case DOUBLE -> ((Number) v).doubleValue();
         case BOOLEAN -> (Boolean) v;
         case TIMESTAMP -> timestampMicros(v, logical);
+        case DATE -> Math.floorDiv(timestampMicros(v, logical), MICROS_PER_DAY); // io.debezium.time.Date: days already
         case TEXT -> text(v);
         case NULL -> null;
       };

@@ -112,6 +112,7 @@ final class PgFixture implements AutoCloseable {
               OffsetDateTime t = rs.getObject(i + 1, OffsetDateTime.class);
               yield t == null ? null : t.toEpochSecond() * 1_000_000L + t.getNano() / 1000;
             }
+            case DATE -> rs.getObject(i + 1) == null ? null : rs.getObject(i + 1, java.time.LocalDate.class).toEpochDay();
             case NULL -> null;
           };
         }
