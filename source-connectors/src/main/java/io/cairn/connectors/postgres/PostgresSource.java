@@ -592,7 +592,9 @@ final class PostgresSource implements Source {
     if (f == null) {
       throw new IllegalStateException("column '" + column + "' is missing from the change event");
     }
-    Object v = s.get(f);
+    // not s.get(f): Connect's Struct.get answers a NULL with the column's default, so a nullable
+    // column with a DEFAULT set to NULL would arrive as its default (found by PostgresSourceTest)
+    Object v = s.getWithoutDefault(f.name());
     if (v == null) {
       return null;
     }

@@ -58,6 +58,18 @@ class JsonRecordDecoderTest {
   }
 
   @Test
+  void datesAreIsoTextOrDaysAndABadOneIsNamed() {
+    JsonRecordDecoder d = new JsonRecordDecoder(Schema.parse("id BIGINT, day DATE"), List.of("id"), Envelope.UPSERT, Optional.empty());
+    assertThat(d.decode(null, b("{\"id\":1,\"day\":\"2024-02-29\"}")).row()).isEqualTo(Row.of(1L, 19_782L));
+    assertThat(d.decode(null, b("{\"id\":1,\"day\":-1}")).row()).isEqualTo(Row.of(1L, -1L));
+    assertThat(d.decode(null, b("{\"id\":1,\"day\":\"2024-02-29T23:59:59Z\"}")).row()).isEqualTo(Row.of(1L, 19_782L));
+    assertThat(d.decode(null, b("{\"id\":1,\"day\":null}")).row()).isEqualTo(Row.of(1L, null));
+    assertThatThrownBy(() -> d.decode(null, b("{\"id\":1,\"day\":\"2024-02-30\"}")))
+        .hasMessageContaining("column 'day' is DATE but the value holds a string that is not an ISO-8601 date");
+    assertThatThrownBy(() -> d.decode(null, b("{\"id\":1,\"day\":true}"))).hasMessageContaining("column 'day' is DATE");
+  }
+
+  @Test
   void upsertTakesTheKeyFromAnObjectKeyAScalarKeyOrTheValue() {
     JsonRecordDecoder d = decoder(Envelope.UPSERT);
     assertThat(d.decode(b("{\"id\":3}"), b("{\"name\":\"a\"}"))).isEqualTo(Change.upsert(Row.of(3L), Row.of(3L, "a", null, null, null)));

@@ -27,10 +27,10 @@ class PostgresSourceTest {
 
   private static void createItems(PgFixture pg, int rows) {
     pg.exec("CREATE TABLE items (id bigint PRIMARY KEY, name text, qty int, price numeric(10,2), active boolean, "
-            + "updated timestamptz, doc text)",
+            + "updated timestamptz, doc text, due date DEFAULT date '2026-06-01')",
         "ALTER TABLE items REPLICA IDENTITY FULL",
         "INSERT INTO items SELECT g, 'item ' || g, g % 7, g * 1.25, g % 2 = 0, "
-            + "timestamptz '2026-01-01 00:00:00.123456+00' + g * interval '1 minute', NULL FROM generate_series(1, " + rows + ") g");
+            + "timestamptz '2026-01-01 00:00:00.123456+00' + g * interval '1 minute', NULL, date '1969-12-01' + g * 97 FROM generate_series(1, " + rows + ") g");
   }
 
   /** A text value too large and random to stay inline: stored out of line in TOAST. */
@@ -97,7 +97,7 @@ class PostgresSourceTest {
         try {
           assertThat(source.primaryKey()).containsExactly("id");
           assertThat(source.schema().toString())
-              .isEqualTo("id BIGINT, name TEXT, qty BIGINT, price DOUBLE, active BOOLEAN, updated TIMESTAMP, doc TEXT");
+              .isEqualTo("id BIGINT, name TEXT, qty BIGINT, price DOUBLE, active BOOLEAN, updated TIMESTAMP, doc TEXT, due DATE");
           source.seek(SourceOffsets.EMPTY);
           pg.syncWithTable(source, oracle, TABLE);
           assertThat(oracle.rows).hasSize(300);
@@ -108,7 +108,7 @@ class PostgresSourceTest {
               "UPDATE items SET doc = '" + bigText(random) + "' WHERE id = 5",
               "UPDATE items SET qty = qty + 100 WHERE id <= 20",
               "DELETE FROM items WHERE id BETWEEN 30 AND 39",
-              "UPDATE items SET name = NULL, price = NULL WHERE id = 301");
+              "UPDATE items SET name = NULL, price = NULL, due = NULL WHERE id = 301");
           pg.syncWithTable(source, oracle, TABLE);
           assertThat(oracle.rows.get(Row.of(5L)).getText(6)).hasSize(12_000);
           assertThat(oracle.deletes).isEqualTo(10);
