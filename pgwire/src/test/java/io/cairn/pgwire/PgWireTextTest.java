@@ -24,6 +24,13 @@ class PgWireTextTest {
     assertThat(PgType.TIMESTAMP.text(1_700_000_000_123_400L)).isEqualTo("2023-11-14 22:13:20.1234");
     assertThat(PgType.TIMESTAMP.text(-1L)).isEqualTo("1969-12-31 23:59:59.999999");
     assertThat(ByteBuffer.wrap(PgType.TIMESTAMP.binary(946_684_800_000_000L)).getLong()).isZero();
+    // DATE: days since 1970-01-01; ISO text, binary days since 2000-01-01 (int4)
+    assertThat(PgType.of(io.cairn.engine.row.Type.DATE).oid).isEqualTo(1082);
+    assertThat(PgType.DATE.text(0L)).isEqualTo("1970-01-01");
+    assertThat(PgType.DATE.text(19_782L)).isEqualTo("2024-02-29");
+    assertThat(PgType.DATE.text(-1L)).isEqualTo("1969-12-31");
+    assertThat(ByteBuffer.wrap(PgType.DATE.binary(10_957L)).getInt()).isZero();
+    assertThat(ByteBuffer.wrap(PgType.DATE.binary(0L)).getInt()).isEqualTo(-10_957);
     assertThat(ByteBuffer.wrap(PgType.FLOAT8.binary(1.5)).getDouble()).isEqualTo(1.5);
   }
 
@@ -121,9 +128,9 @@ class PgWireTextTest {
 
   @Test
   void explainedSchemaIsParsed() {
-    assertThat(ResultTypes.parseSchema("Map [#0, #1]  -> (a b BIGINT, c TEXT, t TIMESTAMP, n NULL)"))
+    assertThat(ResultTypes.parseSchema("Map [#0, #1]  -> (a b BIGINT, c TEXT, t TIMESTAMP, n NULL, d DATE)"))
         .containsExactly(new ResultTypes.Column("a b", PgType.INT8), new ResultTypes.Column("c", PgType.TEXT),
-            new ResultTypes.Column("t", PgType.TIMESTAMP), new ResultTypes.Column("n", PgType.TEXT));
+            new ResultTypes.Column("t", PgType.TIMESTAMP), new ResultTypes.Column("n", PgType.TEXT), new ResultTypes.Column("d", PgType.DATE));
     assertThat(ResultTypes.parseSchema("Get t")).isNull();
     assertThat(ResultTypes.tag("SELECT 3 (key lookup)")).isEqualTo("SELECT 3");
     assertThat(ResultTypes.tag("SHOW SOURCES")).isEqualTo("SHOW");

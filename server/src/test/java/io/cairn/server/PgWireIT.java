@@ -172,6 +172,25 @@ class PgWireIT {
         }
       }
       assertThat(got).isEqualTo(expected);
+      // a DATE column: pgjdbc reads it as a date, by text and (a named statement past prepareThreshold) by binary
+      long id = (Long) gen.get(0).get(0);
+      java.time.LocalDate due = java.time.LocalDate.parse("2020-01-01").plusDays((Long) engine("SELECT amount FROM gen WHERE id = " + id).rows().get(0).get(0) % 400);
+      try (ResultSet rs = st.executeQuery("SELECT DATE '2020-01-01' + amount % 400 AS due, DATE '2024-02-29' - 1 AS d FROM gen WHERE id = " + id)) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getMetaData().getColumnType(1)).isEqualTo(Types.DATE);
+        assertThat(rs.getMetaData().getColumnTypeName(1)).isEqualTo("date");
+        assertThat(rs.getObject(1, java.time.LocalDate.class)).isEqualTo(due);
+        assertThat(rs.getString(2)).isEqualTo("2024-02-28");
+      }
+      try (var ps = c.prepareStatement("SELECT DATE '2020-01-01' + amount % 400 AS due FROM gen WHERE id = ?")) {
+        for (int i = 0; i < 7; i++) {
+          ps.setLong(1, id);
+          try (ResultSet rs = ps.executeQuery()) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getObject(1, java.time.LocalDate.class)).as("execution %d", i).isEqualTo(due);
+          }
+        }
+      }
     }
   }
 
