@@ -10,7 +10,7 @@ import java.time.ZoneOffset;
  * The PostgreSQL types cairn values are sent as, with their text and binary encodings: BIGINT →
  * int8, DOUBLE → float8, TEXT and the NULL type → text, BOOLEAN → bool, TIMESTAMP (microseconds
  * since the Unix epoch, UTC) → timestamp (without time zone, the session's TimeZone is UTC), DATE
- * (days since 1970-01-01) → date.
+ * (days since 1970-01-01) → date, NUMERIC → numeric.
  */
 enum PgType {
   INT8(20, 8, "int8", "bigint"),
@@ -18,7 +18,8 @@ enum PgType {
   TEXT(25, -1, "text", "text"),
   BOOL(16, 1, "bool", "boolean"),
   TIMESTAMP(1114, 8, "timestamp", "timestamp without time zone"),
-  DATE(1082, 4, "date", "date");
+  DATE(1082, 4, "date", "date"),
+  NUMERIC(1700, -1, "numeric", "numeric");
 
   /** Microseconds from the Unix epoch to the PostgreSQL epoch (2000-01-01). */
   private static final long PG_EPOCH_MICROS = 946_684_800_000_000L;
@@ -46,6 +47,7 @@ enum PgType {
       case BOOLEAN -> BOOL;
       case TIMESTAMP -> TIMESTAMP;
       case DATE -> DATE;
+      case NUMERIC -> NUMERIC;
       case TEXT, NULL -> TEXT;
     };
   }
@@ -61,6 +63,9 @@ enum PgType {
     if (v instanceof Boolean) {
       return BOOL;
     }
+    if (v instanceof java.math.BigDecimal) {
+      return NUMERIC;
+    }
     return TEXT;
   }
 
@@ -75,6 +80,9 @@ enum PgType {
     if (v instanceof Boolean b) {
       return b ? "t" : "f";
     }
+    if (v instanceof java.math.BigDecimal n) {
+      return n.toPlainString();
+    }
     if (v instanceof Double d) {
       return d.isNaN() ? "NaN" : d.isInfinite() ? (d > 0 ? "Infinity" : "-Infinity") : Double.toString(d);
     }
@@ -87,6 +95,11 @@ enum PgType {
       case INT8, TIMESTAMP -> {
         if (v instanceof Long l) {
           return ByteBuffer.allocate(8).putLong(this == TIMESTAMP ? l - PG_EPOCH_MICROS : l).array();
+        }
+      }
+      case NUMERIC -> {
+        if (v instanceof java.math.BigDecimal n) {
+          return numericBinary(n);
         }
       }
       case DATE -> {
@@ -128,5 +141,44 @@ enum PgType {
       sb.append('.').append(f, 0, end);
     }
     return sb.toString();
+  }
+
+  /**
+   * PostgreSQL's binary numeric: ndigits, weight, sign (0 or 0x4000), display scale, then the
+   * base-10000 digits from the most significant, without leading or trailing zero digits; weight is
+   * the power of 10000 of the first digit.
+   */
+  static byte[] numericBinary(java.math.BigDecimal v) {
+    java.math.BigDecimal a = v.abs();
+    int dscale = Math.max(0, a.scale());
+    String plain = a.toPlainString();
+    int point = plain.indexOf('.');
+    String intPart = point < 0 ? plain : plain.substring(0, point);
+    String frac = point < 0 ? "" : plain.substring(point + 1);
+    intPart = intPart.replaceFirst("^0+", "");
+    intPart = "0".repeat((4 - intPart.length() % 4) % 4) + intPart;
+    frac = frac + "0".repeat((4 - frac.length() % 4) % 4);
+    java.util.List<Short> digits = new java.util.ArrayList<>();
+    for (int i = 0; i < intPart.length(); i += 4) {
+      digits.add(Short.parseShort(intPart.substring(i, i + 4)));
+    }
+    int weight = digits.size() - 1;
+    for (int i = 0; i < frac.length(); i += 4) {
+      digits.add(Short.parseShort(frac.substring(i, i + 4)));
+    }
+    while (!digits.isEmpty() && digits.get(0) == 0) {
+      digits.remove(0);
+      weight--;
+    }
+    while (!digits.isEmpty() && digits.get(digits.size() - 1) == 0) {
+      digits.remove(digits.size() - 1);
+    }
+    if (digits.isEmpty()) {
+      weight = 0;
+    }
+    ByteBuffer b = ByteBuffer.allocate(8 + 2 * digits.size());
+    b.putShort((short) digits.size()).putShort((short) weight).putShort((short) (v.signum() < 0 ? 0x4000 : 0)).putShort((short) dscale);
+    digits.forEach(b::putShort);
+    return b.array();
   }
 }

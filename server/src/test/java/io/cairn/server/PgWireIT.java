@@ -182,6 +182,20 @@ class PgWireIT {
         assertThat(rs.getObject(1, java.time.LocalDate.class)).isEqualTo(due);
         assertThat(rs.getString(2)).isEqualTo("2024-02-28");
       }
+      // NUMERIC: exact over the wire, by text and by binary (numeric's base-10000 digits)
+      try (var ps = c.prepareStatement("SELECT amount * 0.01 AS price, -0.000123 AS tiny, 12345678.9 - amount AS big FROM gen WHERE id = ?")) {
+        long amount = (Long) engine("SELECT amount FROM gen WHERE id = " + id).rows().get(0).get(0);
+        for (int i = 0; i < 7; i++) {
+          ps.setLong(1, id);
+          try (ResultSet rs = ps.executeQuery()) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getMetaData().getColumnTypeName(1)).isEqualTo("numeric");
+            assertThat(rs.getBigDecimal(1).compareTo(java.math.BigDecimal.valueOf(amount, 2))).as("execution %d", i).isZero();
+            assertThat(rs.getBigDecimal(2)).isEqualByComparingTo("-0.000123");
+            assertThat(rs.getBigDecimal(3).compareTo(new java.math.BigDecimal("12345678.9").subtract(java.math.BigDecimal.valueOf(amount)))).isZero();
+          }
+        }
+      }
       try (var ps = c.prepareStatement("SELECT DATE '2020-01-01' + amount % 400 AS due FROM gen WHERE id = ?")) {
         for (int i = 0; i < 7; i++) {
           ps.setLong(1, id);

@@ -27,7 +27,8 @@ public final class ManifestCodec {
           .configure(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS, true)
           .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true)
           .configure(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES, true)
-          .configure(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES, true);
+          .configure(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES, true)
+          .configure(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS, true); // a sink's NUMERIC value read back exactly
 
   private ManifestCodec() {}
 

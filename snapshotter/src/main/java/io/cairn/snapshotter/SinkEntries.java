@@ -60,6 +60,7 @@ final class SinkEntries {
       case BIGINT, TIMESTAMP, DATE -> ((Number) v).longValue();
       case DOUBLE -> ((Number) v).doubleValue();
       case TEXT -> (String) v;
+      case NUMERIC -> io.cairn.engine.row.Numeric.parse(v.toString()); // a JSON number or string, read exactly
       case BOOLEAN -> (Boolean) v;
       case NULL -> throw new CorruptSnapshotException("Cannot read sink '" + sink + "' of the manifest: a value in a NULL column");
     };

@@ -96,6 +96,44 @@ class ParquetBatchFilesTest {
   }
 
   @Test
+  void numericColumnsAreDecimal38Of18ThatRoundTripExactlyAndDuckDbReadsAsDecimals() throws Exception {
+    Schema key = Schema.of(Column.of("price", Type.NUMERIC));
+    Schema val = Schema.of(Column.of("n", Type.BIGINT), Column.of("total", Type.NUMERIC));
+    java.math.BigDecimal[] values = {new java.math.BigDecimal("12.34"), new java.math.BigDecimal("-0.000000000000000001"),
+        new java.math.BigDecimal("99999999999999999999.999999999999999999"), new java.math.BigDecimal("-99999999999999999999.999999999999999999"),
+        java.math.BigDecimal.ZERO, new java.math.BigDecimal("100")};
+    List<Update> u = new ArrayList<>();
+    for (int i = 0; i < values.length; i++) {
+      u.add(new Update(Row.of(values[i]), Row.of((long) i, i % 2 == 0 ? values[values.length - 1 - i] : null), 3 + i % 4, 1));
+    }
+    Batch b = Batch.fromUpdates(key, val, u, DESC);
+    byte[] bytes = ParquetBatchFiles.toBytes("d.numeric", 0, b);
+    Batch back = ParquetBatchFiles.read("t", bytes, b.id(), key, val, DESC, b.size());
+    for (int i = 0; i < b.size(); i++) {
+      assertThat(back.update(i)).isEqualTo(b.update(i));
+    }
+    Path f = dir.resolve("numeric.parquet");
+    Files.write(f, bytes);
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement()) {
+      List<String> cols = new ArrayList<>();
+      try (ResultSet rs = st.executeQuery("DESCRIBE SELECT * FROM read_parquet('" + f + "')")) {
+        while (rs.next()) {
+          cols.add(rs.getString(1) + " " + rs.getString(2));
+        }
+      }
+      assertThat(cols).containsExactly("price DECIMAL(38,18)", "n BIGINT", "total DECIMAL(38,18)", "_time BIGINT", "_diff BIGINT");
+      try (ResultSet rs = st.executeQuery("SELECT price, n FROM read_parquet('" + f + "') ORDER BY n")) {
+        int i = 0;
+        while (rs.next()) {
+          assertThat(rs.getBigDecimal(1).compareTo(values[(int) rs.getLong(2)])).as("row %d", i).isZero();
+          i++;
+        }
+        assertThat(i).isEqualTo(values.length);
+      }
+    }
+  }
+
+  @Test
   void duckDbReadsTheFileWithItsColumnsTypesAndFooter() throws Exception {
     Batch b = sample();
     Path f = dir.resolve("b.parquet");

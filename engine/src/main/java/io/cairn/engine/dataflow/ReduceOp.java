@@ -57,7 +57,7 @@ final class ReduceOp extends Operator {
           }
         }
         case SUM, AVG -> {
-          accCols.add(Column.of("a" + a + "_sum", g.inputType() == Type.DOUBLE ? Type.DOUBLE : Type.BIGINT));
+          accCols.add(Column.of("a" + a + "_sum", g.inputType() == Type.DOUBLE || g.inputType() == Type.NUMERIC ? g.inputType() : Type.BIGINT));
           accCols.add(Column.of("a" + a + "_nonnull", Type.BIGINT));
         }
         case MIN, MAX -> {
@@ -158,13 +158,18 @@ final class ReduceOp extends Operator {
           }
         }
         case SUM, AVG -> {
-          v[slot[a]] = aggs[a].inputType() == Type.DOUBLE ? (Object) 0.0 : (Object) 0L;
+          v[slot[a]] = zero(aggs[a].inputType());
           v[slot[a] + 1] = 0L;
         }
         case MIN, MAX -> v[slot[a]] = null;
       }
     }
     return v;
+  }
+
+  /** The running sum's start: exact zero of the input's type (a DOUBLE 0.0, a NUMERIC 0, a BIGINT 0). */
+  private static Object zero(Type input) {
+    return input == Type.DOUBLE ? (Object) 0.0 : input == Type.NUMERIC ? (Object) java.math.BigDecimal.ZERO : (Object) 0L;
   }
 
   private void accumulate(Object[] acc, Row row, long diff) {
@@ -186,9 +191,11 @@ final class ReduceOp extends Operator {
       long nonnull = (Long) acc[s + 1] + diff;
       acc[s + 1] = nonnull;
       if (nonnull == 0) {
-        acc[s] = acc[s] instanceof Double ? (Object) 0.0 : (Object) 0L; // exact reset, no drift
+        acc[s] = zero(g.inputType()); // exact reset, no drift
       } else if (acc[s] instanceof Double sum) {
         acc[s] = sum + ((Number) v).doubleValue() * diff;
+      } else if (acc[s] instanceof java.math.BigDecimal sum) {
+        acc[s] = io.cairn.engine.row.Numeric.of(sum.add(((java.math.BigDecimal) v).multiply(java.math.BigDecimal.valueOf(diff))));
       } else {
         acc[s] = Math.addExact((Long) acc[s], Math.multiplyExact((Long) v, diff));
       }
@@ -237,9 +244,10 @@ final class ReduceOp extends Operator {
           switch (g.kind()) {
             case COUNT -> g.column() < 0 ? accRow.get(0) : accRow.get(s);
             case SUM -> (Long) accRow.get(s + 1) > 0 ? accRow.get(s) : null;
-            case AVG -> (Long) accRow.get(s + 1) > 0
-                ? ((Number) accRow.get(s)).doubleValue() / (Long) accRow.get(s + 1)
-                : null;
+            case AVG -> (Long) accRow.get(s + 1) <= 0 ? null
+                : accRow.get(s) instanceof java.math.BigDecimal sum
+                    ? io.cairn.engine.row.Numeric.divide(sum, java.math.BigDecimal.valueOf((Long) accRow.get(s + 1)))
+                    : ((Number) accRow.get(s)).doubleValue() / (Long) accRow.get(s + 1);
             case MIN, MAX -> accRow.get(s);
           };
       v[groupBy.length + a] = r;

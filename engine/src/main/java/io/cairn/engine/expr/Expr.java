@@ -39,6 +39,8 @@ public sealed interface Expr {
       return Type.TEXT;
     } else if (value instanceof Boolean) {
       return Type.BOOLEAN;
+    } else if (value instanceof java.math.BigDecimal) {
+      return Type.NUMERIC;
     }
     throw new IllegalArgumentException("Cannot make a literal of " + value.getClass().getSimpleName());
   }
@@ -65,7 +67,7 @@ public sealed interface Expr {
 
     @Override
     public String toString() {
-      return value instanceof String s ? "'" + s + "'" : String.valueOf(value);
+      return value instanceof String s ? "'" + s + "'" : value instanceof java.math.BigDecimal b ? b.toPlainString() : String.valueOf(value);
     }
   }
 
@@ -79,26 +81,37 @@ public sealed interface Expr {
   }
 
   /**
-   * Arithmetic on numbers: BIGINT if both sides are BIGINT, else DOUBLE. On dates, as PostgreSQL:
+   * Arithmetic on numbers ({@link Type#arithmetic}: DOUBLE if a side is, else NUMERIC if a side is,
+   * exactly, in {@link io.cairn.engine.row.Numeric}'s bounds; else BIGINT). On dates, as PostgreSQL:
    * DATE ± BIGINT (days) and BIGINT + DATE are a DATE, DATE − DATE is a BIGINT (days between).
    */
-  record Arith(ArithOp op, Expr left, Expr right) implements Expr {
+  record Arith(ArithOp op, Expr left, Expr right, Type type) implements Expr {
+    /** The result type is computed once, here (a deep expression asks for it at every level). */
     public Arith {
       Objects.requireNonNull(op);
-      if (left.type() == Type.DATE || right.type() == Type.DATE) {
-        dateResult(op, left, right); // throws when the operation is not one on dates
-      } else {
-        for (Expr e : new Expr[] {left, right}) {
-          if (!e.type().isNumeric() && e.type() != Type.NULL) {
-            throw new IllegalArgumentException("Cannot apply '" + op.symbol + "' to " + e.type() + " (" + e + ")");
-          }
-        }
-      }
+      type = resultType(op, left, right);
     }
 
-    private static Type dateResult(ArithOp op, Expr left, Expr right) {
+    public Arith(ArithOp op, Expr left, Expr right) {
+      this(op, left, right, null);
+    }
+
+    private static Type resultType(ArithOp op, Expr left, Expr right) {
       Type a = left.type();
       Type b = right.type();
+      if (a == Type.DATE || b == Type.DATE) {
+        return dateResult(op, a, b, left, right); // throws when the operation is not one on dates
+      }
+      for (Expr e : new Expr[] {left, right}) {
+        Type t = e == left ? a : b;
+        if (!t.isNumeric() && t != Type.NULL) {
+          throw new IllegalArgumentException("Cannot apply '" + op.symbol + "' to " + t + " (" + e + ")");
+        }
+      }
+      return Type.arithmetic(a, b);
+    }
+
+    private static Type dateResult(ArithOp op, Type a, Type b, Expr left, Expr right) {
       if (a == Type.DATE && b == Type.DATE && op == ArithOp.SUB) {
         return Type.BIGINT;
       }
@@ -110,14 +123,6 @@ public sealed interface Expr {
       }
       throw new IllegalArgumentException("Cannot apply '" + op.symbol + "' to " + a + " and " + b + " (" + left + " " + op.symbol + " " + right
           + "): a DATE takes + or - a BIGINT number of days, and - another DATE");
-    }
-
-    @Override
-    public Type type() {
-      if (left.type() == Type.DATE || right.type() == Type.DATE) {
-        return dateResult(op, left, right);
-      }
-      return left.type() == Type.DOUBLE || right.type() == Type.DOUBLE ? Type.DOUBLE : Type.BIGINT;
     }
 
     @Override
@@ -146,6 +151,27 @@ public sealed interface Expr {
               throw new ArithmeticException("division by zero in " + this);
             }
             yield x % y;
+          }
+        };
+      }
+      if (t == Type.NUMERIC) {
+        java.math.BigDecimal x = io.cairn.engine.row.Numeric.of(a);
+        java.math.BigDecimal y = io.cairn.engine.row.Numeric.of(b);
+        return switch (op) {
+          case ADD -> io.cairn.engine.row.Numeric.of(x.add(y));
+          case SUB -> io.cairn.engine.row.Numeric.of(x.subtract(y));
+          case MUL -> io.cairn.engine.row.Numeric.of(x.multiply(y));
+          case DIV -> {
+            if (y.signum() == 0) {
+              throw new ArithmeticException("division by zero in " + this);
+            }
+            yield io.cairn.engine.row.Numeric.divide(x, y);
+          }
+          case MOD -> {
+            if (y.signum() == 0) {
+              throw new ArithmeticException("division by zero in " + this);
+            }
+            yield io.cairn.engine.row.Numeric.of(x.remainder(y));
           }
         };
       }
@@ -212,10 +238,7 @@ public sealed interface Expr {
       if (a == null || b == null) {
         return null;
       }
-      int c =
-          a instanceof Number x && b instanceof Number y && !(a instanceof Long && b instanceof Long)
-              ? Double.compare(x.doubleValue(), y.doubleValue())
-              : Row.compareValues(a, b);
+      int c = Row.compareValues(a, b); // numbers numerically: exactly unless a DOUBLE is involved
       return switch (op) {
         case EQ -> c == 0;
         case NE -> c != 0;
@@ -372,7 +395,10 @@ public sealed interface Expr {
     }
 
     private Object as(Object v) {
-      return type == Type.DOUBLE && v instanceof Long l ? (Object) l.doubleValue() : v;
+      if (type == Type.DOUBLE && v instanceof Number n && !(v instanceof Double)) {
+        return n.doubleValue();
+      }
+      return type == Type.NUMERIC && v instanceof Long l ? io.cairn.engine.row.Numeric.of(l) : v;
     }
 
     @Override

@@ -36,8 +36,8 @@ public record Aggregate(Kind kind, int column, Type inputType) {
   public Type resultType() {
     return switch (kind) {
       case COUNT -> Type.BIGINT;
-      case AVG -> Type.DOUBLE;
-      case SUM -> inputType == Type.DOUBLE ? Type.DOUBLE : Type.BIGINT;
+      case AVG -> inputType == Type.NUMERIC ? Type.NUMERIC : Type.DOUBLE;
+      case SUM -> inputType == Type.DOUBLE || inputType == Type.NUMERIC ? inputType : Type.BIGINT;
       case MIN, MAX -> inputType;
     };
   }

@@ -118,6 +118,9 @@ public final class Row implements Comparable<Row> {
     if (a instanceof Long x && b instanceof Long y) {
       return Long.compare(x, y);
     }
+    if ((a instanceof java.math.BigDecimal || b instanceof java.math.BigDecimal) && !(a instanceof Double) && !(b instanceof Double)) {
+      return Numeric.of(a).compareTo(Numeric.of(b)); // NUMERIC with NUMERIC or BIGINT: exactly
+    }
     if (a instanceof Number x && b instanceof Number y) {
       return Double.compare(x.doubleValue(), y.doubleValue());
     }

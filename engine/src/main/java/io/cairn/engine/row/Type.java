@@ -4,7 +4,8 @@ package io.cairn.engine.row;
  * The column types cairn understands. Values inside a {@link Row} are represented as:
  * BIGINT → {@link Long}, DOUBLE → {@link Double}, TEXT → {@link String}, BOOLEAN → {@link Boolean},
  * TIMESTAMP → {@link Long} microseconds since the Unix epoch (UTC), DATE → {@link Long} days since
- * 1970-01-01, NULL → always {@code null}.
+ * 1970-01-01, NUMERIC → {@link java.math.BigDecimal} in {@link Numeric}'s canonical form, NULL →
+ * always {@code null}.
  * Any column may hold SQL NULL ({@code null}).
  */
 public enum Type {
@@ -14,6 +15,7 @@ public enum Type {
   BOOLEAN,
   TIMESTAMP,
   DATE,
+  NUMERIC,
   NULL;
 
   /** Whether {@code value} is a valid Java representation for this type ({@code null} always is). */
@@ -25,6 +27,7 @@ public enum Type {
       case BIGINT, TIMESTAMP, DATE -> value instanceof Long;
       case DOUBLE -> value instanceof Double;
       case TEXT -> value instanceof String;
+      case NUMERIC -> value instanceof java.math.BigDecimal;
       case BOOLEAN -> value instanceof Boolean;
       case NULL -> false;
     };
@@ -41,8 +44,19 @@ public enum Type {
   /** Microseconds in a day: a DATE's midnight as a TIMESTAMP is {@code days * MICROS_PER_DAY}. */
   public static final long MICROS_PER_DAY = 86_400_000_000L;
 
-  /** Whether values of this type are numbers (BIGINT, DOUBLE). */
+  /** Whether values of this type are numbers (BIGINT, DOUBLE, NUMERIC). */
   public boolean isNumeric() {
-    return this == BIGINT || this == DOUBLE;
+    return this == BIGINT || this == DOUBLE || this == NUMERIC;
+  }
+
+  /**
+   * The type of arithmetic on two numbers (or NULL), as PostgreSQL's: DOUBLE if either is one,
+   * else NUMERIC if either is one, else BIGINT.
+   */
+  public static Type arithmetic(Type a, Type b) {
+    if (a == DOUBLE || b == DOUBLE) {
+      return DOUBLE;
+    }
+    return a == NUMERIC || b == NUMERIC ? NUMERIC : BIGINT;
   }
 }

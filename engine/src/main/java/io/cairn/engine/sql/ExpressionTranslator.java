@@ -132,6 +132,16 @@ final class ExpressionTranslator {
       }
     }
     if (e instanceof DoubleValue d) {
+      // a literal with a point is a NUMERIC, as in PostgreSQL (0.06 - 0.01 is exactly 0.05); one with
+      // an exponent is a DOUBLE
+      String text = d.toString();
+      if (text.indexOf('e') < 0 && text.indexOf('E') < 0) {
+        try {
+          return Expr.lit(io.cairn.engine.row.Numeric.parse(text));
+        } catch (NumberFormatException | ArithmeticException ex) {
+          throw errors.error(e, "numeric literal " + text + " is out of range (NUMERIC holds up to 20 digits before the point and 18 after it)");
+        }
+      }
       return Expr.lit(d.getValue());
     }
     if (e instanceof StringValue s) {
@@ -158,6 +168,9 @@ final class ExpressionTranslator {
         }
         if (in instanceof Expr.Lit lit && lit.value() instanceof Double v) {
           return Expr.lit(-v);
+        }
+        if (in instanceof Expr.Lit lit && lit.value() instanceof java.math.BigDecimal v) {
+          return Expr.lit(io.cairn.engine.row.Numeric.of(v.negate()));
         }
         numeric(s, in);
         return new Expr.Arith(Expr.ArithOp.SUB, in.type() == Type.DOUBLE ? Expr.lit(0.0) : Expr.lit(0L), in);
@@ -395,7 +408,7 @@ final class ExpressionTranslator {
       if (type == Type.NULL) {
         type = t;
       } else if (type.isNumeric() && t.isNumeric()) {
-        type = Type.DOUBLE;
+        type = Type.arithmetic(type, t);
       } else {
         throw errors.error(c, "type mismatch: CASE results are " + type + " and " + t + " (they must have one type)");
       }
@@ -416,7 +429,7 @@ final class ExpressionTranslator {
   }
 
   /**
-   * A quoted literal compared with a BIGINT, DOUBLE, BOOLEAN, TIMESTAMP or DATE operand is read as that
+   * A quoted literal compared with a BIGINT, DOUBLE, NUMERIC, BOOLEAN, TIMESTAMP or DATE operand is read as that
    * type when its text is one ({@code id = '3'}, {@code ts < '2024-01-01 00:00:00'}), as PostgreSQL
    * reads an untyped literal; otherwise it stays TEXT (and the comparison is a type mismatch). A
    * timestamp's text is an ISO date, or date and time (space or {@code T}), optionally with a zone
@@ -431,6 +444,7 @@ final class ExpressionTranslator {
       return switch (other) {
         case BIGINT -> Expr.lit(Long.parseLong(t));
         case DOUBLE -> t.matches("[-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?") ? Expr.lit(Double.parseDouble(t)) : e;
+        case NUMERIC -> t.matches("[-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?") ? Expr.lit(io.cairn.engine.row.Numeric.parse(t)) : e;
         case BOOLEAN -> t.equalsIgnoreCase("true") || t.equalsIgnoreCase("t") ? Expr.lit(true)
             : t.equalsIgnoreCase("false") || t.equalsIgnoreCase("f") ? Expr.lit(false) : e;
         case TIMESTAMP -> new Expr.Lit(timestampMicros(t), Type.TIMESTAMP);

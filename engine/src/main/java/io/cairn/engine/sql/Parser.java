@@ -494,8 +494,17 @@ final class Parser {
       case "double":
         accept("precision");
         return Type.DOUBLE;
-      case "float", "float8", "real", "numeric", "decimal":
+      case "float", "float8", "real":
         return Type.DOUBLE;
+      case "numeric", "decimal":
+        if (acceptSymbol("(")) { // (precision[, scale]): accepted; values are kept as they arrive, within NUMERIC's bounds
+          next();
+          if (acceptSymbol(",")) {
+            next();
+          }
+          expectSymbol(")");
+        }
+        return Type.NUMERIC;
       case "text", "varchar", "string", "char":
         if (acceptSymbol("(")) {
           next();
@@ -509,7 +518,7 @@ final class Parser {
       case "date":
         return Type.DATE;
       default:
-        throw error(t, "unknown type " + t.describe() + " (supported: BIGINT, DOUBLE, TEXT, BOOLEAN, TIMESTAMP, DATE)");
+        throw error(t, "unknown type " + t.describe() + " (supported: BIGINT, DOUBLE, NUMERIC, TEXT, BOOLEAN, TIMESTAMP, DATE)");
     }
   }
 }

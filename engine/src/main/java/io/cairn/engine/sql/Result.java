@@ -137,12 +137,15 @@ public record Result(List<String> columns, List<Type> types, List<List<Object>> 
   }
 
   /**
-   * A value as people read it: a DATE's days as its ISO date ({@code 2024-03-31}); any other
-   * value as it is.
+   * A value as people read it: a DATE's days as its ISO date ({@code 2024-03-31}), a NUMERIC as its
+   * plain decimal text ({@code 0.0000001}, not {@code 1E-7}); any other value as it is.
    */
   public static Object display(Object v, Type type) {
     if (type == Type.DATE && v instanceof Long days) {
       return java.time.LocalDate.ofEpochDay(days).toString();
+    }
+    if (v instanceof java.math.BigDecimal n) {
+      return n.toPlainString(); // never with an exponent
     }
     return v;
   }

@@ -6,12 +6,13 @@ import java.util.Arrays;
 import java.util.BitSet;
 
 /**
- * One column of a {@link Batch}, stored in a primitive array (TEXT as an array of strings):
- * BIGINT and TIMESTAMP in {@code long[]}, DOUBLE in {@code double[]}, BOOLEAN in {@code boolean[]},
+ * One column of a {@link Batch}, stored in a primitive array (TEXT as an array of strings, NUMERIC
+ * of {@link java.math.BigDecimal}s): BIGINT, TIMESTAMP and DATE in {@code long[]}, DOUBLE in {@code
+ * double[]}, BOOLEAN in {@code boolean[]},
  * with SQL NULLs in a bitmap. Immutable once built.
  */
 public abstract sealed class ColumnVector
-    permits ColumnVector.Longs, ColumnVector.Doubles, ColumnVector.Texts, ColumnVector.Booleans {
+    permits ColumnVector.Longs, ColumnVector.Doubles, ColumnVector.Texts, ColumnVector.Decimals, ColumnVector.Booleans {
 
   final BitSet nulls;
   final int size;
@@ -195,6 +196,52 @@ public abstract sealed class ColumnVector
     }
   }
 
+  /** NUMERIC column; nulls are null references. */
+  public static final class Decimals extends ColumnVector {
+    private final java.math.BigDecimal[] values;
+
+    public Decimals(java.math.BigDecimal[] values, int size) {
+      super(null, size);
+      this.values = values;
+    }
+
+    @Override
+    public boolean isNull(int i) {
+      return values[i] == null;
+    }
+
+    @Override
+    public Object get(int i) {
+      return values[i];
+    }
+
+    @Override
+    public Type type() {
+      return Type.NUMERIC;
+    }
+
+    @Override
+    int compareTo(int i, Object value) {
+      return Row.compareValues(values[i], value);
+    }
+
+    @Override
+    int compare(int i, ColumnVector other, int j) {
+      return Row.compareValues(values[i], ((Decimals) other).values[j]);
+    }
+
+    @Override
+    public long heapBytes() {
+      long b = 16L + 4L * values.length;
+      for (int i = 0; i < size; i++) {
+        if (values[i] != null) {
+          b += 40 + (values[i].precision() > 18 ? 40 : 0); // the object; a BigInteger beyond a long
+        }
+      }
+      return b;
+    }
+  }
+
   /** BOOLEAN column (and the all-null NULL type). */
   public static final class Booleans extends ColumnVector {
     private final boolean[] values;
@@ -250,6 +297,7 @@ public abstract sealed class ColumnVector
     private long[] longs;
     private double[] doubles;
     private String[] texts;
+    private java.math.BigDecimal[] decimals;
     private boolean[] booleans;
     private BitSet nulls;
     private int size;
@@ -261,6 +309,7 @@ public abstract sealed class ColumnVector
         case BIGINT, TIMESTAMP, DATE -> longs = new long[cap];
         case DOUBLE -> doubles = new double[cap];
         case TEXT -> texts = new String[cap];
+        case NUMERIC -> decimals = new java.math.BigDecimal[cap];
         case BOOLEAN, NULL -> booleans = new boolean[cap];
       }
     }
@@ -287,6 +336,8 @@ public abstract sealed class ColumnVector
         doubles = Arrays.copyOf(doubles, cap);
       } else if (texts != null) {
         texts = Arrays.copyOf(texts, cap);
+      } else if (decimals != null) {
+        decimals = Arrays.copyOf(decimals, cap);
       } else {
         booleans = Arrays.copyOf(booleans, cap);
       }
@@ -299,6 +350,8 @@ public abstract sealed class ColumnVector
         return doubles.length;
       } else if (texts != null) {
         return texts.length;
+      } else if (decimals != null) {
+        return decimals.length;
       }
       return booleans.length;
     }
@@ -309,7 +362,7 @@ public abstract sealed class ColumnVector
         grow();
       }
       if (value == null) {
-        if (texts == null) {
+        if (texts == null && decimals == null) {
           if (nulls == null) {
             nulls = new BitSet();
           }
@@ -320,6 +373,7 @@ public abstract sealed class ColumnVector
           case BIGINT, TIMESTAMP, DATE -> longs[size] = (Long) value;
           case DOUBLE -> doubles[size] = (Double) value;
           case TEXT -> texts[size] = (String) value;
+          case NUMERIC -> decimals[size] = (java.math.BigDecimal) value;
           case BOOLEAN -> booleans[size] = (Boolean) value;
           case NULL -> throw new IllegalArgumentException("Cannot store " + value + " in a NULL column");
         }
@@ -356,6 +410,7 @@ public abstract sealed class ColumnVector
         case BIGINT, TIMESTAMP, DATE -> longs[size] = ((Longs) from).values[i];
         case DOUBLE -> doubles[size] = ((Doubles) from).values[i];
         case TEXT -> texts[size] = ((Texts) from).values[i];
+        case NUMERIC -> decimals[size] = ((Decimals) from).values[i];
         case BOOLEAN, NULL -> booleans[size] = ((Booleans) from).values[i];
       }
       size++;
@@ -370,6 +425,9 @@ public abstract sealed class ColumnVector
       if (texts != null) {
         texts[size] = null;
       }
+      if (decimals != null) {
+        decimals[size] = null;
+      }
     }
 
     /**
@@ -382,6 +440,7 @@ public abstract sealed class ColumnVector
         case BIGINT, TIMESTAMP, DATE -> new Longs(type, longs.length == size ? longs : Arrays.copyOf(longs, size), n, size);
         case DOUBLE -> new Doubles(doubles.length == size ? doubles : Arrays.copyOf(doubles, size), n, size);
         case TEXT -> new Texts(texts.length == size ? texts : Arrays.copyOf(texts, size), size);
+        case NUMERIC -> new Decimals(decimals.length == size ? decimals : Arrays.copyOf(decimals, size), size);
         case BOOLEAN, NULL -> new Booleans(type, booleans.length == size ? booleans : Arrays.copyOf(booleans, size), n, size);
       };
     }
@@ -397,6 +456,7 @@ public abstract sealed class ColumnVector
         case BIGINT, TIMESTAMP, DATE -> new Longs(type, longs, n, size);
         case DOUBLE -> new Doubles(doubles, n, size);
         case TEXT -> new Texts(texts, size);
+        case NUMERIC -> new Decimals(decimals, size);
         case BOOLEAN, NULL -> new Booleans(type, booleans, n, size);
       };
     }

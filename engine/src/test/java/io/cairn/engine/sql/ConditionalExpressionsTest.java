@@ -68,7 +68,8 @@ class ConditionalExpressionsTest {
       assertThat(where.values().stream().filter(p -> TABLE.values().stream().anyMatch(p)).count())
           .as("most conditions keep some rows").isGreaterThanOrEqualTo(where.size() - 3);
       Function<Row, List<Object>> banded = r -> Arrays.asList(r.getLong(0), band(r),
-          r.getLong(1) == 1 ? (Object) 10.0 : r.getLong(1) == 2 ? (Object) 2.5 : null);
+          // 2.5 is a NUMERIC literal (as in PostgreSQL): the CASE is NUMERIC, 10 becomes an exact 10
+          r.getLong(1) == 1 ? (Object) new java.math.BigDecimal("10") : r.getLong(1) == 2 ? (Object) new java.math.BigDecimal("2.5") : null);
       List<List<Object>> expected = new ArrayList<>(TABLE.values().stream().map(banded).toList());
       assertThat(s.execute("SELECT * FROM banded").rows()).isEqualTo(expected);
       assertThat(s.execute("SELECT id, band FROM banded WHERE weight IS NULL AND band ILIKE '%DLE'").rows())

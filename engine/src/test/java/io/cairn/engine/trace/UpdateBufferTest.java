@@ -42,6 +42,7 @@ class UpdateBufferTest {
       case DOUBLE -> new double[] {0.0, -0.0, 1.5, Double.NaN, -3.0}[r.nextInt(5)];
       case BOOLEAN -> r.nextBoolean();
       case TEXT -> new String[] {"", "a", "b", "é", "zz"}[r.nextInt(5)];
+      case NUMERIC -> new java.math.BigDecimal[] {java.math.BigDecimal.ZERO, new java.math.BigDecimal("1.5"), new java.math.BigDecimal("-2")}[r.nextInt(3)];
       case NULL -> null;
     };
   }

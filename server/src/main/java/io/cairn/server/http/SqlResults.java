@@ -17,13 +17,14 @@ import java.util.Map;
  *   <li>{@code csv}: RFC 4180 ({@link Result#renderCsv()});
  *   <li>{@code json}: an array with one {@code {columns, types, rows, message}} object per
  *       statement; a double that JSON cannot hold (NaN, ±Infinity) is its text, a DATE its ISO
- *       text ({@code "2024-03-31"}), a TIMESTAMP its microseconds since the epoch (UTC).
+ *       text ({@code "2024-03-31"}), a TIMESTAMP its microseconds since the epoch (UTC), a NUMERIC an
+ *       exact JSON number ({@code 12.34}).
  * </ul>
  *
  * pgwire renders the same results as RowDescription and DataRow messages.
  */
 final class SqlResults {
-  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper JSON = new ObjectMapper().enable(com.fasterxml.jackson.core.JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN);
   static final List<String> FORMATS = List.of("table", "json", "csv");
 
   private SqlResults() {}
@@ -90,7 +91,8 @@ final class SqlResults {
         for (List<Object> row : r.rows()) {
           List<Object> vals = new ArrayList<>(row.size());
           for (int i = 0; i < row.size(); i++) {
-            Object v = Result.display(row.get(i), r.types().get(i)); // a DATE as its ISO text
+            Object v = row.get(i) instanceof java.math.BigDecimal n ? n // a NUMERIC stays a JSON number, written plain
+                : Result.display(row.get(i), r.types().get(i)); // a DATE as its ISO text
             vals.add(v instanceof Double d && (d.isNaN() || d.isInfinite()) ? d.toString() : v); // JSON has no NaN
           }
           rows.add(vals);

@@ -30,6 +30,7 @@ final class ColumnBatchReader {
   private final long[][] longs;
   private final double[][] doubles;
   private final String[][] texts;
+  private final java.math.BigDecimal[][] decimals;
   private final boolean[][] booleans;
   private final BitSet[] nulls;
   /** The times and diffs, each kept as one value until a row differs (the common case: see {@link io.cairn.engine.trace.Batch}). */
@@ -77,6 +78,7 @@ final class ColumnBatchReader {
     longs = new long[n][];
     doubles = new double[n][];
     texts = new String[n][];
+    decimals = new java.math.BigDecimal[n][];
     booleans = new boolean[n][];
     nulls = new BitSet[n];
     for (int c = 0; c < n; c++) {
@@ -85,6 +87,7 @@ final class ColumnBatchReader {
         case BIGINT, TIMESTAMP, DATE -> longs[c] = new long[rows];
         case DOUBLE -> doubles[c] = new double[rows];
         case TEXT -> texts[c] = new String[rows];
+        case NUMERIC -> decimals[c] = new java.math.BigDecimal[rows];
         case BOOLEAN, NULL -> booleans[c] = new boolean[rows];
       }
     }
@@ -178,6 +181,16 @@ final class ColumnBatchReader {
           cr.consume();
         }
       }
+      case NUMERIC -> { // DECIMAL(38, 18): 16 bytes, two's complement, big-endian
+        java.math.BigDecimal[] out = decimals[c];
+        for (int i = base; i < end; i++) {
+          if (cr.getCurrentDefinitionLevel() != 0) {
+            out[i] = io.cairn.engine.row.Numeric.of(new java.math.BigDecimal(new java.math.BigInteger(cr.getBinary().getBytes()),
+                ParquetBatchFiles.NUMERIC_SCALE));
+          }
+          cr.consume();
+        }
+      }
       case BOOLEAN, NULL -> {
         boolean[] out = booleans[c];
         for (int i = base; i < end; i++) {
@@ -205,6 +218,7 @@ final class ColumnBatchReader {
       case BIGINT, TIMESTAMP, DATE -> new ColumnVector.Longs(types[c], longs[c], nl, rows);
       case DOUBLE -> new ColumnVector.Doubles(doubles[c], nl, rows);
       case TEXT -> new ColumnVector.Texts(texts[c], rows);
+      case NUMERIC -> new ColumnVector.Decimals(decimals[c], rows);
       case BOOLEAN, NULL -> new ColumnVector.Booleans(types[c], booleans[c], nl, rows);
     };
   }

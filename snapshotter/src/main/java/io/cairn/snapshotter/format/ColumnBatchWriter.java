@@ -108,11 +108,17 @@ final class ColumnBatchWriter {
   }
 
   /**
-   * Whether a key or value column is a DATE: Parquet's DATE is INT32, which {@link BulkPageEncoder}
-   * (INT64, DOUBLE, BOOLEAN, BINARY) does not write; such batches take parquet-java's column writers.
+   * Whether a key or value column is a DATE or a NUMERIC: Parquet's DATE is INT32 and a NUMERIC is
+   * a DECIMAL in 16 fixed bytes, which {@link BulkPageEncoder} (INT64, DOUBLE, BOOLEAN, BINARY) does
+   * not write; such batches take parquet-java's column writers.
    */
   private static boolean hasDate(Batch batch) {
-    return batch.keySchema().has(io.cairn.engine.row.Type.DATE) || batch.valSchema().has(io.cairn.engine.row.Type.DATE);
+    for (io.cairn.engine.row.Type t : new io.cairn.engine.row.Type[] {io.cairn.engine.row.Type.DATE, io.cairn.engine.row.Type.NUMERIC}) {
+      if (batch.keySchema().has(t) || batch.valSchema().has(t)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -427,6 +433,14 @@ final class ColumnBatchWriter {
           w.writeNull(0, 0);
         } else {
           w.write(d.getDouble(i), 0, 1);
+        }
+      }
+    } else if (col instanceof ColumnVector.Decimals n) {
+      for (int i = from; i < to; i++) {
+        if (n.isNull(i)) {
+          w.writeNull(0, 0);
+        } else {
+          w.write(org.apache.parquet.io.api.Binary.fromConstantByteArray(ParquetBatchFiles.numericBytes((java.math.BigDecimal) n.get(i))), 0, 1);
         }
       }
     } else if (col instanceof ColumnVector.Booleans b) {

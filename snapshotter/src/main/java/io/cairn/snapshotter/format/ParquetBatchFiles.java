@@ -36,7 +36,8 @@ import org.apache.parquet.schema.Types;
  * <p>Columns, in order: the key columns, the value columns (a value column whose name clashes
  * with a key column is stored as {@code val_<name>}), then {@code _time} and {@code _diff}, both
  * required INT64. Key and value columns are optional (SQL NULL): BIGINT → INT64, TIMESTAMP →
- * INT64 TIMESTAMP(MICROS, UTC), DATE → INT32 DATE (days), DOUBLE → DOUBLE, TEXT → BINARY STRING, BOOLEAN and NULL →
+ * INT64 TIMESTAMP(MICROS, UTC), DATE → INT32 DATE (days), NUMERIC → FIXED_LEN_BYTE_ARRAY(16)
+ * DECIMAL(38, 18) (every NUMERIC fits: {@link io.cairn.engine.row.Numeric}), DOUBLE → DOUBLE, TEXT → BINARY STRING, BOOLEAN and NULL →
  * BOOLEAN. Rows are in the batch's (key, val, time) order, in row groups of at most {@link
  * BatchFileOptions#rowGroupRows()} rows (an empty batch has none). Pages are ZSTD-compressed and
  * carry statistics; values are encoded as parquet-java's writer picks for the {@link
@@ -59,6 +60,21 @@ public final class ParquetBatchFiles {
   private ParquetBatchFiles() {}
 
   /** The fingerprint stored with a batch file: of the key schema, then the value schema. */
+  /** A NUMERIC column's Parquet DECIMAL precision and scale (see {@link io.cairn.engine.row.Numeric}). */
+  public static final int NUMERIC_PRECISION = 38;
+
+  public static final int NUMERIC_SCALE = io.cairn.engine.row.Numeric.MAX_SCALE;
+
+  /** A NUMERIC as DECIMAL(38, 18)'s 16 bytes: the unscaled value, two's complement, big-endian. */
+  public static byte[] numericBytes(java.math.BigDecimal v) {
+    byte[] b = v.setScale(NUMERIC_SCALE).unscaledValue().toByteArray();
+    byte[] out = new byte[16];
+    byte pad = (byte) (v.signum() < 0 ? 0xff : 0);
+    java.util.Arrays.fill(out, 0, 16 - b.length, pad);
+    System.arraycopy(b, 0, out, 16 - b.length, b.length);
+    return out;
+  }
+
   public static String fingerprint(Schema key, Schema val) {
     return key.fingerprint() + val.fingerprint();
   }
@@ -106,6 +122,8 @@ public final class ParquetBatchFiles {
       case TIMESTAMP -> Types.optional(PrimitiveTypeName.INT64)
           .as(LogicalTypeAnnotation.timestampType(true, LogicalTypeAnnotation.TimeUnit.MICROS)).named(name);
       case DATE -> Types.optional(PrimitiveTypeName.INT32).as(LogicalTypeAnnotation.dateType()).named(name);
+      case NUMERIC -> Types.optional(PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY).length(16)
+          .as(LogicalTypeAnnotation.decimalType(NUMERIC_SCALE, NUMERIC_PRECISION)).named(name);
       case DOUBLE -> Types.optional(PrimitiveTypeName.DOUBLE).named(name);
       case TEXT -> Types.optional(PrimitiveTypeName.BINARY).as(LogicalTypeAnnotation.stringType()).named(name);
       case BOOLEAN, NULL -> Types.optional(PrimitiveTypeName.BOOLEAN).named(name);

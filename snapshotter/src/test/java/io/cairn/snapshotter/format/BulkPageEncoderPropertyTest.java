@@ -77,6 +77,7 @@ class BulkPageEncoderPropertyTest {
       };
       case TIMESTAMP -> 1_700_000_000_000_000L + (g.distinct <= 0 ? (long) i * 1000 : pick);
       case DATE -> 18_000L + (g.distinct <= 0 ? i : pick);
+      case NUMERIC -> java.math.BigDecimal.valueOf(g.distinct <= 0 ? i : pick, 2);
       case DOUBLE -> switch (pick % 11) {
         case 0 -> Double.NaN;
         case 1 -> -0.0;
@@ -361,6 +362,7 @@ class BulkPageEncoderPropertyTest {
                 case BIGINT -> rs.getObject(col + 1) == null ? null : rs.getLong(col + 1);
                 case TIMESTAMP -> rs.getObject(col + 1) == null ? null : "ts";
                 case DATE -> rs.getObject(col + 1) == null ? null : rs.getObject(col + 1, java.time.LocalDate.class).toEpochDay();
+                case NUMERIC -> rs.getBigDecimal(col + 1) == null ? null : io.cairn.engine.row.Numeric.of(rs.getBigDecimal(col + 1));
                 case DOUBLE -> rs.getObject(col + 1) == null ? null : rs.getDouble(col + 1);
                 case TEXT -> rs.getString(col + 1);
                 case BOOLEAN, NULL -> rs.getObject(col + 1) == null ? null : rs.getBoolean(col + 1);

@@ -35,7 +35,8 @@ import java.util.Optional;
  * {@code io.debezium.time.Timestamp} / {@code org.apache.kafka.connect.data.Timestamp} (millis) or
  * {@code io.debezium.time.NanoTimestamp} (nanos) the number is scaled accordingly, and
  * {@code io.debezium.time.Date} / {@code org.apache.kafka.connect.data.Date} (days) becomes midnight
- * UTC; DATE an ISO-8601 date string ({@code 2024-03-31}; a date-time's UTC date) or a number of days
+ * UTC; NUMERIC a number or a numeric string (exactly, within {@link io.cairn.engine.row.Numeric}'s
+ * bounds); DATE an ISO-8601 date string ({@code 2024-03-31}; a date-time's UTC date) or a number of days
  * since 1970-01-01 (Debezium's and Connect's date). A Connect {@code Decimal} (base64 unscaled bytes, the Debezium default for NUMERIC) is
  * decoded for BIGINT and DOUBLE columns when the schema wrapper gives its scale.
  *
@@ -423,6 +424,22 @@ final class JsonRecordDecoder {
         }
         if (f.isTextual()) {
           return parseTimestamp(f.textValue(), column, where);
+        }
+        throw wrongType(column, type, f, where);
+      }
+      case NUMERIC -> {
+        try {
+          if (f.isNumber()) {
+            // a JSON float is parsed as a double first (Jackson's default), whose shortest text is the
+            // number written for up to 15 significant digits; an integer or a string keeps every digit
+            return io.cairn.engine.row.Numeric.of(f.isIntegralNumber() ? new java.math.BigDecimal(f.bigIntegerValue()) : f.decimalValue());
+          }
+          if (f.isTextual()) {
+            return io.cairn.engine.row.Numeric.parse(f.textValue());
+          }
+        } catch (NumberFormatException | ArithmeticException e) {
+          throw new BadRecordException("column '" + column + "' is NUMERIC but the " + where + " holds " + f + ", which is not one"
+              + (e instanceof ArithmeticException ? " (" + e.getMessage() + ")" : ""));
         }
         throw wrongType(column, type, f, where);
       }

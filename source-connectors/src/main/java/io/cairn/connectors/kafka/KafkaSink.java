@@ -84,7 +84,8 @@ import org.slf4j.LoggerFactory;
  */
 final class KafkaSink implements Sink {
   private static final Logger LOG = LoggerFactory.getLogger(KafkaSink.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper JSON = new ObjectMapper()
+      .enable(com.fasterxml.jackson.databind.DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS); // a NUMERIC read back exactly
   static final String H_SINK = "cairn-sink";
   static final String H_TICK = "cairn-tick";
   static final String H_BEFORE = "cairn-before";
@@ -340,6 +341,7 @@ final class KafkaSink implements Sink {
         case BIGINT, TIMESTAMP, DATE -> x.asLong();
         case DOUBLE -> x.asDouble();
         case TEXT -> x.asText();
+        case NUMERIC -> io.cairn.engine.row.Numeric.of(x.isTextual() ? new java.math.BigDecimal(x.asText()) : x.decimalValue());
         case BOOLEAN -> x.asBoolean();
         case NULL -> null;
       };
@@ -383,6 +385,8 @@ final class KafkaSink implements Sink {
         }
       } else if (x instanceof Boolean bo) {
         b.append(bo.booleanValue());
+      } else if (x instanceof java.math.BigDecimal n) {
+        b.append(n.toPlainString()); // exact, without an exponent
       } else {
         b.append('"');
         com.fasterxml.jackson.core.io.JsonStringEncoder.getInstance().quoteAsString(x.toString(), b);

@@ -90,7 +90,8 @@ final class PostgresCatalog {
   static Type typeOf(String pgType) {
     return switch (pgType) {
       case "int2", "int4", "int8", "oid" -> Type.BIGINT;
-      case "float4", "float8", "numeric" -> Type.DOUBLE;
+      case "float4", "float8" -> Type.DOUBLE;
+      case "numeric" -> Type.NUMERIC;
       case "bool" -> Type.BOOLEAN;
       case "timestamp", "timestamptz" -> Type.TIMESTAMP;
       case "date" -> Type.DATE;

@@ -395,7 +395,7 @@ final class PostgresSource implements Source {
     p.setProperty("message.prefix.include.list", WATERMARK_PREFIX.replace(".", "\\."));
     p.setProperty("tombstones.on.delete", "false");
     p.setProperty("skipped.operations", "none");
-    p.setProperty("decimal.handling.mode", "double");
+    p.setProperty("decimal.handling.mode", "string"); // exact: a NUMERIC column keeps every digit; DOUBLE and BIGINT parse it
     p.setProperty("time.precision.mode", "adaptive_time_microseconds");
     p.setProperty("errors.max.retries", "0");
     p.setProperty("poll.interval.ms", "20");
@@ -607,18 +607,33 @@ final class PostgresSource implements Source {
     String logical = f.schema().name();
     try {
       return switch (type) {
-        case BIGINT -> ((Number) v).longValue();
-        case DOUBLE -> ((Number) v).doubleValue();
+        case BIGINT -> v instanceof String n ? new java.math.BigDecimal(n).longValueExact() : ((Number) v).longValue();
+        case DOUBLE -> v instanceof String n ? Double.parseDouble(n) : ((Number) v).doubleValue();
+        case NUMERIC -> numeric(v);
         case BOOLEAN -> (Boolean) v;
         case TIMESTAMP -> timestampMicros(v, logical);
         case DATE -> Math.floorDiv(timestampMicros(v, logical), MICROS_PER_DAY); // io.debezium.time.Date: days already
         case TEXT -> text(v);
         case NULL -> null;
       };
-    } catch (ClassCastException | DateTimeParseException e) {
+    } catch (ArithmeticException e) {
+      throw new IllegalStateException("column '" + column + "' is declared " + type + " but the value " + v + " does not fit it: " + e.getMessage());
+    } catch (ClassCastException | DateTimeParseException | NumberFormatException e) {
       throw new IllegalStateException("column '" + column + "' is declared " + type + " but the value is a "
           + v.getClass().getSimpleName() + (logical == null ? "" : " (" + logical + ")"));
     }
+  }
+
+  /** A Postgres numeric (Debezium's string) as a NUMERIC; NaN and infinities have no NUMERIC. */
+  private static java.math.BigDecimal numeric(Object v) {
+    if (v instanceof java.math.BigDecimal b) {
+      return io.cairn.engine.row.Numeric.of(b);
+    }
+    String s = v.toString();
+    if (s.equals("NaN") || s.endsWith("Infinity")) {
+      throw new ArithmeticException("NUMERIC holds no " + s + " (declare the column DOUBLE to keep it)");
+    }
+    return io.cairn.engine.row.Numeric.parse(s);
   }
 
   private static long timestampMicros(Object v, String logical) {

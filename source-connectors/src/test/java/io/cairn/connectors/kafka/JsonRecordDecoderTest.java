@@ -70,6 +70,18 @@ class JsonRecordDecoderTest {
   }
 
   @Test
+  void numericsAreExactFromNumbersAndStrings() {
+    JsonRecordDecoder d = new JsonRecordDecoder(Schema.parse("id BIGINT, price NUMERIC"), List.of("id"), Envelope.UPSERT, Optional.empty());
+    assertThat(d.decode(null, b("{\"id\":1,\"price\":12.30}")).row()).isEqualTo(Row.of(1L, new java.math.BigDecimal("12.3")));
+    assertThat(d.decode(null, b("{\"id\":1,\"price\":\"0.1\"}")).row()).isEqualTo(Row.of(1L, new java.math.BigDecimal("0.1")));
+    assertThat(d.decode(null, b("{\"id\":1,\"price\":12345678901234567890}")).row())
+        .isEqualTo(Row.of(1L, new java.math.BigDecimal("12345678901234567890")));
+    assertThat(d.decode(null, b("{\"id\":1,\"price\":\"1.000000000000000000001\"}")).row()).isEqualTo(Row.of(1L, java.math.BigDecimal.ONE));
+    assertThatThrownBy(() -> d.decode(null, b("{\"id\":1,\"price\":\"abc\"}"))).hasMessageContaining("column 'price' is NUMERIC");
+    assertThatThrownBy(() -> d.decode(null, b("{\"id\":1,\"price\":\"1e30\"}"))).hasMessageContaining("numeric field overflow");
+  }
+
+  @Test
   void upsertTakesTheKeyFromAnObjectKeyAScalarKeyOrTheValue() {
     JsonRecordDecoder d = decoder(Envelope.UPSERT);
     assertThat(d.decode(b("{\"id\":3}"), b("{\"name\":\"a\"}"))).isEqualTo(Change.upsert(Row.of(3L), Row.of(3L, "a", null, null, null)));

@@ -113,6 +113,7 @@ final class PgFixture implements AutoCloseable {
               yield t == null ? null : t.toEpochSecond() * 1_000_000L + t.getNano() / 1000;
             }
             case DATE -> rs.getObject(i + 1) == null ? null : rs.getObject(i + 1, java.time.LocalDate.class).toEpochDay();
+            case NUMERIC -> rs.getBigDecimal(i + 1) == null ? null : io.cairn.engine.row.Numeric.of(rs.getBigDecimal(i + 1));
             case NULL -> null;
           };
         }

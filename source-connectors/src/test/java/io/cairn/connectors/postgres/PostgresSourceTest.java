@@ -97,7 +97,7 @@ class PostgresSourceTest {
         try {
           assertThat(source.primaryKey()).containsExactly("id");
           assertThat(source.schema().toString())
-              .isEqualTo("id BIGINT, name TEXT, qty BIGINT, price DOUBLE, active BOOLEAN, updated TIMESTAMP, doc TEXT, due DATE");
+              .isEqualTo("id BIGINT, name TEXT, qty BIGINT, price NUMERIC, active BOOLEAN, updated TIMESTAMP, doc TEXT, due DATE");
           source.seek(SourceOffsets.EMPTY);
           pg.syncWithTable(source, oracle, TABLE);
           assertThat(oracle.rows).hasSize(300);
