@@ -58,8 +58,8 @@ class PgWireIT {
         "CREATE SOURCE big FROM LOAD GENERATOR (keys = 100000, categories = 10, seed = 2, limit = 100000, delete-percent = 0)",
         "CREATE SOURCE live FROM LOAD GENERATOR (keys = 1000, categories = 5, seed = 3, rate = 2000)",
         "CREATE MATERIALIZED VIEW live_by_cat AS SELECT category, COUNT(*) AS n, SUM(amount) AS total FROM live GROUP BY category",
-        "CREATE MATERIALIZED VIEW odd AS SELECT id, 'NULL' AS a, NULL AS b, '' AS c, '日本語 ✓ é' AS d, amount / 7.0 AS e, "
-            + "9223372036854775807 AS big, amount * 0.1 AS f, amount > 50 AS flag FROM gen WHERE id < 5"));
+        "CREATE MATERIALIZED VIEW odd AS SELECT id, 'NULL' AS a, NULL AS b, '' AS c, '日本語 ✓ é' AS d, amount / 7e0 AS e, "
+            + "9223372036854775807 AS big, amount * 1e-1 AS f, amount > 50 AS flag FROM gen WHERE id < 5"));
     CairnConfig cfg = ConfigLoader.load(yaml, Map.of());
     node = Node.recover(cfg, Node.Options.defaults());
     node.serve();
@@ -250,8 +250,9 @@ class PgWireIT {
     }
     // special doubles and exact round trip of every double in a bigger result
     try (Connection c = connect(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT id, amount / 3.0 AS third, amount * 1.1 AS more FROM gen")) {
-      Result w = engine("SELECT id, amount / 3.0 AS third, amount * 1.1 AS more FROM gen");
+        // doubles (an exponent makes a DOUBLE literal; 3.0 would be a NUMERIC, as in PostgreSQL)
+        ResultSet rs = s.executeQuery("SELECT id, amount / 3e0 AS third, amount * 11e-1 AS more FROM gen")) {
+      Result w = engine("SELECT id, amount / 3e0 AS third, amount * 11e-1 AS more FROM gen");
       int row = 0;
       while (rs.next()) {
         assertThat(rs.getLong(1)).isEqualTo(w.rows().get(row).get(0));
