@@ -127,8 +127,14 @@ public final class TpchBenchmark {
       Path cfg = config(work, kafka, pg, db);
       Map<String, String> env = Map.of("TPCH_PG_PASSWORD", pg.password());
       CairnConfig config = ConfigLoader.load(cfg, env);
+      Node.Options options = Node.Options.defaults().withProgress(false).withSecrets(ref -> {
+        if (!env.containsKey(ref)) {
+          throw new IllegalArgumentException("Cannot resolve secret " + ref);
+        }
+        return env.get(ref);
+      });
       long t1 = System.nanoTime();
-      try (Node node = Node.recover(config, Node.Options.defaults().withProgress(false))) {
+      try (Node node = Node.recover(config, options)) {
         System.out.printf(Locale.ROOT, "node caught up with the sources in %.1f s%n", (System.nanoTime() - t1) / 1e9);
         for (Map.Entry<String, String> q : QUERIES.entrySet()) {
           try {
@@ -147,7 +153,7 @@ public final class TpchBenchmark {
         node.snapshotNow();
       }
       long t2 = System.nanoTime();
-      try (Node node = Node.recover(config, Node.Options.defaults().withProgress(false))) {
+      try (Node node = Node.recover(config, options)) {
         System.out.printf(Locale.ROOT, "recovered from the snapshot in %.1f s: %s%n", (System.nanoTime() - t2) / 1e9,
             node.report().dataflows().stream().map(d -> d.name() + " " + d.restoredFrom()).toList());
         compareAll("after a stop and a recovery from the snapshot", node, pg, db, status, checks);
