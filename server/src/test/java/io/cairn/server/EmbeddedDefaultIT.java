@@ -2,7 +2,6 @@ package io.cairn.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -24,10 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 class EmbeddedDefaultIT {
   @Test
   void runWithNoConfigThenKillAndRecover(@TempDir Path dir) throws Exception {
-    int port;
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      port = s.getLocalPort();
-    }
+    int port = Http.freePort();
     ChildNode node = start(dir, port, "run.log", "run");
     try {
       HttpClient http = HttpClient.newHttpClient();

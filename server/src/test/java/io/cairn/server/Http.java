@@ -55,12 +55,9 @@ final class Http {
     }
   }
 
+  /** A free port of 127.0.0.1 outside the kernel's range for outgoing connections (see {@link io.cairn.testkit.FreePort}). */
   static int freePort() {
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return io.cairn.testkit.FreePort.onLoopback();
   }
 
   /** Writes a cairn.yaml with a local store under {@code dir}, free HTTP and pgwire ports and {@code init}. */
