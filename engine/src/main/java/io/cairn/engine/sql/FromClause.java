@@ -26,8 +26,11 @@ import net.sf.jsqlparser.statement.select.PlainSelect;
  * <p>Rules:
  *
  * <ul>
- *   <li>FROM items are sources or views of the catalog, named without a schema; an alias (or
- *       else the name) may appear only once. Subqueries and functions are refused.
+ *   <li>FROM items are sources or views of the catalog, named without a schema, or subqueries
+ *       {@code (SELECT ...) AS alias [(column, ...)]} (a derived table: planned inline, like a
+ *       view that is not arranged of its own; the alias is required, as in PostgreSQL, and the
+ *       column list renames the first columns). An alias (or else the name) may appear only
+ *       once. LATERAL and functions are refused.
  *   <li>{@code [INNER | LEFT | RIGHT | FULL [OUTER]] JOIN ... ON}; CROSS/NATURAL, the comma join,
  *       USING and a JOIN without ON are refused. An outer join is planned out of the inner join
  *       and an anti-join (see {@link #outer}).
@@ -46,14 +49,17 @@ import net.sf.jsqlparser.statement.select.PlainSelect;
 final class FromClause {
   private final PlanErrors errors;
   private final Function<String, Schema> catalog;
+  private final Function<net.sf.jsqlparser.statement.select.Select, Plan> subquery;
 
   /**
    * @param errors where failures are reported
    * @param catalog schema of a source or view by name, or null when there is none
+   * @param subquery the plan of a subquery in FROM (its output names are its columns' names)
    */
-  FromClause(PlanErrors errors, Function<String, Schema> catalog) {
+  FromClause(PlanErrors errors, Function<String, Schema> catalog, Function<net.sf.jsqlparser.statement.select.Select, Plan> subquery) {
     this.errors = errors;
     this.catalog = catalog;
+    this.subquery = subquery;
   }
 
   /** The plan of {@code ps}'s FROM clause (FROM item and joins), adding its tables to {@code rels}. */
@@ -289,8 +295,12 @@ final class FromClause {
 
   /** The {@code Get} of one FROM item, whose columns start at {@code offset} of the joined row; adds its {@link Relation}. */
   private Plan table(FromItem item, List<Relation> rels, int offset) {
+    if (item instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect sub
+        && !(item instanceof net.sf.jsqlparser.statement.select.LateralSubSelect)) {
+      return derived(sub, rels, offset);
+    }
     if (!(item instanceof Table t)) {
-      throw errors.error(item, "unsupported syntax: subquery or function in FROM (name a source or view)");
+      throw errors.error(item, "unsupported syntax: LATERAL or a function in FROM (name a source or view, or a subquery)");
     }
     if (t.getSchemaName() != null) {
       throw errors.error(t, "unknown table '" + t.getFullyQualifiedName() + "' (cairn has no schemas)");
@@ -301,13 +311,49 @@ final class FromClause {
       throw errors.error(t, "unknown table '" + name + "'");
     }
     String alias = t.getAlias() != null ? Scope.unquote(t.getAlias().getName()) : name;
-    for (Relation r : rels) {
-      if (r.alias().equals(alias)) {
-        throw errors.error(t, "table name '" + alias + "' is used twice in FROM (give one an alias)");
-      }
-    }
+    claim(alias, t, rels);
     rels.add(new Relation(alias, name, schema, offset));
     return new Plan.Get(name, schema);
+  }
+
+  /** A subquery in FROM: its plan, its columns renamed by the alias's column list, as table {@code alias}. */
+  private Plan derived(net.sf.jsqlparser.statement.select.ParenthesedSelect sub, List<Relation> rels, int offset) {
+    if (sub.getAlias() == null) {
+      throw errors.error(sub, "a subquery in FROM must have an alias: write (SELECT ...) AS name");
+    }
+    String alias = Scope.unquote(sub.getAlias().getName());
+    claim(alias, sub, rels);
+    Plan plan = subquery.apply(sub.getSelect());
+    List<net.sf.jsqlparser.expression.Alias.AliasColumn> names = sub.getAlias().getAliasColumns();
+    if (names != null && !names.isEmpty()) {
+      if (names.size() > plan.schema().size()) {
+        throw errors.error(sub, "table '" + alias + "' has " + plan.schema().size() + " columns available but " + names.size()
+            + " columns specified");
+      }
+      List<Column> cols = new ArrayList<>();
+      List<Expr> same = new ArrayList<>();
+      Set<String> seen = new HashSet<>();
+      for (int i = 0; i < plan.schema().size(); i++) {
+        String n = i < names.size() ? Scope.unquote(names.get(i).name) : plan.schema().column(i).name();
+        if (i < names.size() && !seen.add(n)) {
+          throw errors.error(sub, "column name '" + n + "' is given twice in the column list of '" + alias + "'");
+        }
+        cols.add(new Column(n, plan.schema().type(i)));
+        same.add(Expr.col(i, plan.schema().type(i)));
+      }
+      plan = new Plan.Map(plan, same, new Schema(cols));
+    }
+    rels.add(new Relation(alias, "(subquery " + alias + ")", plan.schema(), offset));
+    return plan;
+  }
+
+  /** Refuses a second table named {@code alias} in one FROM clause. */
+  private void claim(String alias, Object at, List<Relation> rels) {
+    for (Relation r : rels) {
+      if (r.alias().equals(alias)) {
+        throw errors.error(at, "table name '" + alias + "' is used twice in FROM (give one an alias)");
+      }
+    }
   }
 
   /** The AND-ed conjuncts of {@code e}, looking through single parentheses. */

@@ -98,10 +98,24 @@ final class Planner {
     }
   }
 
+  /** A subquery in FROM: planned as a view is (no ORDER BY or LIMIT of its own). */
+  private Plan planSubquery(net.sf.jsqlparser.statement.select.Select sub) {
+    if (sub instanceof net.sf.jsqlparser.statement.select.SetOperationList set) {
+      return planSetOperation(set, false).plan();
+    }
+    if (sub instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect p) {
+      return planSubquery(p.getSelect());
+    }
+    if (!(sub instanceof PlainSelect ps)) {
+      throw errors.error(sub, "unsupported syntax: a subquery in FROM must be a SELECT, not '" + sub + "'");
+    }
+    return planParsed(ps, false).plan();
+  }
+
   private Planned planParsed(PlainSelect ps, boolean allowLimit) {
     refuseUnsupported(ps, allowLimit);
     List<Relation> rels = new ArrayList<>();
-    Plan input = new FromClause(errors, catalog).plan(ps, rels);
+    Plan input = new FromClause(errors, catalog, this::planSubquery).plan(ps, rels);
     Scope rowScope = new Scope(errors, rels, input.schema());
     if (ps.getWhere() != null) {
       // a conjunct that is IN (subquery) or [NOT] EXISTS (subquery) is a semi- or anti-join; the rest one filter
@@ -288,7 +302,7 @@ final class Planner {
         throw errors.error(ex, "unsupported syntax: the subquery of EXISTS may have FROM, JOIN and WHERE only");
       }
       List<Relation> innerRels = new ArrayList<>();
-      Plan from = new FromClause(errors, catalog).plan(inner, innerRels);
+      Plan from = new FromClause(errors, catalog, this::planSubquery).plan(inner, innerRels);
       Scope innerScope = new Scope(errors, innerRels, from.schema());
       List<Integer> innerKeys = new ArrayList<>();
       List<Integer> outerKeys = new ArrayList<>();
