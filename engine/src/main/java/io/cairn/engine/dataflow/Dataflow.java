@@ -148,6 +148,9 @@ public final class Dataflow implements Collection {
       } else if (p instanceof Plan.Reduce r) {
         Operator in = build(r.input());
         op = new ReduceOp(name("reduce"), in, r.groupBy(), r.aggregates(), r.schema(), shards, choices.typedReduce());
+      } else if (p instanceof Plan.TopK t) {
+        Operator in = build(t.input());
+        op = new TopKOp(name("topk"), in, t.groupBy(), t.order(), t.offset(), t.limit(), shards);
       } else {
         Plan.Distinct d = (Plan.Distinct) p;
         Operator in = build(d.input());

@@ -221,6 +221,48 @@ public sealed interface Plan {
     }
   }
 
+  /**
+   * Top-k: per group of equal {@code groupBy} columns (one group when there are none), the rows at
+   * positions {@code offset} to {@code offset + limit} of the group in {@code order} (ties broken by
+   * the whole row, so the rows kept are the same whatever the order of arrival). The output rows are
+   * input rows; a row present n times counts n positions.
+   */
+  record TopK(Plan input, int[] groupBy, List<SortKey> order, long offset, long limit) implements Plan {
+    public TopK {
+      groupBy = groupBy.clone();
+      order = List.copyOf(order);
+      if (offset < 0 || limit < 0) {
+        throw new IllegalArgumentException("Cannot plan top-k: offset and limit must not be negative");
+      }
+    }
+
+    @Override
+    public Schema schema() {
+      return input.schema();
+    }
+
+    @Override
+    public List<Plan> inputs() {
+      return List.of(input);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof TopK t && t.input.equals(input) && Arrays.equals(t.groupBy, groupBy) && t.order.equals(order)
+          && t.offset == offset && t.limit == limit;
+    }
+
+    @Override
+    public int hashCode() {
+      return Objects.hash(input, Arrays.hashCode(groupBy), order, offset, limit);
+    }
+
+    @Override
+    public String toString() {
+      return "TopK[" + Arrays.toString(groupBy) + ", " + order + ", offset " + offset + ", limit " + limit + "]";
+    }
+  }
+
   /** A readable, indented rendering of the plan (EXPLAIN). */
   static String explain(Plan plan) {
     StringBuilder sb = new StringBuilder();
@@ -246,6 +288,14 @@ public sealed interface Plan {
     } else if (p instanceof Reduce r) {
       sb.append("Reduce group by ").append(Arrays.toString(r.groupBy())).append(" ").append(r.aggregates())
           .append(" (arranged by group key)");
+    } else if (p instanceof TopK t) {
+      sb.append("TopK");
+      if (t.groupBy().length > 0) {
+        sb.append(" per group of ").append(Arrays.toString(t.groupBy()));
+      }
+      sb.append(" order by ").append(t.order()).append(t.offset() > 0 ? " offset " + t.offset() : "")
+          .append(t.limit() < Long.MAX_VALUE ? " limit " + t.limit() : "")
+          .append(" (arranges its input by group; a change re-sorts its group)");
     } else {
       sb.append("Distinct (arranged by row)");
     }

@@ -47,6 +47,10 @@ final class Planner {
   /** The planned query and the output columns its arrangement is keyed by (null: whole row). */
   record Planned(Plan plan, int[] keyCols, net.sf.jsqlparser.statement.select.Select select) {}
 
+  private static final String ORDER_WITHOUT_LIMIT =
+      "unsupported syntax: ORDER BY without LIMIT in a view (views are unordered; order the query that reads it, or keep the"
+          + " first rows with ORDER BY … LIMIT n)";
+
   private final PlanErrors errors;
   private final Function<String, Schema> catalog;
   private final StatementBudget budget;
@@ -143,11 +147,56 @@ final class Planner {
       out = ap.plan(input);
       keyCols = ap.keyCols();
     }
-    if (ps.getDistinct() != null) {
+    if (ps.getDistinct() != null && ps.getDistinct().getOnSelectItems() != null) {
+      int[] on = distinctOn(ps, out.schema());
+      out = new Plan.TopK(out, on, ResultWindow.of(ps, out.schema(), errors.what()).keys(), 0, 1);
+      keyCols = on;
+    } else if (ps.getDistinct() != null) {
       out = new Plan.Distinct(out);
       keyCols = null;
     }
+    if (!allowLimit && (ps.getLimit() != null || ps.getOffset() != null)) {
+      out = topK(ps, out);
+    }
     return new Planned(out, keyCols, ps);
+  }
+
+  /**
+   * A view's (or subquery's) {@code ORDER BY … LIMIT n [OFFSET m]}: the rows of {@code out} in that
+   * window, maintained as the input changes (a query's window is cut from its result instead, see
+   * {@link ResultWindow}).
+   */
+  private Plan topK(net.sf.jsqlparser.statement.select.Select ps, Plan out) {
+    ResultWindow w = ResultWindow.of(ps, out.schema(), errors.what());
+    return new Plan.TopK(out, new int[0], w.keys(), w.offset(), w.limit());
+  }
+
+  /**
+   * The output columns of {@code DISTINCT ON (…)}, PostgreSQL's "first row of each group": each an
+   * output column's name or position, and, when there is an ORDER BY, its leading keys in any order
+   * (the rest of the ORDER BY picks the row kept).
+   */
+  private int[] distinctOn(PlainSelect ps, Schema schema) {
+    var items = ps.getDistinct().getOnSelectItems();
+    int[] on = new int[items.size()];
+    for (int i = 0; i < on.length; i++) {
+      on[i] = ResultWindow.column(items.get(i).getExpression(), schema, errors.what(), "DISTINCT ON");
+    }
+    List<io.cairn.engine.plan.SortKey> keys = ResultWindow.of(ps, schema, errors.what()).keys();
+    if (!keys.isEmpty()) {
+      java.util.Set<Integer> lead = new java.util.HashSet<>();
+      for (int i = 0; i < Math.min(on.length, keys.size()); i++) {
+        lead.add(keys.get(i).column());
+      }
+      java.util.Set<Integer> onSet = new java.util.HashSet<>();
+      for (int c : on) {
+        onSet.add(c);
+      }
+      if (keys.size() < onSet.size() || !lead.equals(onSet)) {
+        throw errors.error(ps.getDistinct(), "SELECT DISTINCT ON expressions must match initial ORDER BY expressions");
+      }
+    }
+    return on;
   }
 
   /**
@@ -163,9 +212,9 @@ final class Planner {
     if (set.getWithItemsList() != null && !set.getWithItemsList().isEmpty()) {
       throw errors.error(set, "unsupported syntax: WITH");
     }
-    if (!allowLimit && ((set.getOrderByElements() != null && !set.getOrderByElements().isEmpty()) || set.getLimit() != null
-        || set.getOffset() != null)) {
-      throw errors.error(set, "unsupported syntax: ORDER BY, LIMIT or OFFSET in a view");
+    boolean window = set.getLimit() != null || set.getOffset() != null;
+    if (!allowLimit && !window && set.getOrderByElements() != null && !set.getOrderByElements().isEmpty()) {
+      throw errors.error(set, ORDER_WITHOUT_LIMIT);
     }
     if (set.getFetch() != null) {
       throw errors.error(set, "unsupported syntax: FETCH (write LIMIT n)");
@@ -197,6 +246,9 @@ final class Planner {
       } else {
         throw errors.error(set.getSelect(i), "unsupported syntax: " + op);
       }
+    }
+    if (!allowLimit && window) {
+      acc = topK(set, acc);
     }
     return new Planned(acc, null, set);
   }
@@ -423,18 +475,12 @@ final class Planner {
     if (ps.getWithItemsList() != null && !ps.getWithItemsList().isEmpty()) {
       throw errors.error(ps, "unsupported syntax: WITH");
     }
-    if (ps.getDistinct() != null && ps.getDistinct().getOnSelectItems() != null) {
-      throw errors.error(ps.getDistinct(), "unsupported syntax: DISTINCT ON");
-    }
-    // a query's result has an order (ResultWindow); a view is unordered
-    if (ps.getOrderByElements() != null && !ps.getOrderByElements().isEmpty() && !allowLimit) {
-      throw errors.error(ps.getOrderByElements().get(0), "unsupported syntax: ORDER BY in a view (views are unordered; order the query that reads it)");
-    }
-    if (ps.getLimit() != null && !allowLimit) {
-      throw errors.error(ps.getLimit(), "unsupported syntax: LIMIT in a view");
-    }
-    if (ps.getOffset() != null && !allowLimit) {
-      throw errors.error(ps, "unsupported syntax: OFFSET in a view");
+    // a query's result has an order (ResultWindow); a view is unordered, but keeps a window of an order
+    // (top-k), and DISTINCT ON's ORDER BY picks the row each group keeps
+    boolean window = ps.getLimit() != null || ps.getOffset() != null;
+    boolean distinctOn = ps.getDistinct() != null && ps.getDistinct().getOnSelectItems() != null;
+    if (ps.getOrderByElements() != null && !ps.getOrderByElements().isEmpty() && !allowLimit && !window && !distinctOn) {
+      throw errors.error(ps.getOrderByElements().get(0), ORDER_WITHOUT_LIMIT);
     }
     if (ps.getFetch() != null) {
       throw errors.error(ps, "unsupported syntax: FETCH (write LIMIT n)");

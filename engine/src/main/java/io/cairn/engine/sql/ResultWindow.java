@@ -1,5 +1,6 @@
 package io.cairn.engine.sql;
 
+import io.cairn.engine.plan.SortKey;
 import io.cairn.engine.row.CheckedSort;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
@@ -25,45 +26,51 @@ import net.sf.jsqlparser.statement.select.PlainSelect;
  * @param offset rows skipped
  * @param limit rows kept after the offset ({@link Long#MAX_VALUE}: all)
  */
-record ResultWindow(List<Key> keys, long offset, long limit) {
-  /** One ORDER BY key: output column {@code column}. */
-  record Key(int column, boolean descending, boolean nullsFirst) {}
-
+record ResultWindow(List<SortKey> keys, long offset, long limit) {
   ResultWindow {
     keys = List.copyOf(keys);
   }
 
-  /** The window of {@code ps} over its output {@code schema}. */
+  /** The window of the query {@code ps} over its output {@code schema}. */
   static ResultWindow of(net.sf.jsqlparser.statement.select.Select ps, Schema schema) {
-    List<Key> keys = new ArrayList<>();
+    return of(ps, schema, "Cannot plan query");
+  }
+
+  /** The window of {@code ps} over its output {@code schema}; errors start with {@code what}. */
+  static ResultWindow of(net.sf.jsqlparser.statement.select.Select ps, Schema schema, String what) {
+    List<SortKey> keys = new ArrayList<>();
     if (ps.getOrderByElements() != null) {
       for (OrderByElement e : ps.getOrderByElements()) {
-        int col = column(e.getExpression(), schema);
+        int col = column(e.getExpression(), schema, what, "ORDER BY");
         boolean desc = !e.isAsc();
         boolean nullsFirst = e.getNullOrdering() == null ? desc : e.getNullOrdering() == OrderByElement.NullOrdering.NULLS_FIRST;
-        keys.add(new Key(col, desc, nullsFirst));
+        keys.add(new SortKey(col, desc, nullsFirst));
       }
     }
-    long offset = ps.getOffset() == null ? 0 : count("OFFSET", ps.getOffset().getOffset());
+    long offset = ps.getOffset() == null ? 0 : count(what, "OFFSET", ps.getOffset().getOffset());
     long limit = Long.MAX_VALUE;
     if (ps.getLimit() != null) {
       if (ps.getLimit().isLimitAll() || ps.getLimit().isLimitNull()) {
         limit = Long.MAX_VALUE;
       } else {
-        limit = count("LIMIT", ps.getLimit().getRowCount());
+        limit = count(what, "LIMIT", ps.getLimit().getRowCount());
       }
       if (ps.getLimit().getOffset() != null) { // LIMIT offset, count (MySQL's form)
-        throw new SqlException("Cannot plan query: write LIMIT n OFFSET m, not LIMIT m, n");
+        throw new SqlException(what + ": write LIMIT n OFFSET m, not LIMIT m, n");
       }
     }
     return new ResultWindow(keys, offset, limit);
   }
 
-  private static int column(Expression e, Schema schema) {
+  /**
+   * The output column {@code e} names in {@code clause} (ORDER BY, DISTINCT ON): its name or alias,
+   * or its position from 1.
+   */
+  static int column(Expression e, Schema schema, String what, String clause) {
     if (e instanceof LongValue lv) {
       long p = lv.getValue();
       if (p < 1 || p > schema.size()) {
-        throw new SqlException("Cannot plan query: ORDER BY position " + p + " is not in the select list (1.." + schema.size() + ")");
+        throw new SqlException(what + ": " + clause + " position " + p + " is not in the select list (1.." + schema.size() + ")");
       }
       return (int) p - 1;
     }
@@ -73,7 +80,7 @@ record ResultWindow(List<Key> keys, long offset, long limit) {
       for (int i = 0; i < schema.size(); i++) {
         if (schema.column(i).name().equals(name)) {
           if (found >= 0) {
-            throw new SqlException("Cannot plan query: ORDER BY '" + name + "' is ambiguous: the select list has it twice");
+            throw new SqlException(what + ": " + clause + " '" + name + "' is ambiguous: the select list has it twice");
           }
           found = i;
         }
@@ -81,10 +88,10 @@ record ResultWindow(List<Key> keys, long offset, long limit) {
       if (found >= 0) {
         return found;
       }
-      throw new SqlException("Cannot plan query: ORDER BY '" + c + "' is not a column of the result " + names(schema)
-          + " (ORDER BY takes an output column's name or position)");
+      throw new SqlException(what + ": " + clause + " '" + c + "' is not a column of the result " + names(schema)
+          + " (" + clause + " takes an output column's name or position)");
     }
-    throw new SqlException("Cannot plan query: ORDER BY '" + e + "': ORDER BY takes an output column's name or position; "
+    throw new SqlException(what + ": " + clause + " '" + e + "': " + clause + " takes an output column's name or position; "
         + "select the expression and order by its alias");
   }
 
@@ -96,11 +103,11 @@ record ResultWindow(List<Key> keys, long offset, long limit) {
     return n.toString();
   }
 
-  private static long count(String clause, Expression e) {
+  private static long count(String what, String clause, Expression e) {
     if (e instanceof LongValue lv && lv.getValue() >= 0) {
       return lv.getValue();
     }
-    throw new SqlException("Cannot plan query: " + clause + " takes a non-negative integer, not '" + e + "'");
+    throw new SqlException(what + ": " + clause + " takes a non-negative integer, not '" + e + "'");
   }
 
   /** {@code rows} (in the result's order) sorted by the keys, then cut to the offset and limit; {@code check} as the budget's. */
@@ -116,24 +123,6 @@ record ResultWindow(List<Key> keys, long offset, long limit) {
   }
 
   private Comparator<Row> comparator() {
-    return (a, b) -> {
-      for (Key k : keys) {
-        Object x = a.get(k.column());
-        Object y = b.get(k.column());
-        int c;
-        if (x == null || y == null) {
-          c = x == y ? 0 : (x == null) == k.nullsFirst() ? -1 : 1;
-        } else {
-          c = Row.compareValues(x, y);
-          if (k.descending()) {
-            c = -c;
-          }
-        }
-        if (c != 0) {
-          return c;
-        }
-      }
-      return 0;
-    };
+    return SortKey.comparator(keys);
   }
 }

@@ -142,7 +142,7 @@ class OneShotQueryTest {
       assertThatThrownBy(() -> s.execute("SELECT id FROM gen LIMIT -1")).hasMessageContaining("LIMIT takes a non-negative integer");
       assertThatThrownBy(() -> s.execute("SELECT id FROM gen OFFSET -1")).isInstanceOf(SqlException.class);
       assertThatThrownBy(() -> s.execute("CREATE MATERIALIZED VIEW v AS SELECT id FROM gen ORDER BY id"))
-          .hasMessageContaining("unsupported syntax: ORDER BY in a view");
+          .hasMessageContaining("unsupported syntax: ORDER BY without LIMIT in a view");
     }
   }
 
