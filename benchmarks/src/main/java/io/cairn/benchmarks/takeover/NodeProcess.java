@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * request to a node that is not listening throws {@link UncheckedIOException}. {@link #kill()} is
  * kill -9 and waits for the JVM to exit, so the caller's clock starts at the kill, not at the exit.
  */
-final class NodeProcess implements AutoCloseable {
+public final class NodeProcess implements AutoCloseable {
   static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
@@ -44,7 +44,7 @@ final class NodeProcess implements AutoCloseable {
   }
 
   /** A response: status code and body. */
-  record Response(int code, String body) {
+  public record Response(int code, String body) {
     JsonNode json() {
       try {
         return JSON.readTree(body);
@@ -59,6 +59,12 @@ final class NodeProcess implements AutoCloseable {
    * free port, {@code jvmOptions} before the class path and its log in {@code dir/<name>.log}.
    */
   static NodeProcess start(String name, Path config, int port, String classPath, List<String> jvmOptions, Path dir) throws IOException {
+    return start(name, config, port, classPath, jvmOptions, dir, java.util.Map.of());
+  }
+
+  /** As {@link #start(String, Path, int, String, List, Path)}, with {@code env} added to the child's environment. */
+  public static NodeProcess start(String name, Path config, int port, String classPath, List<String> jvmOptions, Path dir,
+      java.util.Map<String, String> env) throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(jvmOptions);
@@ -68,6 +74,7 @@ final class NodeProcess implements AutoCloseable {
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).directory(work.toFile());
     pb.environment().put("CAIRN_HTTP_PORT", Integer.toString(port));
     pb.environment().put("CAIRN_PGWIRE_PORT", "0");
+    pb.environment().putAll(env);
     long t = System.nanoTime();
     return new NodeProcess(name, pb.start(), port, log, t);
   }
@@ -92,11 +99,11 @@ final class NodeProcess implements AutoCloseable {
     return startedNanos;
   }
 
-  boolean isAlive() {
+  public boolean isAlive() {
     return process.isAlive();
   }
 
-  Response get(String path) {
+  public Response get(String path) {
     return send(HttpRequest.newBuilder(uri(path)).GET(), REQUEST_TIMEOUT);
   }
 
@@ -136,7 +143,7 @@ final class NodeProcess implements AutoCloseable {
   }
 
   /** Throws with the tail of the log if the JVM has exited. */
-  void requireAlive(String while_) {
+  public void requireAlive(String while_) {
     if (!process.isAlive()) {
       throw new IllegalStateException("Node " + name + " exited (code " + process.exitValue() + ") " + while_ + "; its log ends:\n"
           + tail());
@@ -144,7 +151,7 @@ final class NodeProcess implements AutoCloseable {
   }
 
   /** kill -9 (SIGKILL), then waits up to 30 s for the JVM to exit. */
-  void kill() throws InterruptedException {
+  public void kill() throws InterruptedException {
     process.destroyForcibly();
     process.waitFor(30, TimeUnit.SECONDS);
   }
@@ -162,7 +169,7 @@ final class NodeProcess implements AutoCloseable {
   }
 
   /** The last lines of the log (or why it cannot be read). */
-  String tail() {
+  public String tail() {
     try {
       List<String> lines = Files.readAllLines(log);
       return String.join("\n", lines.subList(Math.max(0, lines.size() - TAIL_LINES), lines.size()));
@@ -171,7 +178,7 @@ final class NodeProcess implements AutoCloseable {
     }
   }
 
-  static int freePort() {
+  public static int freePort() {
     try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
     } catch (IOException e) {

@@ -4,6 +4,7 @@ import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.sql.Result;
 import io.cairn.node.Node;
+import io.cairn.node.RecoveryReport;
 import io.cairn.node.config.CairnConfig;
 import io.cairn.node.config.ConfigLoader;
 import io.cairn.testkit.kafka.KafkaBroker;
@@ -51,70 +52,139 @@ import org.postgresql.PGConnection;
 public final class TpchBenchmark {
   private static final String KAFKA_TABLES = "lineitem,orders";
 
-  /** The queries as views: name → SQL (PostgreSQL's dialect, run unchanged on both). */
-  static final Map<String, String> QUERIES = new LinkedHashMap<>();
+  /** The queries as views: name → SQL (PostgreSQL's dialect, run unchanged on both); set by {@link #main}. */
+  private static Map<String, String> QUERIES = Map.of();
+
+  /** Views both sides need before the queries (TPC-H's Q15 defines one): name → SQL. */
+  static final Map<String, String> HELPERS = new LinkedHashMap<>();
 
   static {
-    QUERIES.put("q1", "SELECT l_returnflag, l_linestatus, SUM(l_quantity) AS sum_qty, SUM(l_extendedprice) AS sum_base_price,"
+    HELPERS.put("revenue0", "SELECT l_suppkey AS supplier_no, SUM(l_extendedprice * (1 - l_discount)) AS total_revenue FROM lineitem"
+        + " WHERE l_shipdate >= DATE '1996-01-01' AND l_shipdate < DATE '1996-01-01' + INTERVAL '3' MONTH GROUP BY l_suppkey");
+  }
+
+  /** The 22 queries with {@code fraction} = Q11's 0.0001 / SF. */
+  static Map<String, String> queries(double sf) {
+    Map<String, String> q = new LinkedHashMap<>();
+    String region = " JOIN nation ON s_nationkey = n_nationkey JOIN region ON n_regionkey = r_regionkey";
+    q.put("q1", "SELECT l_returnflag, l_linestatus, SUM(l_quantity) AS sum_qty, SUM(l_extendedprice) AS sum_base_price,"
         + " SUM(l_extendedprice * (1 - l_discount)) AS sum_disc_price, SUM(l_extendedprice * (1 - l_discount) * (1 + l_tax)) AS sum_charge,"
         + " AVG(l_quantity) AS avg_qty, AVG(l_extendedprice) AS avg_price, AVG(l_discount) AS avg_disc, COUNT(*) AS count_order"
         + " FROM lineitem WHERE l_shipdate <= DATE '1998-12-01' - INTERVAL '90' DAY GROUP BY l_returnflag, l_linestatus");
-    QUERIES.put("q3", "SELECT l_orderkey, SUM(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate, o_shippriority"
+    q.put("q2", "SELECT s_acctbal, s_name, n_name, p_partkey, p_mfgr, s_address, s_phone, s_comment"
+        + " FROM part JOIN partsupp ON p_partkey = ps_partkey JOIN supplier ON s_suppkey = ps_suppkey" + region
+        + " WHERE p_size = 15 AND p_type LIKE '%BRASS' AND r_name = 'EUROPE' AND ps_supplycost = (SELECT MIN(ps_supplycost)"
+        + " FROM partsupp JOIN supplier ON s_suppkey = ps_suppkey" + region + " WHERE p_partkey = ps_partkey AND r_name = 'EUROPE')"
+        + " ORDER BY s_acctbal DESC, n_name, s_name, p_partkey LIMIT 100");
+    q.put("q3", "SELECT l_orderkey, SUM(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate, o_shippriority"
         + " FROM customer JOIN orders ON c_custkey = o_custkey JOIN lineitem ON l_orderkey = o_orderkey"
         + " WHERE c_mktsegment = 'BUILDING' AND o_orderdate < DATE '1995-03-15' AND l_shipdate > DATE '1995-03-15'"
-        + " GROUP BY l_orderkey, o_orderdate, o_shippriority");
-    QUERIES.put("q4", "SELECT o_orderpriority, COUNT(*) AS order_count FROM orders"
+        + " GROUP BY l_orderkey, o_orderdate, o_shippriority ORDER BY revenue DESC, o_orderdate LIMIT 10");
+    q.put("q4", "SELECT o_orderpriority, COUNT(*) AS order_count FROM orders"
         + " WHERE o_orderdate >= DATE '1993-07-01' AND o_orderdate < DATE '1993-07-01' + INTERVAL '3' MONTH"
         + " AND EXISTS (SELECT * FROM lineitem WHERE l_orderkey = o_orderkey AND l_commitdate < l_receiptdate) GROUP BY o_orderpriority");
-    QUERIES.put("q5", "SELECT n_name, SUM(l_extendedprice * (1 - l_discount)) AS revenue"
+    q.put("q5", "SELECT n_name, SUM(l_extendedprice * (1 - l_discount)) AS revenue"
         + " FROM customer JOIN orders ON c_custkey = o_custkey JOIN lineitem ON l_orderkey = o_orderkey"
-        + " JOIN supplier ON l_suppkey = s_suppkey AND c_nationkey = s_nationkey JOIN nation ON s_nationkey = n_nationkey"
-        + " JOIN region ON n_regionkey = r_regionkey WHERE r_name = 'ASIA' AND o_orderdate >= DATE '1994-01-01'"
-        + " AND o_orderdate < DATE '1994-01-01' + INTERVAL '1' YEAR GROUP BY n_name");
-    QUERIES.put("q6", "SELECT SUM(l_extendedprice * l_discount) AS revenue FROM lineitem WHERE l_shipdate >= DATE '1994-01-01'"
+        + " JOIN supplier ON l_suppkey = s_suppkey AND c_nationkey = s_nationkey" + region + " WHERE r_name = 'ASIA'"
+        + " AND o_orderdate >= DATE '1994-01-01' AND o_orderdate < DATE '1994-01-01' + INTERVAL '1' YEAR GROUP BY n_name");
+    q.put("q6", "SELECT SUM(l_extendedprice * l_discount) AS revenue FROM lineitem WHERE l_shipdate >= DATE '1994-01-01'"
         + " AND l_shipdate < DATE '1994-01-01' + INTERVAL '1' YEAR AND l_discount BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 AND l_quantity < 24");
-    QUERIES.put("q9", "SELECT n_name AS nation, EXTRACT(year FROM o_orderdate) AS o_year,"
-        + " SUM(l_extendedprice * (1 - l_discount) - ps_supplycost * l_quantity) AS sum_profit"
+    q.put("q7", "SELECT supp_nation, cust_nation, l_year, SUM(volume) AS revenue FROM (SELECT n1.n_name AS supp_nation,"
+        + " n2.n_name AS cust_nation, EXTRACT(year FROM l_shipdate) AS l_year, l_extendedprice * (1 - l_discount) AS volume"
+        + " FROM supplier JOIN lineitem ON s_suppkey = l_suppkey JOIN orders ON o_orderkey = l_orderkey JOIN customer ON c_custkey = o_custkey"
+        + " JOIN nation n1 ON s_nationkey = n1.n_nationkey JOIN nation n2 ON c_nationkey = n2.n_nationkey"
+        + " WHERE ((n1.n_name = 'FRANCE' AND n2.n_name = 'GERMANY') OR (n1.n_name = 'GERMANY' AND n2.n_name = 'FRANCE'))"
+        + " AND l_shipdate BETWEEN DATE '1995-01-01' AND DATE '1996-12-31') AS shipping GROUP BY supp_nation, cust_nation, l_year");
+    q.put("q8", "SELECT o_year, SUM(CASE WHEN nation = 'BRAZIL' THEN volume ELSE 0 END) / SUM(volume) AS mkt_share FROM"
+        + " (SELECT EXTRACT(year FROM o_orderdate) AS o_year, l_extendedprice * (1 - l_discount) AS volume, n2.n_name AS nation"
+        + " FROM part JOIN lineitem ON p_partkey = l_partkey JOIN supplier ON s_suppkey = l_suppkey JOIN orders ON l_orderkey = o_orderkey"
+        + " JOIN customer ON o_custkey = c_custkey JOIN nation n1 ON c_nationkey = n1.n_nationkey JOIN region ON n1.n_regionkey = r_regionkey"
+        + " JOIN nation n2 ON s_nationkey = n2.n_nationkey WHERE r_name = 'AMERICA'"
+        + " AND o_orderdate BETWEEN DATE '1995-01-01' AND DATE '1996-12-31' AND p_type = 'ECONOMY ANODIZED STEEL') AS all_nations"
+        + " GROUP BY o_year");
+    q.put("q9", "SELECT nation, o_year, SUM(amount) AS sum_profit FROM (SELECT n_name AS nation, EXTRACT(year FROM o_orderdate) AS o_year,"
+        + " l_extendedprice * (1 - l_discount) - ps_supplycost * l_quantity AS amount"
         + " FROM part JOIN lineitem ON p_partkey = l_partkey JOIN supplier ON s_suppkey = l_suppkey"
         + " JOIN partsupp ON ps_suppkey = l_suppkey AND ps_partkey = l_partkey JOIN orders ON o_orderkey = l_orderkey"
-        + " JOIN nation ON s_nationkey = n_nationkey WHERE p_name LIKE '%green%' GROUP BY n_name, EXTRACT(year FROM o_orderdate)");
-    QUERIES.put("q10", "SELECT c_custkey, c_name, SUM(l_extendedprice * (1 - l_discount)) AS revenue, c_acctbal, n_name, c_address, c_phone,"
+        + " JOIN nation ON s_nationkey = n_nationkey WHERE p_name LIKE '%green%') AS profit GROUP BY nation, o_year");
+    q.put("q10", "SELECT c_custkey, c_name, SUM(l_extendedprice * (1 - l_discount)) AS revenue, c_acctbal, n_name, c_address, c_phone,"
         + " c_comment FROM customer JOIN orders ON c_custkey = o_custkey JOIN lineitem ON l_orderkey = o_orderkey"
         + " JOIN nation ON c_nationkey = n_nationkey WHERE o_orderdate >= DATE '1993-10-01'"
         + " AND o_orderdate < DATE '1993-10-01' + INTERVAL '3' MONTH AND l_returnflag = 'R'"
-        + " GROUP BY c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment");
-    QUERIES.put("q12", "SELECT l_shipmode, SUM(CASE WHEN o_orderpriority = '1-URGENT' OR o_orderpriority = '2-HIGH' THEN 1 ELSE 0 END)"
+        + " GROUP BY c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment ORDER BY revenue DESC LIMIT 20");
+    String germany = " FROM partsupp JOIN supplier ON ps_suppkey = s_suppkey JOIN nation ON s_nationkey = n_nationkey WHERE n_name = 'GERMANY'";
+    q.put("q11", "SELECT ps_partkey, SUM(ps_supplycost * ps_availqty) AS value" + germany + " GROUP BY ps_partkey"
+        + " HAVING SUM(ps_supplycost * ps_availqty) > (SELECT SUM(ps_supplycost * ps_availqty) * "
+        + new BigDecimal("0.0001").divide(BigDecimal.valueOf(sf), 10, RoundingMode.HALF_UP).toPlainString() + germany + ")");
+    q.put("q12", "SELECT l_shipmode, SUM(CASE WHEN o_orderpriority = '1-URGENT' OR o_orderpriority = '2-HIGH' THEN 1 ELSE 0 END)"
         + " AS high_line_count, SUM(CASE WHEN o_orderpriority <> '1-URGENT' AND o_orderpriority <> '2-HIGH' THEN 1 ELSE 0 END)"
         + " AS low_line_count FROM orders JOIN lineitem ON o_orderkey = l_orderkey WHERE l_shipmode IN ('MAIL', 'SHIP')"
         + " AND l_commitdate < l_receiptdate AND l_shipdate < l_commitdate AND l_receiptdate >= DATE '1994-01-01'"
         + " AND l_receiptdate < DATE '1994-01-01' + INTERVAL '1' YEAR GROUP BY l_shipmode");
-    QUERIES.put("q13", "SELECT c_count, COUNT(*) AS custdist FROM (SELECT c_custkey, COUNT(o_orderkey) AS c_count FROM customer"
-        + " LEFT OUTER JOIN orders ON c_custkey = o_custkey AND o_comment NOT LIKE '%special%requests%' GROUP BY c_custkey) AS c_orders"
-        + " GROUP BY c_count");
-    QUERIES.put("q14", "SELECT 100.00 * SUM(CASE WHEN p_type LIKE 'PROMO%' THEN l_extendedprice * (1 - l_discount) ELSE 0 END)"
+    q.put("q13", "SELECT c_count, COUNT(*) AS custdist FROM (SELECT c_custkey, COUNT(o_orderkey) FROM customer"
+        + " LEFT OUTER JOIN orders ON c_custkey = o_custkey AND o_comment NOT LIKE '%special%requests%' GROUP BY c_custkey)"
+        + " AS c_orders (c_custkey, c_count) GROUP BY c_count");
+    q.put("q14", "SELECT 100.00 * SUM(CASE WHEN p_type LIKE 'PROMO%' THEN l_extendedprice * (1 - l_discount) ELSE 0 END)"
         + " / SUM(l_extendedprice * (1 - l_discount)) AS promo_revenue FROM lineitem JOIN part ON l_partkey = p_partkey"
         + " WHERE l_shipdate >= DATE '1995-09-01' AND l_shipdate < DATE '1995-09-01' + INTERVAL '1' MONTH");
-    QUERIES.put("q18", "SELECT c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice, SUM(l_quantity) AS qty"
+    q.put("q15", "SELECT s_suppkey, s_name, s_address, s_phone, total_revenue FROM supplier JOIN revenue0 ON s_suppkey = supplier_no"
+        + " WHERE total_revenue = (SELECT MAX(total_revenue) FROM revenue0)");
+    q.put("q16", "SELECT p_brand, p_type, p_size, COUNT(DISTINCT ps_suppkey) AS supplier_cnt FROM partsupp JOIN part ON p_partkey = ps_partkey"
+        + " WHERE p_brand <> 'Brand#45' AND p_type NOT LIKE 'MEDIUM POLISHED%' AND p_size IN (49, 14, 23, 45, 19, 3, 36, 9)"
+        + " AND ps_suppkey NOT IN (SELECT s_suppkey FROM supplier WHERE s_comment LIKE '%Customer%Complaints%')"
+        + " GROUP BY p_brand, p_type, p_size");
+    q.put("q17", "SELECT SUM(l_extendedprice) / 7.0 AS avg_yearly FROM lineitem JOIN part ON p_partkey = l_partkey"
+        + " WHERE p_brand = 'Brand#23' AND p_container = 'MED BOX'"
+        + " AND l_quantity < (SELECT 0.2 * AVG(l_quantity) FROM lineitem WHERE l_partkey = p_partkey)");
+    q.put("q18", "SELECT c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice, SUM(l_quantity) AS qty"
         + " FROM customer JOIN orders ON c_custkey = o_custkey JOIN lineitem ON o_orderkey = l_orderkey"
         + " WHERE o_orderkey IN (SELECT l_orderkey FROM lineitem GROUP BY l_orderkey HAVING SUM(l_quantity) > 300)"
-        + " GROUP BY c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice");
-    QUERIES.put("q19", "SELECT SUM(l_extendedprice * (1 - l_discount)) AS revenue FROM lineitem JOIN part ON p_partkey = l_partkey WHERE"
+        + " GROUP BY c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice ORDER BY o_totalprice DESC, o_orderdate LIMIT 100");
+    q.put("q19", "SELECT SUM(l_extendedprice * (1 - l_discount)) AS revenue FROM lineitem JOIN part ON p_partkey = l_partkey WHERE"
         + " (p_brand = 'Brand#12' AND p_container IN ('SM CASE', 'SM BOX', 'SM PACK', 'SM PKG') AND l_quantity >= 1"
         + " AND l_quantity <= 1 + 10 AND p_size BETWEEN 1 AND 5 AND l_shipmode IN ('AIR', 'AIR REG') AND l_shipinstruct = 'DELIVER IN PERSON')"
         + " OR (p_brand = 'Brand#23' AND p_container IN ('MED BAG', 'MED BOX', 'MED PKG', 'MED PACK') AND l_quantity >= 10"
         + " AND l_quantity <= 10 + 10 AND p_size BETWEEN 1 AND 10 AND l_shipmode IN ('AIR', 'AIR REG') AND l_shipinstruct = 'DELIVER IN PERSON')"
         + " OR (p_brand = 'Brand#34' AND p_container IN ('LG CASE', 'LG BOX', 'LG PACK', 'LG PKG') AND l_quantity >= 20"
         + " AND l_quantity <= 20 + 10 AND p_size BETWEEN 1 AND 15 AND l_shipmode IN ('AIR', 'AIR REG') AND l_shipinstruct = 'DELIVER IN PERSON')");
+    q.put("q20", "SELECT s_name, s_address FROM supplier JOIN nation ON s_nationkey = n_nationkey WHERE s_suppkey IN"
+        + " (SELECT ps_suppkey FROM partsupp WHERE ps_partkey IN (SELECT p_partkey FROM part WHERE p_name LIKE 'forest%')"
+        + " AND ps_availqty > (SELECT 0.5 * SUM(l_quantity) FROM lineitem WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey"
+        + " AND l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1994-01-01' + INTERVAL '1' YEAR)) AND n_name = 'CANADA'");
+    q.put("q21", "SELECT s_name, COUNT(*) AS numwait FROM supplier JOIN lineitem l1 ON s_suppkey = l1.l_suppkey"
+        + " JOIN orders ON o_orderkey = l1.l_orderkey JOIN nation ON s_nationkey = n_nationkey"
+        + " WHERE o_orderstatus = 'F' AND l1.l_receiptdate > l1.l_commitdate"
+        + " AND EXISTS (SELECT * FROM lineitem l2 WHERE l2.l_orderkey = l1.l_orderkey AND l2.l_suppkey <> l1.l_suppkey)"
+        + " AND NOT EXISTS (SELECT * FROM lineitem l3 WHERE l3.l_orderkey = l1.l_orderkey AND l3.l_suppkey <> l1.l_suppkey"
+        + " AND l3.l_receiptdate > l3.l_commitdate) AND n_name = 'SAUDI ARABIA' GROUP BY s_name ORDER BY numwait DESC, s_name LIMIT 100");
+    String codes = "SUBSTRING(c_phone FROM 1 FOR 2) IN ('13', '31', '23', '29', '30', '18', '17')";
+    q.put("q22", "SELECT cntrycode, COUNT(*) AS numcust, SUM(c_acctbal) AS totacctbal FROM (SELECT SUBSTRING(c_phone FROM 1 FOR 2)"
+        + " AS cntrycode, c_acctbal FROM customer WHERE " + codes + " AND c_acctbal > (SELECT AVG(c_acctbal) FROM customer"
+        + " WHERE c_acctbal > 0.00 AND " + codes + ") AND NOT EXISTS (SELECT * FROM orders WHERE o_custkey = c_custkey)) AS custsale"
+        + " GROUP BY cntrycode");
+    return q;
   }
 
   private TpchBenchmark() {}
 
+  /** What the benchmark measured of one query. */
+  private static final class Figures {
+    String status = "";
+    final List<String> checks = new ArrayList<>();
+    double fromSourcesSeconds = Double.NaN;
+    long rfComputeNanos = -1;
+    long stateBytes;
+    long stateUpdates;
+    long restoredUpdates;
+  }
+
   public static void main(String[] args) throws Exception {
     double sf = args.length > 0 ? Double.parseDouble(args[0]) : 0.01;
+    QUERIES = queries(sf);
     Path work = Files.createTempDirectory("cairn-tpch-");
-    Map<String, String> status = new LinkedHashMap<>();
-    Map<String, List<String>> checks = new LinkedHashMap<>();
-    QUERIES.keySet().forEach(q -> checks.put(q, new ArrayList<>()));
+    Map<String, Figures> fig = new LinkedHashMap<>();
+    QUERIES.keySet().forEach(q -> fig.put(q, new Figures()));
+    List<String> log = new ArrayList<>();
     try (KafkaBroker kafka = KafkaBroker.startInChildJvm(); PostgresServer pg = PostgresServer.start()) {
       String db = pg.createDatabase("tpch");
       long t0 = System.nanoTime();
@@ -122,9 +192,21 @@ public final class TpchBenchmark {
         for (TpchTable<?> t : TpchTable.getTables()) {
           load(c, kafka, t, sf);
         }
+        try (Statement st = c.createStatement()) {
+          // the reference's correlated subqueries (Q17, Q20, Q22) need these to finish in seconds
+          st.execute("CREATE INDEX ON lineitem (l_partkey, l_suppkey)");
+          st.execute("CREATE INDEX ON orders (o_custkey)");
+          for (Map.Entry<String, String> h : HELPERS.entrySet()) {
+            st.execute("CREATE VIEW " + h.getKey() + " AS " + h.getValue());
+          }
+          st.execute("ANALYZE");
+        }
       }
-      System.out.printf(Locale.ROOT, "generated and loaded scale factor %s in %.1f s%n", sf, (System.nanoTime() - t0) / 1e9);
-      Path cfg = config(work, kafka, pg, db);
+      note(log, "generated and loaded scale factor %s in %.1f s (lineitem and orders to Kafka as JSON upserts, all eight tables to Postgres)",
+          sf, (System.nanoTime() - t0) / 1e9);
+      Path cfg = config(work, kafka, pg, db, "0 0 0 * * ?", "cairn.yaml");
+      // the node that is killed takes a snapshot every 5 s into the same store: the kill may cut one short
+      Path childCfg = config(work, kafka, pg, db, "*/5 * * * * ?", "cairn-child.yaml");
       Map<String, String> env = Map.of("TPCH_PG_PASSWORD", pg.password());
       CairnConfig config = ConfigLoader.load(cfg, env);
       Node.Options options = Node.Options.defaults().withProgress(false).withSecrets(ref -> {
@@ -134,38 +216,156 @@ public final class TpchBenchmark {
         return env.get(ref);
       });
       long t1 = System.nanoTime();
+      long rfRecords;
       try (Node node = Node.recover(config, options)) {
-        System.out.printf(Locale.ROOT, "node caught up with the sources in %.1f s%n", (System.nanoTime() - t1) / 1e9);
+        note(log, "node read the eight tables from the sources and caught up in %.1f s", (System.nanoTime() - t1) / 1e9);
+        for (Map.Entry<String, String> h : HELPERS.entrySet()) {
+          node.sql("CREATE MATERIALIZED VIEW " + h.getKey() + " AS " + h.getValue());
+        }
+        node.engine().tickUntilCaughtUp(100_000);
         for (Map.Entry<String, String> q : QUERIES.entrySet()) {
+          Figures f = fig.get(q.getKey());
           try {
             long v0 = System.nanoTime();
             node.sql("CREATE MATERIALIZED VIEW " + q.getKey() + " AS " + q.getValue());
             node.engine().tickUntilCaughtUp(100_000);
-            status.put(q.getKey(), String.format(Locale.ROOT, "created (%.2f s to compute from the sources' state)", (System.nanoTime() - v0) / 1e9));
+            f.fromSourcesSeconds = (System.nanoTime() - v0) / 1e9;
+            f.status = "runs";
           } catch (RuntimeException e) {
-            status.put(q.getKey(), "not supported: " + e.getMessage());
+            f.status = "not supported: " + e.getMessage().replace("|", "\\|");
           }
         }
-        compareAll("after the initial load", node, pg, db, status, checks);
-        refresh(kafka, pg, db, sf);
+        state(node, fig, false);
+        compareAll("after the initial load", node, pg, db, fig);
+        Map<String, Long> before = computeNanos(node);
+        long r0 = System.nanoTime();
+        rfRecords = refresh(kafka, pg, db, sf, 1);
         waitCaughtUp(node);
-        compareAll("after RF1 and RF2", node, pg, db, status, checks);
+        note(log, "RF1 and RF2: %,d Kafka records applied in %.2f s (wall time from the first record produced, 1 s wait for the sources included)",
+            rfRecords, (System.nanoTime() - r0) / 1e9);
+        Map<String, Long> after = computeNanos(node);
+        fig.forEach((q, f) -> {
+          if (after.containsKey(q)) {
+            f.rfComputeNanos = after.get(q) - before.getOrDefault(q, 0L);
+          }
+        });
+        compareAll("after RF1 and RF2", node, pg, db, fig);
         node.snapshotNow();
+      }
+      Path store = work.resolve("store");
+      long manifestsBefore = manifests(store);
+      int port = io.cairn.benchmarks.takeover.NodeProcess.freePort();
+      try (var child = io.cairn.benchmarks.takeover.NodeProcess.start("tpch-node", childCfg, port,
+          System.getProperty("java.class.path"), List.of("-Xmx4g"), work, env)) {
+        long c0 = System.nanoTime();
+        awaitReady(child, c0);
+        note(log, "`cairn run` in a child JVM recovered and served in %.1f s", (System.nanoTime() - c0) / 1e9);
+        long second = refresh(kafka, pg, db, sf, 2);
+        Thread.sleep(6_000);
+        child.requireAlive("before the kill");
+        child.kill();
+        note(log, "a second RF1/RF2 (%,d Kafka records) produced while it ran; kill -9 6 s later; the killed node had committed %d"
+            + " snapshot(s) of its own", second, manifests(store) - manifestsBefore);
       }
       long t2 = System.nanoTime();
       try (Node node = Node.recover(config, options)) {
-        System.out.printf(Locale.ROOT, "recovered from the snapshot in %.1f s: %s%n", (System.nanoTime() - t2) / 1e9,
-            node.report().dataflows().stream().map(d -> d.name() + " " + d.restoredFrom()).toList());
-        compareAll("after a stop and a recovery from the snapshot", node, pg, db, status, checks);
+        RecoveryReport r = node.report();
+        note(log, "recovered in-process from snapshot %s (tick %d) in %.1f s: %,d rows loaded in %,d ms, catch-up %,d ms; dataflows: %s",
+            r.snapshotId(), r.snapshotTick(), (System.nanoTime() - t2) / 1e9, r.rowsLoaded(), r.loadMillis(), r.catchUpMillis(),
+            r.dataflows().stream().filter(d -> !d.restoredFrom().equals("snapshot")).map(d -> d.name() + " " + d.restoredFrom()).toList()
+                .isEmpty() ? "every one from the snapshot" : r.dataflows().stream().map(d -> d.name() + " " + d.restoredFrom()).toList());
+        waitCaughtUp(node);
+        state(node, fig, true);
+        long restoredTotal = fig.values().stream().mapToLong(f -> f.restoredUpdates).sum();
+        compareAll("after kill -9 and a recovery from the snapshot", node, pg, db, fig);
+        print(log, fig, rfRecords, r, restoredTotal, sf);
       }
     }
-    System.out.println();
-    System.out.println("| query | status | checks |");
-    System.out.println("|---|---|---|");
-    for (String q : QUERIES.keySet()) {
-      System.out.printf(Locale.ROOT, "| %s | %s | %s |%n", q.toUpperCase(Locale.ROOT), status.get(q), String.join("; ", checks.get(q)));
-    }
     System.out.println("work directory: " + work);
+  }
+
+  private static void note(List<String> log, String format, Object... args) {
+    String line = String.format(Locale.ROOT, format, args);
+    System.out.println(line);
+    log.add(line);
+  }
+
+  /** Waits until the child's /health/ready answers 200 (10 minutes at most). */
+  private static void awaitReady(io.cairn.benchmarks.takeover.NodeProcess child, long since) throws InterruptedException {
+    while (System.nanoTime() - since < 600_000_000_000L) {
+      child.requireAlive("while it recovered");
+      try {
+        if (child.get("/health/ready").code() == 200) {
+          return;
+        }
+      } catch (java.io.UncheckedIOException notYet) {
+        // not listening yet
+      }
+      Thread.sleep(200);
+    }
+    throw new IllegalStateException("The child node was not ready within 10 minutes: " + child.tail());
+  }
+
+  /** Manifests committed in the local store (each snapshot writes one). */
+  private static long manifests(Path store) throws java.io.IOException {
+    try (var files = Files.walk(store)) {
+      return files.filter(f -> f.getFileName().toString().endsWith(".manifest.json")).count();
+    }
+  }
+
+  /** Operator time of every view so far. */
+  private static Map<String, Long> computeNanos(Node node) {
+    Map<String, Long> out = new LinkedHashMap<>();
+    node.engine().dataflows().forEach(d -> out.put(d.name(), d.computeNanos()));
+    return out;
+  }
+
+  /** The state each query's view owns: bytes in memory and updates; after a restore, the updates it loaded. */
+  private static void state(Node node, Map<String, Figures> fig, boolean restored) {
+    for (io.cairn.engine.dataflow.Dataflow d : node.engine().dataflows()) {
+      Figures f = fig.get(d.name());
+      if (f == null) {
+        continue;
+      }
+      long bytes = 0;
+      long updates = 0;
+      for (io.cairn.engine.dataflow.Arrangement a : d.arrangements()) {
+        bytes += a.heapBytes();
+        updates += a.updateCount();
+      }
+      if (restored) {
+        f.restoredUpdates = updates;
+      } else {
+        f.stateBytes = bytes;
+        f.stateUpdates = updates;
+      }
+    }
+  }
+
+  private static void print(List<String> log, Map<String, Figures> fig, long rfRecords, RecoveryReport r, long restoredTotal, double sf) {
+    StringBuilder out = new StringBuilder();
+    out.append("# TPC-H at scale factor ").append(sf).append("\n\n");
+    log.forEach(l -> out.append("- ").append(l).append('\n'));
+    long runs = fig.values().stream().filter(f -> f.status.equals("runs")).count();
+    long equal = fig.values().stream().filter(f -> f.status.equals("runs") && f.checks.stream().allMatch(c -> c.contains(": equal"))).count();
+    out.append(String.format(Locale.ROOT, "%n%d of %d queries run as views; %d equal PostgreSQL at every check.%n%n", runs, fig.size(), equal));
+    out.append("| query | status | from the sources (s) | from the snapshot (s, its share of the load) | RF compute (s) | RF records/s of compute | state (updates) | state (MB) | checks |\n");
+    out.append("|---|---|---|---|---|---|---|---|---|\n");
+    for (Map.Entry<String, Figures> e : fig.entrySet()) {
+      Figures f = e.getValue();
+      boolean ran = f.status.equals("runs");
+      double share = restoredTotal == 0 ? 0 : (double) f.restoredUpdates / restoredTotal * r.loadMillis() / 1000.0;
+      out.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", e.getKey().toUpperCase(Locale.ROOT), f.status,
+          ran ? String.format(Locale.ROOT, "%.2f", f.fromSourcesSeconds) : "",
+          ran ? String.format(Locale.ROOT, "%.3f", share) : "",
+          ran && f.rfComputeNanos >= 0 ? String.format(Locale.ROOT, "%.3f", f.rfComputeNanos / 1e9) : "",
+          ran && f.rfComputeNanos > 0 ? String.format(Locale.ROOT, "%,.0f", rfRecords / (f.rfComputeNanos / 1e9)) : "",
+          ran ? String.format(Locale.ROOT, "%,d", f.stateUpdates) : "",
+          ran ? String.format(Locale.ROOT, "%.1f", f.stateBytes / 1e6) : "",
+          String.join("; ", f.checks)));
+    }
+    System.out.println();
+    System.out.print(out);
   }
 
   /** Generates {@code table}, writes it into Postgres (COPY), and for the Kafka tables produces it as JSON upserts too. */
@@ -254,7 +454,7 @@ public final class TpchBenchmark {
     return new ProducerRecord<>(table, (key + "}").getBytes(StandardCharsets.UTF_8), (val + "}").getBytes(StandardCharsets.UTF_8));
   }
 
-  private static Path config(Path work, KafkaBroker kafka, PostgresServer pg, String db) throws Exception {
+  private static Path config(Path work, KafkaBroker kafka, PostgresServer pg, String db, String cron, String file) throws Exception {
     List<String> init = new ArrayList<>();
     for (TpchTable<?> t : TpchTable.getTables()) {
       String name = t.getTableName();
@@ -274,38 +474,44 @@ public final class TpchBenchmark {
     StringBuilder y = new StringBuilder();
     y.append("store:\n  uri: \"file://").append(work.resolve("store")).append("?create=true\"\n");
     y.append("http:\n  port: 0\npgwire:\n  port: 0\nengine:\n  workers: 2\n");
-    y.append("snapshots:\n  cron: \"0 0 0 * * ?\"\n");
+    y.append("snapshots:\n  cron: \"").append(cron).append("\"\n");
     y.append("init:\n");
     for (String s : init) {
       y.append("  - \"").append(s.replace("\\", "\\\\").replace("\"", "\\\"")).append("\"\n");
     }
-    Path cfg = work.resolve("cairn.yaml");
+    Path cfg = work.resolve(file);
     Files.writeString(cfg, y.toString());
     return cfg;
   }
 
   /**
    * RF1 and RF2 in the spirit of the specification (about 0.1% of the orders each): RF1 inserts
-   * copies of the first orders under new keys with their line items; RF2 deletes other orders and
-   * their line items. Both in Postgres (for the reference) and in Kafka (new upserts, tombstones).
+   * copies of the first orders under new keys ({@code round} × 100,000,000 above them) with their
+   * line items; RF2 deletes the last orders still below the copies' keys and their line items. Both
+   * in Postgres (for the reference) and in Kafka (new upserts, tombstones). Returns the number of
+   * Kafka records produced.
    */
-  private static void refresh(KafkaBroker kafka, PostgresServer pg, String db, double sf) throws Exception {
+  private static long refresh(KafkaBroker kafka, PostgresServer pg, String db, double sf, int round) throws Exception {
     int n = Math.max(10, (int) Math.round(1500 * sf * 10));
-    long offset = 100_000_000L;
+    long base = 100_000_000L;
+    long offset = base * round;
     List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
     try (Connection c = pg.connect(db); Statement st = c.createStatement()) {
       st.execute("INSERT INTO orders SELECT o_orderkey + " + offset + ", o_custkey, o_orderstatus, o_totalprice, o_orderdate,"
-          + " o_orderpriority, o_clerk, o_shippriority, o_comment FROM orders WHERE o_orderkey IN (SELECT o_orderkey FROM orders ORDER BY o_orderkey LIMIT " + n + ")");
+          + " o_orderpriority, o_clerk, o_shippriority, o_comment FROM orders WHERE o_orderkey IN (SELECT o_orderkey FROM orders"
+          + " WHERE o_orderkey < " + base + " ORDER BY o_orderkey LIMIT " + n + ")");
       st.execute("INSERT INTO lineitem SELECT l_orderkey + " + offset + ", l_partkey, l_suppkey, l_linenumber, l_quantity, l_extendedprice,"
           + " l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, l_commitdate, l_receiptdate, l_shipinstruct, l_shipmode, l_comment"
-          + " FROM lineitem WHERE l_orderkey IN (SELECT o_orderkey - " + offset + " FROM orders WHERE o_orderkey > " + offset + ")");
+          + " FROM lineitem WHERE l_orderkey IN (SELECT o_orderkey - " + offset + " FROM orders WHERE o_orderkey > " + offset
+          + " AND o_orderkey < " + (offset + base) + ")");
       for (String table : List.of("orders", "lineitem")) {
-        try (ResultSet rs = st.executeQuery("SELECT * FROM " + table + " WHERE " + (table.equals("orders") ? "o_orderkey" : "l_orderkey") + " > " + offset)) {
+        String k = table.equals("orders") ? "o_orderkey" : "l_orderkey";
+        try (ResultSet rs = st.executeQuery("SELECT * FROM " + table + " WHERE " + k + " > " + offset + " AND " + k + " < " + (offset + base))) {
           records.addAll(rows(table, rs, false));
         }
       }
-      // RF2: the last n orders (by key, below the copies) and their line items
-      String victims = "SELECT o_orderkey FROM orders WHERE o_orderkey < " + offset + " ORDER BY o_orderkey DESC LIMIT " + n;
+      // RF2: the last n orders (by key, below every copy) and their line items
+      String victims = "SELECT o_orderkey FROM orders WHERE o_orderkey < " + base + " ORDER BY o_orderkey DESC LIMIT " + n;
       try (ResultSet rs = st.executeQuery("SELECT * FROM lineitem WHERE l_orderkey IN (" + victims + ")")) {
         records.addAll(rows("lineitem", rs, true));
       }
@@ -318,6 +524,7 @@ public final class TpchBenchmark {
     }
     kafka.produceAll(records);
     System.out.printf(Locale.ROOT, "RF1 inserted %d orders with their line items, RF2 deleted %d: %d Kafka records%n", n, n, records.size());
+    return records.size();
   }
 
   /** Upserts (or tombstones) of the rows of {@code rs}, in the shape {@link #record} writes. */
@@ -347,10 +554,9 @@ public final class TpchBenchmark {
     node.engine().tickUntilCaughtUp(100_000);
   }
 
-  private static void compareAll(String when, Node node, PostgresServer pg, String db, Map<String, String> status,
-      Map<String, List<String>> checks) throws Exception {
+  private static void compareAll(String when, Node node, PostgresServer pg, String db, Map<String, Figures> fig) throws Exception {
     for (Map.Entry<String, String> q : QUERIES.entrySet()) {
-      if (!status.get(q.getKey()).startsWith("created")) {
+      if (!fig.get(q.getKey()).status.equals("runs")) {
         continue;
       }
       List<String> ours = new ArrayList<>();
@@ -376,7 +582,7 @@ public final class TpchBenchmark {
       ours.sort(null);
       theirs.sort(null);
       boolean equal = ours.equals(theirs);
-      checks.get(q.getKey()).add(when + ": " + (equal ? "equal" : "DIFFERENT") + " (" + theirs.size() + " rows)");
+      fig.get(q.getKey()).checks.add(when + ": " + (equal ? "equal" : "DIFFERENT") + " (" + theirs.size() + " rows)");
       if (!equal) {
         List<String> missing = new ArrayList<>(theirs);
         missing.removeAll(ours);

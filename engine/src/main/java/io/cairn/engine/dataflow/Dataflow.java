@@ -39,6 +39,7 @@ public final class Dataflow implements Collection {
   private final Plan plan;
   private volatile State state = State.RUNNING;
   private volatile String error;
+  private final java.util.concurrent.atomic.AtomicLong computeNanos = new java.util.concurrent.atomic.AtomicLong();
 
   private Dataflow(
       long id, String name, Kind kind, List<Operator> operators, Collection output, Set<String> deps, List<GetOp> gets, Plan plan) {
@@ -240,6 +241,20 @@ public final class Dataflow implements Collection {
   }
 
   /** Whether the next tick re-reads the inputs' whole contents (a new dataflow, or one recovered without state). */
+  /**
+   * Wall time its operators have run, summed over every tick since it was built (the seal of its
+   * arrangements, shared with the other dataflows of a tick, is not in it): what this dataflow costs
+   * the ticks that change its inputs.
+   */
+  public long computeNanos() {
+    return computeNanos.get();
+  }
+
+  /** Adds {@code nanos} of operator time (the runner, once per tick that runs it). */
+  public void addComputeNanos(long nanos) {
+    computeNanos.addAndGet(nanos);
+  }
+
   public boolean hydrating() {
     return gets.stream().anyMatch(GetOp::hydrating);
   }

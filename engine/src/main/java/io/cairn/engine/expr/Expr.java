@@ -20,6 +20,14 @@ public sealed interface Expr {
   /** Evaluates against {@code row}; returns a row value ({@link Type} representation) or null. */
   Object eval(Row row);
 
+  /** A value of a number type as a value of the wider number type {@code to} (DOUBLE, NUMERIC); anything else as it is. */
+  static Object widen(Object v, Type to) {
+    if (to == Type.DOUBLE && v instanceof Number n && !(v instanceof Double)) {
+      return n.doubleValue();
+    }
+    return to == Type.NUMERIC && v instanceof Long l ? io.cairn.engine.row.Numeric.of(l) : v;
+  }
+
   static Expr col(int index, Type type) {
     return new Col(index, type);
   }
@@ -395,10 +403,7 @@ public sealed interface Expr {
     }
 
     private Object as(Object v) {
-      if (type == Type.DOUBLE && v instanceof Number n && !(v instanceof Double)) {
-        return n.doubleValue();
-      }
-      return type == Type.NUMERIC && v instanceof Long l ? io.cairn.engine.row.Numeric.of(l) : v;
+      return widen(v, type);
     }
 
     @Override
@@ -574,6 +579,128 @@ public sealed interface Expr {
     @Override
     public String toString() {
       return "EXTRACT(" + field + " FROM " + input + ")";
+    }
+  }
+
+  /**
+   * A scalar function of {@link Fn}, as PostgreSQL's: NULL in (any argument; COALESCE: every
+   * argument) is NULL out. Argument types are checked by the planner ({@link Fn#check}).
+   */
+  record Func(Fn fn, List<Expr> args) implements Expr {
+    /** The functions, with their argument rules. */
+    public enum Fn {
+      /** {@code SUBSTRING(text FROM start [FOR count])} or {@code SUBSTRING(text, start [, count])}: characters, from 1. */
+      SUBSTRING,
+      /** {@code UPPER(text)}, {@code LOWER(text)}. */
+      UPPER, LOWER,
+      /** {@code LENGTH(text)} / {@code CHAR_LENGTH}: characters. */
+      LENGTH,
+      /** {@code COALESCE(a, b, ...)}: the first non-NULL argument; all of one type (or numbers, widened). */
+      COALESCE,
+      /** {@code ABS(number)}. */
+      ABS;
+
+      /** Why {@code args} do not fit, or null when they do. */
+      public String check(List<Expr> args) {
+        java.util.function.Predicate<Expr> text = a -> a.type() == Type.TEXT || a.type() == Type.NULL;
+        java.util.function.Predicate<Expr> integer = a -> a.type() == Type.BIGINT || a.type() == Type.NULL;
+        return switch (this) {
+          case SUBSTRING -> (args.size() == 2 || args.size() == 3) && text.test(args.get(0)) && integer.test(args.get(1))
+              && (args.size() == 2 || integer.test(args.get(2))) ? null : "SUBSTRING takes (TEXT FROM BIGINT [FOR BIGINT])";
+          case UPPER, LOWER, LENGTH -> args.size() == 1 && text.test(args.get(0)) ? null : this + " takes one TEXT";
+          case ABS -> args.size() == 1 && (args.get(0).type().isNumeric() || args.get(0).type() == Type.NULL) ? null : "ABS takes one number";
+          case COALESCE -> args.isEmpty() ? "COALESCE takes at least one argument" : common(args) == null
+              ? "COALESCE types " + args.stream().map(Expr::type).toList() + " cannot be matched" : null;
+        };
+      }
+    }
+
+    public Func {
+      args = List.copyOf(args);
+      String why = fn.check(args);
+      if (why != null) {
+        throw new IllegalArgumentException(why);
+      }
+    }
+
+    /** The one type of {@code args} (NULLs aside; numbers widened as arithmetic does), or null when they differ. */
+    static Type common(List<Expr> args) {
+      Type t = Type.NULL;
+      for (Expr a : args) {
+        Type x = a.type();
+        if (x == Type.NULL || x == t) {
+          continue;
+        }
+        if (t == Type.NULL) {
+          t = x;
+        } else if (t.isNumeric() && x.isNumeric()) {
+          t = Type.arithmetic(t, x);
+        } else {
+          return null;
+        }
+      }
+      return t;
+    }
+
+    @Override
+    public Type type() {
+      return switch (fn) {
+        case SUBSTRING, UPPER, LOWER -> Type.TEXT;
+        case LENGTH -> Type.BIGINT;
+        case ABS -> args.get(0).type();
+        case COALESCE -> common(args);
+      };
+    }
+
+    @Override
+    public Object eval(Row row) {
+      if (fn == Fn.COALESCE) {
+        Type t = type();
+        for (Expr a : args) {
+          Object v = a.eval(row);
+          if (v != null) {
+            return widen(v, t);
+          }
+        }
+        return null;
+      }
+      Object[] v = new Object[args.size()];
+      for (int i = 0; i < v.length; i++) {
+        v[i] = args.get(i).eval(row);
+        if (v[i] == null) {
+          return null;
+        }
+      }
+      return switch (fn) {
+        case SUBSTRING -> substring((String) v[0], (Long) v[1], v.length == 3 ? (Long) v[2] : null);
+        case UPPER -> ((String) v[0]).toUpperCase(java.util.Locale.ROOT);
+        case LOWER -> ((String) v[0]).toLowerCase(java.util.Locale.ROOT);
+        case LENGTH -> (long) ((String) v[0]).codePointCount(0, ((String) v[0]).length());
+        case ABS -> v[0] instanceof Long l ? (Object) Math.absExact(l) : v[0] instanceof Double d ? (Object) Math.abs(d)
+            : (Object) ((java.math.BigDecimal) v[0]).abs();
+        case COALESCE -> throw new IllegalStateException("unreachable");
+      };
+    }
+
+    /** PostgreSQL's substring: characters {@code start} to {@code start + count - 1} (from 1) that exist. */
+    static String substring(String s, long start, Long count) {
+      if (count != null && count < 0) {
+        throw new IllegalArgumentException("negative substring length not allowed: " + count);
+      }
+      long n = s.codePointCount(0, s.length());
+      long from = Math.max(start, 1);
+      long to = count == null ? n + 1 : Math.min(n + 1, start + count); // exclusive, 1-based
+      if (to <= from || from > n) {
+        return "";
+      }
+      int b = s.offsetByCodePoints(0, (int) (from - 1));
+      int e = s.offsetByCodePoints(b, (int) (to - from));
+      return s.substring(b, e);
+    }
+
+    @Override
+    public String toString() {
+      return fn + args.toString().replace('[', '(').replace(']', ')');
     }
   }
 }

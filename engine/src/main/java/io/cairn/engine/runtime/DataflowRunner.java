@@ -98,10 +98,12 @@ final class DataflowRunner {
   }
 
   private void runDataflow(Collection<Dataflow> all, Dataflow d, long tick) {
+    long t0 = System.nanoTime();
     try {
       for (Operator op : d.operators()) {
         runOperator(op, tick);
       }
+      d.addComputeNanos(System.nanoTime() - t0);
     } catch (RuntimeException e) {
       String msg = e.getClass().getSimpleName() + ": " + e.getMessage();
       LOG.warn("Dataflow {} ({}) failed at tick {}: {}", d.name(), d.id(), tick, msg);

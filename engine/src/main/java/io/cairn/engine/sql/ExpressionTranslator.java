@@ -333,9 +333,54 @@ final class ExpressionTranslator {
       }
     }
     if (e instanceof net.sf.jsqlparser.expression.Function f) {
-      throw errors.error(e, "unsupported function '" + f.getName() + "'");
+      return function(f);
     }
     throw errors.error(e, "unsupported syntax: expression '" + e + "'");
+  }
+
+  /** A scalar function of {@link Expr.Func.Fn} (aggregates are planned before this is reached). */
+  private Expr function(net.sf.jsqlparser.expression.Function f) {
+    String name = f.getName() == null ? "" : f.getName().toUpperCase(java.util.Locale.ROOT);
+    Expr.Func.Fn fn = switch (name) {
+      case "SUBSTRING", "SUBSTR" -> Expr.Func.Fn.SUBSTRING;
+      case "UPPER" -> Expr.Func.Fn.UPPER;
+      case "LOWER" -> Expr.Func.Fn.LOWER;
+      case "LENGTH", "CHAR_LENGTH", "CHARACTER_LENGTH" -> Expr.Func.Fn.LENGTH;
+      case "COALESCE" -> Expr.Func.Fn.COALESCE;
+      case "ABS" -> Expr.Func.Fn.ABS;
+      default -> throw errors.error(f, "unsupported function '" + f.getName() + "' (the scalar functions are SUBSTRING, UPPER, LOWER,"
+          + " LENGTH, COALESCE and ABS)");
+    };
+    if (f.isDistinct() || f.isAllColumns() || f.getKeep() != null || f.isIgnoreNulls()) {
+      throw errors.error(f, "unsupported syntax: '" + f + "'");
+    }
+    List<Expression> params = new ArrayList<>();
+    if (f.getNamedParameters() != null) {
+      // SUBSTRING(x FROM a FOR b): the names must be those, in that order
+      var named = f.getNamedParameters();
+      List<String> names = named.getNames();
+      for (int i = 0; i < named.size(); i++) {
+        String n = i < names.size() && names.get(i) != null ? names.get(i).trim().toUpperCase(java.util.Locale.ROOT) : "";
+        String want = i == 0 ? "" : i == 1 ? "FROM" : "FOR";
+        if (fn != Expr.Func.Fn.SUBSTRING || !n.equals(want)) {
+          throw errors.error(f, "unsupported syntax: '" + f + "' (write SUBSTRING(text FROM start [FOR count]))");
+        }
+        params.add((Expression) named.get(i));
+      }
+    } else if (f.getParameters() != null) {
+      for (Object p : f.getParameters()) {
+        params.add((Expression) p);
+      }
+    }
+    List<Expr> args = new ArrayList<>();
+    for (Expression p : params) {
+      args.add(expr(p));
+    }
+    try {
+      return new Expr.Func(fn, args);
+    } catch (IllegalArgumentException bad) {
+      throw errors.error(f, "type mismatch: " + bad.getMessage() + ", not " + args.stream().map(Expr::type).toList() + " ('" + f + "')");
+    }
   }
 
   private static final java.util.regex.Pattern INTERVAL = java.util.regex.Pattern.compile(

@@ -212,7 +212,7 @@ final class FromClause {
   }
 
   /** Sets in {@code out} the columns {@code e} reads. */
-  private static void columns(Expr e, java.util.BitSet out) {
+  static void columns(Expr e, java.util.BitSet out) {
     if (e instanceof Expr.Col c) {
       out.set(c.index());
     } else if (e instanceof Expr.Arith a) {
@@ -237,6 +237,8 @@ final class FromClause {
       columns(t.input(), out);
     } else if (e instanceof Expr.Extract x) {
       columns(x.input(), out);
+    } else if (e instanceof Expr.Func f) {
+      f.args().forEach(x -> columns(x, out));
     } else if (e instanceof Expr.Case c) {
       c.conditions().forEach(x -> columns(x, out));
       c.results().forEach(x -> columns(x, out));
@@ -268,6 +270,8 @@ final class FromClause {
       return new Expr.TimestampShift(shift(t.input(), by), t.months(), t.micros());
     } else if (e instanceof Expr.Extract x) {
       return new Expr.Extract(x.field(), shift(x.input(), by));
+    } else if (e instanceof Expr.Func f) {
+      return new Expr.Func(f.fn(), f.args().stream().map(x -> shift(x, by)).toList());
     } else if (e instanceof Expr.Case c) {
       return new Expr.Case(c.conditions().stream().map(x -> shift(x, by)).toList(), c.results().stream().map(x -> shift(x, by)).toList(),
           shift(c.otherwise(), by), c.type());

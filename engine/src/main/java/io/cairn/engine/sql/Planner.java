@@ -143,9 +143,19 @@ final class Planner {
     if (!aggregate) {
       out = SelectList.plan(errors, rowScope, ps.getSelectItems(), input);
     } else {
+      List<net.sf.jsqlparser.expression.operators.relational.ComparisonOperator> later = havingSubqueries(ps);
       AggregatePlan ap = new AggregatePlan(errors, rowScope, ps);
       out = ap.plan(input);
       keyCols = ap.keyCols();
+      if (!later.isEmpty()) {
+        // each compares a hidden output column with its subquery, as a WHERE over the groups would
+        int visible = out.schema().size() - later.size();
+        Scope groups = new Scope(errors, List.of(new Relation("#groups", "#groups", out.schema(), 0)), out.schema());
+        for (var c : later) {
+          out = scalarComparison(c, out, groups);
+        }
+        out = new Plan.Map(out, columnsOf(out.schema()).subList(0, visible), new Schema(out.schema().columns().subList(0, visible)));
+      }
     }
     if (ps.getDistinct() != null && ps.getDistinct().getOnSelectItems() != null) {
       int[] on = distinctOn(ps, out.schema());
@@ -159,6 +169,42 @@ final class Planner {
       out = topK(ps, out);
     }
     return new Planned(out, keyCols, ps);
+  }
+
+  /**
+   * The conjuncts of {@code ps}'s HAVING that compare with a scalar subquery (TPC-H Q11), taken out
+   * of it: each one's other side becomes a hidden select item ({@code #having<i>}, after the
+   * visible ones) and the comparison is rewritten to read that column, to be planned over the
+   * groups by {@link #scalarComparison}. The rest of HAVING stays.
+   */
+  private List<net.sf.jsqlparser.expression.operators.relational.ComparisonOperator> havingSubqueries(PlainSelect ps) {
+    List<net.sf.jsqlparser.expression.operators.relational.ComparisonOperator> out = new ArrayList<>();
+    if (ps.getHaving() == null) {
+      return out;
+    }
+    List<net.sf.jsqlparser.expression.Expression> rest = new ArrayList<>();
+    for (net.sf.jsqlparser.expression.Expression c : FromClause.conjuncts(ps.getHaving())) {
+      if (c instanceof net.sf.jsqlparser.expression.operators.relational.ComparisonOperator cmp
+          && (cmp.getRightExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect
+              ^ cmp.getLeftExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect)) {
+        boolean subRight = cmp.getRightExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect;
+        String name = "#having" + out.size();
+        ps.addSelectItem(subRight ? cmp.getLeftExpression() : cmp.getRightExpression(), new net.sf.jsqlparser.expression.Alias("\"" + name + "\""));
+        net.sf.jsqlparser.schema.Column ref = new net.sf.jsqlparser.schema.Column("\"" + name + "\"");
+        if (subRight) {
+          cmp.setLeftExpression(ref);
+        } else {
+          cmp.setRightExpression(ref);
+        }
+        out.add(cmp);
+      } else {
+        rest.add(c);
+      }
+    }
+    if (!out.isEmpty()) {
+      ps.setHaving(rest.isEmpty() ? null : and(rest));
+    }
+    return out;
   }
 
   /**
@@ -318,10 +364,6 @@ final class Planner {
     }
     if (c instanceof net.sf.jsqlparser.expression.operators.relational.InExpression in
         && in.getRightExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect sub) {
-      if (in.isNot()) {
-        throw errors.error(in, "unsupported syntax: NOT IN (subquery) (write NOT EXISTS (SELECT ... WHERE ... = ...), whose NULL rules"
-            + " are the ones usually meant)");
-      }
       if (!(sub.getSelect() instanceof PlainSelect inner)) {
         throw errors.error(sub, "unsupported syntax: the subquery of IN must be a plain SELECT");
       }
@@ -335,6 +377,9 @@ final class Planner {
       }
       if (col.type() != values.schema().type(0)) {
         throw errors.error(in, "type mismatch: " + col.type() + " IN (subquery of " + values.schema().type(0) + ")");
+      }
+      if (in.isNot()) {
+        return notIn(input, values, col.index());
       }
       return semiJoin(input, new Plan.Distinct(values), new int[] {col.index()}, false);
     }
@@ -356,56 +401,60 @@ final class Planner {
       List<Relation> innerRels = new ArrayList<>();
       Plan from = new FromClause(errors, catalog, this::planSubquery).plan(inner, innerRels);
       Scope innerScope = new Scope(errors, innerRels, from.schema());
-      List<Integer> innerKeys = new ArrayList<>();
-      List<Integer> outerKeys = new ArrayList<>();
-      Expr filter = null;
-      if (inner.getWhere() != null) {
-        for (net.sf.jsqlparser.expression.Expression k : FromClause.conjuncts(inner.getWhere())) {
-          if (k instanceof net.sf.jsqlparser.expression.operators.relational.EqualsTo eq
-              && eq.getLeftExpression() instanceof net.sf.jsqlparser.schema.Column a
-              && eq.getRightExpression() instanceof net.sf.jsqlparser.schema.Column b) {
-            Integer ia = resolves(innerScope, a);
-            Integer ib = resolves(innerScope, b);
-            Integer oa = ia == null ? resolves(rowScope, a) : null;
-            Integer ob = ib == null ? resolves(rowScope, b) : null;
-            if ((ia != null && ob != null) || (ib != null && oa != null)) {
-              int i = ia != null ? ia : ib;
-              int o = ob != null ? ob : oa;
-              if (from.schema().type(i) != input.schema().type(o)) {
-                throw errors.error(eq, "type mismatch: cannot correlate " + from.schema().type(i) + " with " + input.schema().type(o));
-              }
-              innerKeys.add(i);
-              outerKeys.add(o);
-              continue;
-            }
-          }
-          Expr e = new ExpressionTranslator(errors, innerScope, null).condition(k, "WHERE of EXISTS");
-          filter = filter == null ? e : new Expr.And(filter, e);
-        }
-      }
-      if (innerKeys.isEmpty()) {
+      Correlation cor = correlate(inner, innerScope, input, rowScope, "WHERE of EXISTS");
+      if (cor.innerKeys().isEmpty()) {
         throw errors.error(ex, "unsupported syntax: EXISTS needs its WHERE to equate a column of the subquery with a column of the"
             + " outer query (a correlated EXISTS)");
       }
-      Plan rows = filter == null ? from : new Plan.Filter(from, filter);
+      Plan rows = cor.local().isEmpty() ? from : new Plan.Filter(from, new ExpressionTranslator(errors, innerScope, null)
+          .condition(and(cor.local()), "WHERE of EXISTS"));
+      int[] outerKeys = cor.outerKeys().stream().mapToInt(i -> i).toArray();
+      if (cor.crossing().isEmpty()) {
+        List<Expr> keyExprs = new ArrayList<>();
+        List<io.cairn.engine.row.Column> keyCols = new ArrayList<>();
+        for (int k = 0; k < cor.innerKeys().size(); k++) {
+          int i = cor.innerKeys().get(k);
+          keyExprs.add(Expr.col(i, from.schema().type(i)));
+          keyCols.add(new io.cairn.engine.row.Column("k" + k, from.schema().type(i)));
+        }
+        Plan keys = new Plan.Distinct(new Plan.Map(rows, keyExprs, new Schema(keyCols)));
+        return semiJoin(input, keys, outerKeys, notExists);
+      }
+      // conditions between the two rows other than equalities (TPC-H Q21's l2.l_suppkey <> l1.l_suppkey): over the
+      // joined rows, whose outer columns that the keys and those conditions read are the rows of the outer query that match
+      Plan joined = Plan.Join.of(input, rows, outerKeys, cor.innerKeys().stream().mapToInt(i -> i).toArray());
+      Scope both = innerScope.after(rowScope, joined.schema());
+      Expr cond = new ExpressionTranslator(errors, both, null).condition(and(cor.crossing()), "WHERE of EXISTS");
+      java.util.BitSet used = new java.util.BitSet();
+      FromClause.columns(cond, used);
+      java.util.TreeSet<Integer> cols = new java.util.TreeSet<>(cor.outerKeys());
+      used.stream().filter(i -> i < input.schema().size()).forEach(cols::add);
       List<Expr> keyExprs = new ArrayList<>();
       List<io.cairn.engine.row.Column> keyCols = new ArrayList<>();
-      for (int k = 0; k < innerKeys.size(); k++) {
-        keyExprs.add(Expr.col(innerKeys.get(k), from.schema().type(innerKeys.get(k))));
-        keyCols.add(new io.cairn.engine.row.Column("k" + k, from.schema().type(innerKeys.get(k))));
+      for (int i : cols) {
+        keyExprs.add(Expr.col(i, input.schema().type(i)));
+        keyCols.add(new io.cairn.engine.row.Column("k" + keyCols.size(), input.schema().type(i)));
       }
-      Plan keys = new Plan.Distinct(new Plan.Map(rows, keyExprs, new Schema(keyCols)));
-      return semiJoin(input, keys, outerKeys.stream().mapToInt(i -> i).toArray(), notExists);
+      Plan matched = new Plan.Distinct(new Plan.Map(new Plan.Filter(joined, cond), keyExprs, new Schema(keyCols)));
+      return semiJoin(input, matched, cols.stream().mapToInt(i -> i).toArray(), notExists);
     }
     return null;
   }
 
   /**
-   * {@code expr op (SELECT agg(...) FROM ...)}: an uncorrelated subquery that is one SUM, AVG, MIN
-   * or MAX without GROUP BY, so one row or, over no rows, none — where SQL's value is NULL and the
-   * comparison is not TRUE either. Its row is joined to every row of {@code input} on a constant,
-   * compared, and dropped again. COUNT is refused (over no rows it is 0, not absent), as are
-   * correlated subqueries.
+   * {@code expr op (SELECT agg(...) FROM ...)}: a subquery that is one SUM, AVG, MIN or MAX (or an
+   * expression of them) without GROUP BY, so one value or, over no rows, none — where SQL's value
+   * is NULL and the comparison is not TRUE either:
+   *
+   * <ul>
+   *   <li>uncorrelated: its one row is joined to every row of {@code input} on a constant;
+   *   <li>correlated by equalities ({@code WHERE inner.a = outer.b AND ...}, TPC-H Q2, Q17, Q20):
+   *       decorrelated into the subquery grouped by its correlated columns, joined on them to
+   *       {@code input} — an outer row without a group gets no value, as SQL's NULL compares.
+   * </ul>
+   *
+   * Then compared, and the subquery's columns dropped again. COUNT is refused (over no rows it is
+   * 0, not absent), as is a correlation other than equalities.
    */
   private Plan scalarComparison(net.sf.jsqlparser.expression.operators.relational.ComparisonOperator cmp, Plan input, Scope rowScope) {
     boolean subRight = cmp.getRightExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect;
@@ -413,27 +462,59 @@ final class Planner {
     if (!(sub.getSelect() instanceof PlainSelect inner) || inner.getGroupBy() != null || !AggregateCalls.hasAggregate(inner)
         || inner.getSelectItems().size() != 1 || inner.toString().toLowerCase(java.util.Locale.ROOT).matches("(?s).*\\bcount\\s*\\(.*")) {
       throw errors.error(sub, "unsupported syntax: a scalar subquery must be one SUM, AVG, MIN or MAX without GROUP BY"
-          + " (not COUNT, and not correlated)");
+          + " (not COUNT)");
     }
-    Plan value;
-    try {
-      value = planParsed(inner, false).plan();
-    } catch (SqlException e) {
-      throw errors.error(sub, "unsupported syntax: a scalar subquery must be uncorrelated (" + e.getMessage() + ")");
-    }
+    List<Relation> innerRels = new ArrayList<>();
+    Plan from = new FromClause(errors, catalog, this::planSubquery).plan(inner, innerRels);
+    Correlation cor = correlate(inner, new Scope(errors, innerRels, from.schema()), input, rowScope, "WHERE of a scalar subquery");
     int n = input.schema().size();
-    List<Expr> left = new ArrayList<>(columnsOf(input.schema()));
-    left.add(Expr.lit(1L));
-    List<io.cairn.engine.row.Column> leftCols = new ArrayList<>(input.schema().columns());
-    leftCols.add(new io.cairn.engine.row.Column("#one", io.cairn.engine.row.Type.BIGINT));
-    Plan keyed = new Plan.Map(input, left, new Schema(leftCols));
-    Plan one = new Plan.Map(value, List.of(Expr.lit(1L), Expr.col(0, value.schema().type(0))),
-        Schema.of(new io.cairn.engine.row.Column("#one", io.cairn.engine.row.Type.BIGINT),
-            new io.cairn.engine.row.Column("#value", value.schema().type(0))));
-    Plan joined = Plan.Join.of(keyed, one, new int[] {n}, new int[] {0});
+    int m = cor.innerKeys().size();
+    Plan value;
+    Plan joined;
+    if (m == 0) {
+      try {
+        value = planParsed(inner, false).plan();
+      } catch (SqlException e) {
+        throw errors.error(sub, "unsupported syntax: a scalar subquery must be uncorrelated or correlated by equalities between its"
+            + " columns and the outer query's (" + e.getMessage() + ")");
+      }
+      List<Expr> left = new ArrayList<>(columnsOf(input.schema()));
+      left.add(Expr.lit(1L));
+      List<io.cairn.engine.row.Column> leftCols = new ArrayList<>(input.schema().columns());
+      leftCols.add(new io.cairn.engine.row.Column("#one", io.cairn.engine.row.Type.BIGINT));
+      Plan keyed = new Plan.Map(input, left, new Schema(leftCols));
+      Plan one = new Plan.Map(value, List.of(Expr.lit(1L), Expr.col(0, value.schema().type(0))),
+          Schema.of(new io.cairn.engine.row.Column("#one", io.cairn.engine.row.Type.BIGINT),
+              new io.cairn.engine.row.Column("#value", value.schema().type(0))));
+      joined = Plan.Join.of(keyed, one, new int[] {n}, new int[] {0});
+      m = 2; // the value follows the outer row's #one and the subquery's #one
+    } else {
+      if (!cor.crossing().isEmpty()) {
+        throw errors.error(cor.crossing().get(0), "unsupported syntax: a correlated scalar subquery may relate its columns to the outer"
+            + " query's by equalities only");
+      }
+      // the subquery without its correlations, grouped by its correlated columns, which lead its select list
+      inner.setWhere(cor.local().isEmpty() ? null : and(cor.local()));
+      net.sf.jsqlparser.statement.select.GroupByElement group = new net.sf.jsqlparser.statement.select.GroupByElement();
+      List<net.sf.jsqlparser.statement.select.SelectItem<?>> items = new ArrayList<>();
+      for (int k = 0; k < m; k++) {
+        group.addGroupByExpression(cor.innerColumns().get(k));
+        items.add(new net.sf.jsqlparser.statement.select.SelectItem<>(cor.innerColumns().get(k),
+            new net.sf.jsqlparser.expression.Alias("#k" + k)));
+      }
+      items.addAll(inner.getSelectItems());
+      inner.setGroupByElement(group);
+      inner.setSelectItems(items);
+      value = planParsed(inner, false).plan();
+      int[] valueKeys = new int[m];
+      for (int k = 0; k < m; k++) {
+        valueKeys[k] = k;
+      }
+      joined = Plan.Join.of(input, value, cor.outerKeys().stream().mapToInt(i -> i).toArray(), valueKeys);
+    }
     Scope joinedScope = new Scope(errors, rowScope.relations(), joined.schema());
     Expr outer = new ExpressionTranslator(errors, joinedScope, null).expr(subRight ? cmp.getLeftExpression() : cmp.getRightExpression());
-    Expr v = Expr.col(n + 2, value.schema().type(0));
+    Expr v = Expr.col(n + m, joined.schema().type(n + m));
     boolean ok = outer.type() == v.type() || outer.type() == io.cairn.engine.row.Type.NULL || (outer.type().isNumeric() && v.type().isNumeric());
     if (!ok) {
       throw errors.error(cmp, "type mismatch: cannot compare " + outer.type() + " with " + v.type() + " in '" + cmp + "'");
@@ -446,6 +527,95 @@ final class Planner {
         : (subRight ? Expr.CmpOp.LE : Expr.CmpOp.GE);
     Plan kept = new Plan.Filter(joined, new Expr.Cmp(op, outer, v));
     return new Plan.Map(kept, columnsOf(input.schema()), input.schema());
+  }
+
+  /**
+   * A subquery's WHERE split for decorrelation: equalities between one of its columns and a column
+   * of the outer query (the join keys: {@code innerKeys} in the subquery's row, {@code innerColumns}
+   * their names there, {@code outerKeys} in the outer row), conditions over its own columns
+   * ({@code local}), and the other conditions ({@code crossing}: they name outer columns, or are
+   * not plain conditions).
+   */
+  private record Correlation(List<Integer> innerKeys, List<net.sf.jsqlparser.schema.Column> innerColumns, List<Integer> outerKeys,
+      List<net.sf.jsqlparser.expression.Expression> local, List<net.sf.jsqlparser.expression.Expression> crossing) {}
+
+  private Correlation correlate(PlainSelect inner, Scope innerScope, Plan input, Scope outerScope, String clause) {
+    List<Integer> innerKeys = new ArrayList<>();
+    List<net.sf.jsqlparser.schema.Column> innerColumns = new ArrayList<>();
+    List<Integer> outerKeys = new ArrayList<>();
+    List<net.sf.jsqlparser.expression.Expression> local = new ArrayList<>();
+    List<net.sf.jsqlparser.expression.Expression> crossing = new ArrayList<>();
+    if (inner.getWhere() == null) {
+      return new Correlation(innerKeys, innerColumns, outerKeys, local, crossing);
+    }
+    for (net.sf.jsqlparser.expression.Expression k : FromClause.conjuncts(inner.getWhere())) {
+      if (k instanceof net.sf.jsqlparser.expression.operators.relational.EqualsTo eq
+          && eq.getLeftExpression() instanceof net.sf.jsqlparser.schema.Column a
+          && eq.getRightExpression() instanceof net.sf.jsqlparser.schema.Column b) {
+        Integer ia = resolves(innerScope, a);
+        Integer ib = resolves(innerScope, b);
+        Integer oa = ia == null ? resolves(outerScope, a) : null;
+        Integer ob = ib == null ? resolves(outerScope, b) : null;
+        if ((ia != null && ob != null) || (ib != null && oa != null)) {
+          int i = ia != null ? ia : ib;
+          int o = ob != null ? ob : oa;
+          if (innerScope.schema().type(i) != input.schema().type(o)) {
+            throw errors.error(eq, "type mismatch: cannot correlate " + innerScope.schema().type(i) + " with " + input.schema().type(o));
+          }
+          innerKeys.add(i);
+          innerColumns.add(ia != null ? a : b);
+          outerKeys.add(o);
+          continue;
+        }
+      }
+      try {
+        new ExpressionTranslator(errors, innerScope, null).condition(k, clause);
+        local.add(k);
+      } catch (SqlException notLocal) {
+        crossing.add(k);
+      }
+    }
+    return new Correlation(innerKeys, innerColumns, outerKeys, local, crossing);
+  }
+
+  /** {@code conjuncts} AND-ed into one expression. */
+  private static net.sf.jsqlparser.expression.Expression and(List<net.sf.jsqlparser.expression.Expression> conjuncts) {
+    net.sf.jsqlparser.expression.Expression out = conjuncts.get(0);
+    for (int i = 1; i < conjuncts.size(); i++) {
+      out = new net.sf.jsqlparser.expression.operators.conditional.AndExpression(out, conjuncts.get(i));
+    }
+    return out;
+  }
+
+  /**
+   * {@code x NOT IN (subquery)} with SQL's NULL rules: TRUE for every row when the subquery has no
+   * rows; otherwise TRUE only where x is not NULL, no value of the subquery is NULL and none equals
+   * x. Out of the operators every view has: the anti-join of {@code input} with the distinct values,
+   * then, through a one-row summary of the subquery (its row count and its NULLs, joined on a
+   * constant), the rows kept while it has rows, plus every row of that anti-join while it has none.
+   */
+  private static Plan notIn(Plan input, Plan values, int x) {
+    io.cairn.engine.row.Type big = io.cairn.engine.row.Type.BIGINT;
+    Plan outside = semiJoin(input, new Plan.Distinct(values), new int[] {x}, true);
+    Schema flagged = Schema.of(new io.cairn.engine.row.Column("#one", big), new io.cairn.engine.row.Column("#null", big));
+    Plan flags = new Plan.Map(values, List.of(Expr.lit(1L), new Expr.Case(List.of(new Expr.IsNull(Expr.col(0, values.schema().type(0)),
+        false)), List.of(Expr.lit(1L)), Expr.lit(0L), big)), flagged);
+    Plan summary = new Plan.Reduce(flags, new int[] {0},
+        List.of(new io.cairn.engine.plan.Aggregate(io.cairn.engine.plan.Aggregate.Kind.SUM, 1, big)),
+        Schema.of(new io.cairn.engine.row.Column("#one", big), new io.cairn.engine.row.Column("#nulls", big)));
+    int n = input.schema().size();
+    List<Expr> withOne = new ArrayList<>(columnsOf(input.schema()));
+    withOne.add(Expr.lit(1L));
+    List<io.cairn.engine.row.Column> cols = new ArrayList<>(input.schema().columns());
+    cols.add(new io.cairn.engine.row.Column("#one", big));
+    Plan keyed = new Plan.Map(outside, withOne, new Schema(cols));
+    Plan joined = Plan.Join.of(keyed, summary, new int[] {n}, new int[] {0});
+    Expr ok = new Expr.And(new Expr.IsNull(Expr.col(x, input.schema().type(x)), true),
+        new Expr.Cmp(Expr.CmpOp.EQ, Expr.col(n + 2, big), Expr.lit(0L)));
+    Plan whileRows = new Plan.Map(new Plan.Filter(joined, ok), columnsOf(input.schema()), input.schema());
+    Plan ones = new Plan.Map(summary, List.of(Expr.col(0, big)), Schema.of(new io.cairn.engine.row.Column("#one", big)));
+    Plan whileNone = new Plan.Map(semiJoin(keyed, ones, new int[] {n}, true), columnsOf(input.schema()), input.schema());
+    return new Plan.Union(whileRows, whileNone);
   }
 
   /** The column {@code c} names in {@code scope}, or null when it names none there. */

@@ -23,11 +23,28 @@ final class Scope {
   private final PlanErrors errors;
   private final List<Relation> rels;
   private final Schema schema;
+  private final Scope outer; // names this scope lacks: a correlated subquery's outer query, or null
 
   Scope(PlanErrors errors, List<Relation> rels, Schema schema) {
+    this(errors, rels, schema, null);
+  }
+
+  private Scope(PlanErrors errors, List<Relation> rels, Schema schema, Scope outer) {
     this.errors = errors;
     this.rels = List.copyOf(rels);
     this.schema = schema;
+    this.outer = outer;
+  }
+
+  /**
+   * A subquery's scope over the row of {@code outer} followed by this scope's row ({@code joined}):
+   * this scope's relations move right by {@code outer}'s width, and a name none of them has is
+   * resolved in {@code outer} (an inner name hides an outer one, as in SQL).
+   */
+  Scope after(Scope outer, Schema joined) {
+    int by = outer.schema().size();
+    List<Relation> moved = rels.stream().map(r -> new Relation(r.alias(), r.table(), r.schema(), r.offset() + by)).toList();
+    return new Scope(errors, moved, joined, outer);
   }
 
   /** The relations of the FROM clause, in FROM order. */
@@ -51,13 +68,21 @@ final class Scope {
 
   /** The relation whose alias is {@code t}'s name; throws "unknown table" at {@code node}'s position. */
   Relation relation(Table t, Object node) {
+    Relation r = find(t);
+    if (r == null) {
+      throw errors.error(node, "unknown table '" + unquote(t.getName()) + "'");
+    }
+    return r;
+  }
+
+  private Relation find(Table t) {
     String q = unquote(t.getName());
     for (Relation r : rels) {
       if (r.alias().equals(q)) {
         return r;
       }
     }
-    throw errors.error(node, "unknown table '" + q + "'");
+    return null;
   }
 
   /** The index of the column in the joined row; throws naming an unknown or ambiguous column. */
@@ -65,6 +90,9 @@ final class Scope {
     String name = unquote(c.getColumnName());
     Table t = c.getTable();
     if (t != null && t.getName() != null) {
+      if (outer != null && find(t) == null) {
+        return outer.resolve(c);
+      }
       Relation r = relation(t, c);
       int i = r.schema().indexOf(name);
       if (i < 0) {
@@ -81,6 +109,9 @@ final class Scope {
         }
         found = r.offset() + i;
       }
+    }
+    if (found < 0 && outer != null) {
+      return outer.resolve(c);
     }
     if (found < 0) {
       throw errors.error(c, "unknown column '" + name + "'");
