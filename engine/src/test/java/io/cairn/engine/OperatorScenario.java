@@ -379,7 +379,11 @@ final class OperatorScenario {
     out.put("agg", groupBy(a, r -> Row.of(r.get(0)), (k, rows) -> k.concat(Row.of(
         count(rows, -1), count(rows, 1), sum(rows, 1), min(rows, 1), max(rows, 1), avg(rows, 1),
         sum(rows, 2), avg(rows, 2), min(rows, 2), max(rows, 2), min(rows, 3), max(rows, 3)))));
-    out.put("total", groupBy(a, r -> Row.EMPTY, (k, rows) -> Row.of(count(rows, -1), sum(rows, 1), max(rows, 3))));
+    Map<Row, Long> total = groupBy(a, r -> Row.EMPTY, (k, rows) -> Row.of(count(rows, -1), sum(rows, 1), max(rows, 3)));
+    if (total.isEmpty()) { // SQL: an aggregate without GROUP BY over no rows is one row, COUNT 0 and the rest NULL
+      total.put(Row.wrap(new Object[] {0L, null, null}), 1L);
+    }
+    out.put("total", total);
     Map<Row, Long> dist = new HashMap<>();
     map(a, r -> Row.of(r.get(0), r.get(3))).forEach((r, n) -> {
       if (n > 0) {

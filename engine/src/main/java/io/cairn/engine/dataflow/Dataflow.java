@@ -87,7 +87,8 @@ public final class Dataflow implements Collection {
       long id, String name, Plan plan, int[] keyCols, Function<String, Collection> resolve, int shards,
       Choices choices) {
     Builder b = new Builder(id, resolve, shards, choices);
-    Operator root = b.build(plan);
+    Plan pruned = io.cairn.engine.plan.ColumnPruning.prune(plan, n -> resolve.apply(n).layout().keyCols());
+    Operator root = b.build(pruned);
     int[] key = keyCols;
     if (key == null) {
       if (plan instanceof Plan.Reduce r && r.groupBy().length > 0) {
@@ -260,7 +261,7 @@ public final class Dataflow implements Collection {
   }
 
   public void setHydrating(boolean value) {
-    gets.forEach(g -> g.setHydrating(value));
+    operators.forEach(o -> o.setHydrating(value));
   }
 
   /** The source operator of a source dataflow. */

@@ -18,7 +18,8 @@ final class GetOp extends Operator {
     this.upstream = upstream;
   }
 
-  void setHydrating(boolean value) {
+  @Override
+  public void setHydrating(boolean value) {
     hydrating = value;
   }
 

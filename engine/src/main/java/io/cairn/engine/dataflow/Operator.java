@@ -56,6 +56,23 @@ public abstract class Operator {
     return null;
   }
 
+  /** The number of shards it runs on. */
+  protected int shards() {
+    return out.length;
+  }
+
+  /**
+   * Told when its dataflow starts (true) or stops (false) hydrating: computed from its inputs'
+   * contents in its first tick (a new or recomputed view), or not (its state restored, or after
+   * that first tick). A new operator is hydrating.
+   */
+  public void setHydrating(boolean value) {}
+
+  /** Whether {@link #process} must run in this tick even when no input brings it an update (default: no). */
+  public boolean runsWithoutInput() {
+    return false;
+  }
+
   /** Processes one shard's inputs for the open tick {@code tick}. */
   public abstract void process(int shard, long tick, Rows[] inputs);
 

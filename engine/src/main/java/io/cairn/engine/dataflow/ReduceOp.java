@@ -20,7 +20,9 @@ import java.util.Objects;
  * arrangement of the group's non-null input values with their counts, so a retraction of the
  * current minimum finds the next one. For every group touched in a tick the operator derives the
  * old output from the old accumulator and emits {@code -old, +new} when they differ. A group with
- * no rows has no output row (also without GROUP BY).
+ * no rows has no output row — except without GROUP BY, where SQL's one row stands for no rows
+ * (COUNT 0, the other aggregates NULL): emitted when the view is computed afresh and whenever the
+ * last input row leaves.
  *
  * <p>One BIGINT/TIMESTAMP group key with only COUNT, SUM and AVG (the common shape) takes the
  * typed path of {@link LongKeyReduce}: same state, same results, no boxing. Built with {@code
@@ -35,6 +37,7 @@ final class ReduceOp extends Operator {
   private final Arrangement[] values; // per aggregate: null unless MIN/MAX
   private final int accWidth;
   private final LongKeyReduce[] typed; // per shard; null when the shape does not fit or the typed path is off
+  private volatile boolean hydrating = true;
 
   ReduceOp(
       String name, Operator input, int[] groupBy, List<Aggregate> aggregates, Schema schema, int shards,
@@ -96,11 +99,27 @@ final class ReduceOp extends Operator {
   }
 
   @Override
+  public void setHydrating(boolean value) {
+    hydrating = value;
+  }
+
+  /** Without GROUP BY, the first tick of a view computed afresh emits the row of no rows even when no input comes. */
+  @Override
+  public boolean runsWithoutInput() {
+    return groupBy.length == 0 && hydrating;
+  }
+
+  @Override
   public void process(int shard, long tick, Rows[] in) {
     if (typed != null && typed[shard].process(shard, tick, in[0], out(shard))) {
       return;
     }
     List<Keyed> d = Keyed.sort(in[0], groupBy, false);
+    boolean global = groupBy.length == 0;
+    if (global && hydrating && d.isEmpty() && shard == Row.EMPTY.shardOf(groupBy, shards())) {
+      out(shard).add(output(Row.EMPTY, Row.wrap(initial())), 1); // the state is empty: nothing was emitted before
+      return;
+    }
     if (d.isEmpty()) {
       return;
     }
@@ -137,11 +156,20 @@ final class ReduceOp extends Operator {
       if (!Objects.equals(oldAcc, newAcc)) {
         if (oldAcc != null) {
           acc.stage(shard, key, oldAcc, tick, -1);
-          out.add(output(key, oldAcc), -1);
         }
         if (newAcc != null) {
           acc.stage(shard, key, newAcc, tick, 1);
-          out.add(output(key, newAcc), 1);
+        }
+      }
+      // without GROUP BY the row of no rows stands for a missing accumulator (it was emitted unless this is the first tick)
+      Row oldOut = oldAcc != null ? output(key, oldAcc) : global && !hydrating ? output(key, Row.wrap(initial())) : null;
+      Row newOut = newAcc != null ? output(key, newAcc) : global ? output(key, Row.wrap(initial())) : null;
+      if (!Objects.equals(oldOut, newOut)) {
+        if (oldOut != null) {
+          out.add(oldOut, -1);
+        }
+        if (newOut != null) {
+          out.add(newOut, 1);
         }
       }
     }

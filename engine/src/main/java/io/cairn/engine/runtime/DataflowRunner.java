@@ -132,7 +132,7 @@ final class DataflowRunner {
         anyInput = in.out(s).size() > 0;
       }
     }
-    if (!anyInput) {
+    if (!anyInput && !op.runsWithoutInput()) {
       return;
     }
     Exchange.Routed routed = exchange.route(op);

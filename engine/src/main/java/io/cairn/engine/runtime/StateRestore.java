@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>Capture is a cut as of the last closed tick T: the immutable batches of every source and
  *       every RUNNING view with {@code offsets(T)}, O(number of batches), nothing copied. A FAILED
- *       view is left out: recovery recomputes it from its inputs.
+ *       view is left out, and so is a view created since T (it has not computed its contents
+ *       yet): recovery recomputes each from its inputs.
  *   <li>Restore loads a dataflow only whole: all its arrangements present with the same schemas
  *       and every dataflow it reads loaded too. Otherwise a view hydrates from its inputs at the
  *       next tick and a source is re-read from its beginning — never resumed from offsets its
@@ -55,7 +56,8 @@ final class StateRestore {
     List<ArrangementState> out = new ArrayList<>();
     List<EngineState.ViewState> views = new ArrayList<>();
     for (Dataflow d : dataflows) {
-      if (d.kind() == Dataflow.Kind.VIEW && d.state() != Dataflow.State.RUNNING) {
+      // a view not yet computed (created since the last tick) is left out too: its empty state is not its contents
+      if (d.kind() == Dataflow.Kind.VIEW && (d.state() != Dataflow.State.RUNNING || d.hydrating())) {
         continue;
       }
       if (d.kind() == Dataflow.Kind.VIEW) {

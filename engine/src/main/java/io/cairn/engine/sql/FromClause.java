@@ -162,11 +162,11 @@ final class FromClause {
     for (Expression c : residual) {
       Expr e = new ExpressionTranslator(errors, scope, null).condition(c, "ON");
       java.util.BitSet cols = new java.util.BitSet();
-      columns(e, cols);
+      io.cairn.engine.expr.Exprs.columns(e, cols);
       boolean onlyRight = cols.isEmpty() || cols.nextSetBit(0) >= leftCols;
       boolean onlyLeft = cols.isEmpty() || cols.previousSetBit(joined.size() - 1) < leftCols;
       if (kind == Kind.LEFT && onlyRight) {
-        right = new Plan.Filter(right, shift(e, -leftCols));
+        right = new Plan.Filter(right, io.cairn.engine.expr.Exprs.mapColumns(e, i -> i - leftCols));
       } else if (kind == Kind.RIGHT && onlyLeft) {
         left = new Plan.Filter(left, e);
       } else {
@@ -209,76 +209,6 @@ final class FromClause {
       padded.add(s >= 0 && s < side.schema().size() ? Expr.col(s, joined.type(i)) : new Expr.Lit(null, joined.type(i)));
     }
     return new Plan.Map(rest, padded, joined);
-  }
-
-  /** Sets in {@code out} the columns {@code e} reads. */
-  static void columns(Expr e, java.util.BitSet out) {
-    if (e instanceof Expr.Col c) {
-      out.set(c.index());
-    } else if (e instanceof Expr.Arith a) {
-      columns(a.left(), out);
-      columns(a.right(), out);
-    } else if (e instanceof Expr.Cmp c) {
-      columns(c.left(), out);
-      columns(c.right(), out);
-    } else if (e instanceof Expr.And a) {
-      columns(a.left(), out);
-      columns(a.right(), out);
-    } else if (e instanceof Expr.Or o) {
-      columns(o.left(), out);
-      columns(o.right(), out);
-    } else if (e instanceof Expr.Not n) {
-      columns(n.input(), out);
-    } else if (e instanceof Expr.IsNull n) {
-      columns(n.input(), out);
-    } else if (e instanceof Expr.Like l) {
-      columns(l.input(), out);
-    } else if (e instanceof Expr.TimestampShift t) {
-      columns(t.input(), out);
-    } else if (e instanceof Expr.Extract x) {
-      columns(x.input(), out);
-    } else if (e instanceof Expr.Func f) {
-      f.args().forEach(x -> columns(x, out));
-    } else if (e instanceof Expr.Case c) {
-      c.conditions().forEach(x -> columns(x, out));
-      c.results().forEach(x -> columns(x, out));
-      columns(c.otherwise(), out);
-    } else if (!(e instanceof Expr.Lit)) {
-      throw new IllegalStateException("Cannot read the columns of " + e + ": an expression kind this planner does not know");
-    }
-  }
-
-  /** {@code e} with every column index moved by {@code by}. */
-  private static Expr shift(Expr e, int by) {
-    if (e instanceof Expr.Col c) {
-      return new Expr.Col(c.index() + by, c.type());
-    } else if (e instanceof Expr.Arith a) {
-      return new Expr.Arith(a.op(), shift(a.left(), by), shift(a.right(), by));
-    } else if (e instanceof Expr.Cmp c) {
-      return new Expr.Cmp(c.op(), shift(c.left(), by), shift(c.right(), by));
-    } else if (e instanceof Expr.And a) {
-      return new Expr.And(shift(a.left(), by), shift(a.right(), by));
-    } else if (e instanceof Expr.Or o) {
-      return new Expr.Or(shift(o.left(), by), shift(o.right(), by));
-    } else if (e instanceof Expr.Not n) {
-      return new Expr.Not(shift(n.input(), by));
-    } else if (e instanceof Expr.IsNull n) {
-      return new Expr.IsNull(shift(n.input(), by), n.negated());
-    } else if (e instanceof Expr.Like l) {
-      return Expr.Like.of(shift(l.input(), by), l.pattern(), l.escape(), l.caseInsensitive(), l.negated());
-    } else if (e instanceof Expr.TimestampShift t) {
-      return new Expr.TimestampShift(shift(t.input(), by), t.months(), t.micros());
-    } else if (e instanceof Expr.Extract x) {
-      return new Expr.Extract(x.field(), shift(x.input(), by));
-    } else if (e instanceof Expr.Func f) {
-      return new Expr.Func(f.fn(), f.args().stream().map(x -> shift(x, by)).toList());
-    } else if (e instanceof Expr.Case c) {
-      return new Expr.Case(c.conditions().stream().map(x -> shift(x, by)).toList(), c.results().stream().map(x -> shift(x, by)).toList(),
-          shift(c.otherwise(), by), c.type());
-    } else if (e instanceof Expr.Lit) {
-      return e;
-    }
-    throw new IllegalStateException("Cannot move the columns of " + e + ": an expression kind this planner does not know");
   }
 
   /** {@code right}'s columns, each whose name is in {@code left} (or earlier in {@code right}) renamed {@code name_k}. */

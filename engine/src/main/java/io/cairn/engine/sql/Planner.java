@@ -426,7 +426,7 @@ final class Planner {
       Scope both = innerScope.after(rowScope, joined.schema());
       Expr cond = new ExpressionTranslator(errors, both, null).condition(and(cor.crossing()), "WHERE of EXISTS");
       java.util.BitSet used = new java.util.BitSet();
-      FromClause.columns(cond, used);
+      io.cairn.engine.expr.Exprs.columns(cond, used);
       java.util.TreeSet<Integer> cols = new java.util.TreeSet<>(cor.outerKeys());
       used.stream().filter(i -> i < input.schema().size()).forEach(cols::add);
       List<Expr> keyExprs = new ArrayList<>();

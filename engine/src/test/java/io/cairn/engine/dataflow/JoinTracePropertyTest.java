@@ -316,7 +316,10 @@ class JoinTracePropertyTest {
         Engine.Restored restored = e.restore(state);
         String how = "(restored at " + k.cut() + ", share " + k.shareBefore() + " -> " + k.shareAfter() + ", workers " + s.workers()
             + " -> " + k.workersAfter() + ")";
-        if (!k.shareBefore() || k.shareAfter()) {
+        if (k.cut() == 0) {
+          // captured before the views' first tick: they had computed nothing, so they are not in the state
+          assertThat(restored.recomputedViews()).as("views not yet computed at the capture %s", how).isNotEmpty();
+        } else if (!k.shareBefore() || k.shareAfter()) {
           assertThat(restored.recomputedViews()).as("views recomputed %s", how).isEmpty();
         }
         if (k.cut() > 0 && restored.recomputedViews().isEmpty()) {
