@@ -237,6 +237,23 @@ public final class TpchBenchmark {
         }
         state(node, fig, false);
         compareAll("after the initial load", node, pg, db, fig);
+        // -Dtpch.debug="SELECT ...;;SELECT ..." runs queries one-shot on both sides and prints the two answers
+        for (String q : System.getProperty("tpch.debug", "").split(";;")) {
+          if (!q.isBlank()) {
+            System.out.println("debug " + q + "\n  cairn:    " + node.sql(q).replace("\n", "\n            "));
+            try (Connection c = pg.connect(db); Statement st = c.createStatement()) {
+              StringBuilder sb = new StringBuilder();
+              ResultSet rs = st.execute(q) ? st.getResultSet() : null;
+              while (rs != null && rs.next()) {
+                for (int i = 1; i <= rs.getMetaData().getColumnCount(); i++) {
+                  sb.append(i > 1 ? " | " : "").append(rs.getString(i));
+                }
+                sb.append("\n            ");
+              }
+              System.out.println("  postgres: " + sb);
+            }
+          }
+        }
         Map<String, Long> before = computeNanos(node);
         long r0 = System.nanoTime();
         rfRecords = refresh(kafka, pg, db, sf, 1);
@@ -256,7 +273,7 @@ public final class TpchBenchmark {
       long manifestsBefore = manifests(store);
       int port = io.cairn.benchmarks.takeover.NodeProcess.freePort();
       try (var child = io.cairn.benchmarks.takeover.NodeProcess.start("tpch-node", childCfg, port,
-          System.getProperty("java.class.path"), List.of("-Xmx4g"), work, env)) {
+          System.getProperty("java.class.path"), List.of(System.getProperty("tpch.child-heap", "-Xmx4g")), work, env)) {
         long c0 = System.nanoTime();
         awaitReady(child, c0);
         note(log, "`cairn run` in a child JVM recovered and served in %.1f s", (System.nanoTime() - c0) / 1e9);

@@ -113,6 +113,7 @@ final class LongKeyReduce {
       for (int j = start; j < i; j++) {
         accumulate(next, in.row(perm[j]), in.diff(perm[j]));
       }
+      settle(next);
       boolean hasNew = next[0] != 0;
       if (hadOld && hasNew && Arrays.equals(old.current, next)) {
         continue;
@@ -164,13 +165,26 @@ final class LongKeyReduce {
         a[s] += diff;
         continue;
       }
-      long nonnull = a[s + 1] + diff;
-      a[s + 1] = nonnull;
+      a[s + 1] += diff;
       if (doubleSlot[s]) {
-        double sum = nonnull == 0 ? 0.0 : Double.longBitsToDouble(a[s]) + ((Number) v).doubleValue() * diff;
-        a[s] = Double.doubleToLongBits(sum);
+        a[s] = Double.doubleToLongBits(Double.longBitsToDouble(a[s]) + ((Number) v).doubleValue() * diff);
       } else {
-        a[s] = nonnull == 0 ? 0L : Math.addExact(a[s], Math.multiplyExact((Long) v, diff));
+        a[s] = Math.addExact(a[s], Math.multiplyExact((Long) v, diff));
+      }
+    }
+  }
+
+  /**
+   * After all of a group's updates of the tick: a sum over no values is reset to an exact zero (a
+   * DOUBLE sum drifts). Not per update: within a tick a retraction can come before its insertion,
+   * and the count of values then passes through 0 while the sum is not 0.
+   */
+  private void settle(long[] a) {
+    for (int g = 0; g < aggs.length; g++) {
+      Aggregate agg = aggs[g];
+      int s = slot[g];
+      if (agg.column() >= 0 && agg.kind() != Aggregate.Kind.COUNT && a[s + 1] == 0) {
+        a[s] = doubleSlot[s] ? Double.doubleToLongBits(0.0) : 0L;
       }
     }
   }

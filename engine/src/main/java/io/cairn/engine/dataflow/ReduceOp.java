@@ -147,6 +147,7 @@ final class ReduceOp extends Operator {
       for (int j = start; j < i; j++) {
         accumulate(next, d.get(j).row(), d.get(j).diff());
       }
+      settle(next);
       for (int a = 0; a < aggs.length; a++) {
         if (values[a] != null) {
           next[slot[a]] = extremum(shard, tick, a, key, d, start, i, valueReaders[a], vals);
@@ -200,6 +201,21 @@ final class ReduceOp extends Operator {
     return input == Type.DOUBLE ? (Object) 0.0 : input == Type.NUMERIC ? (Object) java.math.BigDecimal.ZERO : (Object) 0L;
   }
 
+  /**
+   * After all of a group's updates of the tick: a sum over no values is reset to an exact zero (no
+   * drift). Not per update: within a tick a retraction can come before its insertion (an anti-join
+   * emits {@code -r} then {@code +r}), and the count of values then passes through 0 while the sum
+   * is not 0 — resetting there lost the other values' part of the sum (TPC-H Q22 found it).
+   */
+  private void settle(Object[] acc) {
+    for (int a = 0; a < aggs.length; a++) {
+      Aggregate g = aggs[a];
+      if (g.column() >= 0 && (g.kind() == Aggregate.Kind.SUM || g.kind() == Aggregate.Kind.AVG) && (Long) acc[slot[a] + 1] == 0) {
+        acc[slot[a]] = zero(g.inputType());
+      }
+    }
+  }
+
   private void accumulate(Object[] acc, Row row, long diff) {
     acc[0] = (Long) acc[0] + diff;
     for (int a = 0; a < aggs.length; a++) {
@@ -216,11 +232,8 @@ final class ReduceOp extends Operator {
         acc[s] = (Long) acc[s] + diff;
         continue;
       }
-      long nonnull = (Long) acc[s + 1] + diff;
-      acc[s + 1] = nonnull;
-      if (nonnull == 0) {
-        acc[s] = zero(g.inputType()); // exact reset, no drift
-      } else if (acc[s] instanceof Double sum) {
+      acc[s + 1] = (Long) acc[s + 1] + diff;
+      if (acc[s] instanceof Double sum) {
         acc[s] = sum + ((Number) v).doubleValue() * diff;
       } else if (acc[s] instanceof java.math.BigDecimal sum) {
         acc[s] = io.cairn.engine.row.Numeric.of(sum.add(((java.math.BigDecimal) v).multiply(java.math.BigDecimal.valueOf(diff))));
