@@ -47,6 +47,8 @@ import org.postgresql.PGConnection;
  * <pre>
  *   java -cp "benchmarks/target/cairn-benchmarks-0.1.0-SNAPSHOT.jar:benchmarks/target/lib/*" \
  *     io.cairn.benchmarks.tpch.TpchBenchmark [scale-factor=0.01]
+ *   # scale factor 0.1: the in-process node and the child each hold every view
+ *   java -Xmx12g -XX:MaxHeapFreeRatio=15 -XX:MinHeapFreeRatio=5 -Dtpch.child-heap=-Xmx10g -cp ... TpchBenchmark 0.1
  * </pre>
  */
 public final class TpchBenchmark {
@@ -269,6 +271,7 @@ public final class TpchBenchmark {
         compareAll("after RF1 and RF2", node, pg, db, fig);
         node.snapshotNow();
       }
+      System.gc(); // with -XX:MaxHeapFreeRatio low, the heap of the closed node goes back to the system for the child's
       Path store = work.resolve("store");
       long manifestsBefore = manifests(store);
       int port = io.cairn.benchmarks.takeover.NodeProcess.freePort();

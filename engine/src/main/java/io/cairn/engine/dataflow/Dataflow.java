@@ -87,7 +87,8 @@ public final class Dataflow implements Collection {
       long id, String name, Plan plan, int[] keyCols, Function<String, Collection> resolve, int shards,
       Choices choices) {
     Builder b = new Builder(id, resolve, shards, choices);
-    Plan pruned = io.cairn.engine.plan.ColumnPruning.prune(plan, n -> resolve.apply(n).layout().keyCols());
+    Plan pruned = io.cairn.engine.plan.ColumnPruning.prune(io.cairn.engine.plan.FilterPushdown.push(plan),
+        n -> resolve.apply(n).layout().keyCols());
     Operator root = b.build(pruned);
     int[] key = keyCols;
     if (key == null) {

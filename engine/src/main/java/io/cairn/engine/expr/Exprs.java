@@ -46,31 +46,40 @@ public final class Exprs {
 
   /** {@code e} reading column {@code to.applyAsInt(i)} wherever it read column {@code i}. */
   public static Expr mapColumns(Expr e, IntUnaryOperator to) {
+    return mapExprColumns(e, i -> new Expr.Col(to.applyAsInt(i), null));
+  }
+
+  /**
+   * {@code e} with each column reference {@code i} replaced by {@code to.apply(i)} (a column of
+   * another index — its type is kept — or any expression of the column's type).
+   */
+  public static Expr mapExprColumns(Expr e, java.util.function.IntFunction<Expr> to) {
     if (e instanceof Expr.Col c) {
-      return new Expr.Col(to.applyAsInt(c.index()), c.type());
+      Expr x = to.apply(c.index());
+      return x instanceof Expr.Col moved && moved.type() == null ? new Expr.Col(moved.index(), c.type()) : x;
     } else if (e instanceof Expr.Arith a) {
-      return new Expr.Arith(a.op(), mapColumns(a.left(), to), mapColumns(a.right(), to));
+      return new Expr.Arith(a.op(), mapExprColumns(a.left(), to), mapExprColumns(a.right(), to));
     } else if (e instanceof Expr.Cmp c) {
-      return new Expr.Cmp(c.op(), mapColumns(c.left(), to), mapColumns(c.right(), to));
+      return new Expr.Cmp(c.op(), mapExprColumns(c.left(), to), mapExprColumns(c.right(), to));
     } else if (e instanceof Expr.And a) {
-      return new Expr.And(mapColumns(a.left(), to), mapColumns(a.right(), to));
+      return new Expr.And(mapExprColumns(a.left(), to), mapExprColumns(a.right(), to));
     } else if (e instanceof Expr.Or o) {
-      return new Expr.Or(mapColumns(o.left(), to), mapColumns(o.right(), to));
+      return new Expr.Or(mapExprColumns(o.left(), to), mapExprColumns(o.right(), to));
     } else if (e instanceof Expr.Not n) {
-      return new Expr.Not(mapColumns(n.input(), to));
+      return new Expr.Not(mapExprColumns(n.input(), to));
     } else if (e instanceof Expr.IsNull n) {
-      return new Expr.IsNull(mapColumns(n.input(), to), n.negated());
+      return new Expr.IsNull(mapExprColumns(n.input(), to), n.negated());
     } else if (e instanceof Expr.Like l) {
-      return Expr.Like.of(mapColumns(l.input(), to), l.pattern(), l.escape(), l.caseInsensitive(), l.negated());
+      return Expr.Like.of(mapExprColumns(l.input(), to), l.pattern(), l.escape(), l.caseInsensitive(), l.negated());
     } else if (e instanceof Expr.TimestampShift t) {
-      return new Expr.TimestampShift(mapColumns(t.input(), to), t.months(), t.micros());
+      return new Expr.TimestampShift(mapExprColumns(t.input(), to), t.months(), t.micros());
     } else if (e instanceof Expr.Extract x) {
-      return new Expr.Extract(x.field(), mapColumns(x.input(), to));
+      return new Expr.Extract(x.field(), mapExprColumns(x.input(), to));
     } else if (e instanceof Expr.Func f) {
-      return new Expr.Func(f.fn(), f.args().stream().map(x -> mapColumns(x, to)).toList());
+      return new Expr.Func(f.fn(), f.args().stream().map(x -> mapExprColumns(x, to)).toList());
     } else if (e instanceof Expr.Case c) {
-      return new Expr.Case(c.conditions().stream().map(x -> mapColumns(x, to)).toList(),
-          c.results().stream().map(x -> mapColumns(x, to)).toList(), mapColumns(c.otherwise(), to), c.type());
+      return new Expr.Case(c.conditions().stream().map(x -> mapExprColumns(x, to)).toList(),
+          c.results().stream().map(x -> mapExprColumns(x, to)).toList(), mapExprColumns(c.otherwise(), to), c.type());
     } else if (e instanceof Expr.Lit) {
       return e;
     }
