@@ -114,6 +114,9 @@ public final class Dataflow implements Collection {
     final List<Operator> ops = new ArrayList<>();
     final Set<String> deps = new LinkedHashSet<>();
     final List<GetOp> gets = new ArrayList<>();
+    // equal subplans are built once and their operator read by each parent: a semi-join, an anti-join
+    // or an outer join reads its input twice (in the join and beside it), and each one nested doubled it
+    final java.util.Map<Plan, Operator> built = new java.util.HashMap<>();
 
     Builder(long id, Function<String, Collection> resolve, int shards, Choices choices) {
       this.id = id;
@@ -127,6 +130,10 @@ public final class Dataflow implements Collection {
     }
 
     Operator build(Plan p) {
+      Operator existing = built.get(p);
+      if (existing != null) {
+        return existing;
+      }
       Operator op;
       if (p instanceof Plan.Get g) {
         Collection c = resolve.apply(g.name());
@@ -160,6 +167,7 @@ public final class Dataflow implements Collection {
         op = new DistinctOp(name("distinct"), in, shards);
       }
       ops.add(op);
+      built.put(p, op);
       return op;
     }
   }

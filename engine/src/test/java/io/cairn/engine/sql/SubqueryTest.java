@@ -56,6 +56,21 @@ class SubqueryTest {
     }
   }
 
+  /** A semi- or anti-join reads its input twice (in the join and beside it): the input's operators are built once. */
+  @Test
+  void anInputReadTwiceIsBuiltOnce() {
+    try (Engine e = SqlFixture.engine(2)) {
+      SqlSession s = SqlFixture.session(e);
+      s.execute(SqlFixture.GEN);
+      s.execute(OuterJoinTest.SIDE);
+      s.execute("CREATE MATERIALIZED VIEW twice AS SELECT id FROM gen WHERE amount > 10 AND NOT EXISTS (SELECT * FROM side WHERE side.id = gen.category)"
+          + " AND EXISTS (SELECT * FROM side WHERE side.id = gen.id)");
+      List<String> ops = e.dataflow("twice").orElseThrow().operators().stream().map(io.cairn.engine.dataflow.Operator::describe).toList();
+      assertThat(ops.stream().filter(d -> d.equals("Get gen"))).as("%s", ops).hasSize(1);
+      assertThat(ops.stream().filter(d -> d.equals("Get side"))).as("%s", ops).hasSize(1);
+    }
+  }
+
   @Test
   void subqueriesItCannotDecorrelateAreRefusedNamingWhy() {
     try (Engine e = SqlFixture.engine(1)) {
