@@ -3,11 +3,9 @@ package io.cairn.engine.sql;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.cairn.engine.catalog.InMemoryCatalogLog;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Type;
 import io.cairn.engine.runtime.Engine;
-import io.cairn.engine.runtime.EngineState;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
@@ -77,51 +75,25 @@ class DateTypeTest {
     return out;
   }
 
-  static Map<String, List<Row>> contents(Engine e) {
-    Map<String, List<Row>> out = new TreeMap<>();
-    for (String v : List.of("d", "by_day", "by_cat", "june", "span", "same_day")) {
-      out.put(v, e.peek(v));
-    }
-    return out;
-  }
-
   @Test
   void dateColumnsEqualTheOracleAfterUpsertsAndDeletesAndAfterARestore() {
     Map<String, List<Row>> expected = oracle();
     assertThat(expected.get("june")).isNotEmpty();
     assertThat(expected.get("same_day")).isNotEmpty();
     assertThat(expected.get("span").size()).isLessThan(expected.get("d").size()).isPositive();
-    InMemoryCatalogLog log = new InMemoryCatalogLog();
-    EngineState state = null;
-    long position = 0;
-    for (int workers = 1; workers <= 2; workers++) {
-      try (Engine a = SqlFixture.engine(workers)) {
-        SqlSession s = SqlFixture.session(a, workers == 1 ? new InMemoryCatalogLog() : log);
-        s.execute(SqlFixture.GEN);
-        VIEWS.forEach(s::execute);
-        a.tick();
-        a.tick();
-        state = a.capture();
-        position = s.position();
-        a.tickUntilCaughtUp(1000);
-        assertThat(contents(a)).as("%d workers", workers).isEqualTo(expected);
-        Result r = s.execute("SELECT shipped, n FROM by_day ORDER BY shipped LIMIT 1");
-        assertThat(r.types()).containsExactly(Type.DATE, Type.BIGINT);
-        assertThat(r.render()).contains(LocalDate.ofEpochDay((Long) r.rows().get(0).get(0)).toString());
-        // one-shot, with a date literal compared as text and as a date
-        assertThat(s.execute("SELECT COUNT(*) AS n FROM d WHERE shipped BETWEEN '2020-06-01' AND DATE '2020-06-30'").rows())
-            .containsExactly(List.of((long) expected.get("june").size()));
-      }
-      if (workers == 2) {
-        try (Engine b = SqlFixture.engine(2)) {
-          SqlSession s = SqlFixture.session(b, log);
-          s.replay(position);
-          Engine.Restored restored = b.restore(state);
-          assertThat(restored.recomputedViews()).as("every DATE view's state is in the snapshot").isEmpty();
-          b.tickUntilCaughtUp(1000);
-          assertThat(contents(b)).isEqualTo(expected);
-        }
-      }
+    List<String> statements = new java.util.ArrayList<>(List.of(SqlFixture.GEN));
+    statements.addAll(VIEWS);
+    SqlFixture.assertViewsEqualOracleAcrossARestore(statements, expected);
+    try (Engine a = SqlFixture.engine(2)) {
+      SqlSession s = SqlFixture.session(a);
+      statements.forEach(s::execute);
+      a.tickUntilCaughtUp(1000);
+      Result r = s.execute("SELECT shipped, n FROM by_day ORDER BY shipped LIMIT 1");
+      assertThat(r.types()).containsExactly(Type.DATE, Type.BIGINT);
+      assertThat(r.render()).contains(LocalDate.ofEpochDay((Long) r.rows().get(0).get(0)).toString());
+      // one-shot, with a date literal compared as text and as a date
+      assertThat(s.execute("SELECT COUNT(*) AS n FROM d WHERE shipped BETWEEN '2020-06-01' AND DATE '2020-06-30'").rows())
+          .containsExactly(List.of((long) expected.get("june").size()));
     }
   }
 

@@ -3,12 +3,10 @@ package io.cairn.engine.sql;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.cairn.engine.catalog.InMemoryCatalogLog;
 import io.cairn.engine.row.Numeric;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Type;
 import io.cairn.engine.runtime.Engine;
-import io.cairn.engine.runtime.EngineState;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.ArrayList;
@@ -79,14 +77,6 @@ class NumericTypeTest {
     return out;
   }
 
-  static Map<String, List<Row>> contents(Engine e) {
-    Map<String, List<Row>> out = new TreeMap<>();
-    for (String v : List.of("m", "rev", "band", "by_price", "same_price")) {
-      out.put(v, e.peek(v));
-    }
-    return out;
-  }
-
   @Test
   void numericColumnsEqualTheOracleAfterUpsertsAndDeletesAndAfterARestore() {
     Map<String, List<Row>> expected = oracle();
@@ -94,34 +84,16 @@ class NumericTypeTest {
     assertThat(expected.get("same_price")).isNotEmpty();
     // averages that do not divide evenly: the 18-decimal rounding is exercised
     assertThat(expected.get("rev")).anyMatch(r -> ((BigDecimal) r.get(2)).scale() == Numeric.MAX_SCALE);
-    InMemoryCatalogLog log = new InMemoryCatalogLog();
-    EngineState state = null;
-    long position = 0;
-    for (int workers = 1; workers <= 2; workers++) {
-      try (Engine a = SqlFixture.engine(workers)) {
-        SqlSession s = SqlFixture.session(a, workers == 1 ? new InMemoryCatalogLog() : log);
-        s.execute(SqlFixture.GEN);
-        VIEWS.forEach(s::execute);
-        a.tick();
-        a.tick();
-        state = a.capture();
-        position = s.position();
-        a.tickUntilCaughtUp(1000);
-        assertThat(contents(a)).as("%d workers", workers).isEqualTo(expected);
-        Result r = s.execute("SELECT category, total, mean FROM rev ORDER BY category LIMIT 1");
-        assertThat(r.types()).containsExactly(Type.BIGINT, Type.NUMERIC, Type.NUMERIC);
-        assertThat(r.render()).contains(((BigDecimal) expected.get("rev").get(0).get(2)).toPlainString());
-      }
-      if (workers == 2) {
-        try (Engine b = SqlFixture.engine(2)) {
-          SqlSession s = SqlFixture.session(b, log);
-          s.replay(position);
-          Engine.Restored restored = b.restore(state);
-          assertThat(restored.recomputedViews()).as("every NUMERIC view's state is in the snapshot").isEmpty();
-          b.tickUntilCaughtUp(1000);
-          assertThat(contents(b)).isEqualTo(expected);
-        }
-      }
+    List<String> statements = new java.util.ArrayList<>(List.of(SqlFixture.GEN));
+    statements.addAll(VIEWS);
+    SqlFixture.assertViewsEqualOracleAcrossARestore(statements, expected);
+    try (Engine a = SqlFixture.engine(2)) {
+      SqlSession s = SqlFixture.session(a);
+      statements.forEach(s::execute);
+      a.tickUntilCaughtUp(1000);
+      Result r = s.execute("SELECT category, total, mean FROM rev ORDER BY category LIMIT 1");
+      assertThat(r.types()).containsExactly(Type.BIGINT, Type.NUMERIC, Type.NUMERIC);
+      assertThat(r.render()).contains(((BigDecimal) expected.get("rev").get(0).get(2)).toPlainString());
     }
   }
 
