@@ -46,17 +46,13 @@ public final class Exprs {
 
   /** {@code e} reading column {@code to.applyAsInt(i)} wherever it read column {@code i}. */
   public static Expr mapColumns(Expr e, IntUnaryOperator to) {
-    return mapExprColumns(e, i -> new Expr.Col(to.applyAsInt(i), null));
+    return mapExprColumns(e, c -> new Expr.Col(to.applyAsInt(c.index()), c.type()));
   }
 
-  /**
-   * {@code e} with each column reference {@code i} replaced by {@code to.apply(i)} (a column of
-   * another index — its type is kept — or any expression of the column's type).
-   */
-  public static Expr mapExprColumns(Expr e, java.util.function.IntFunction<Expr> to) {
+  /** {@code e} with each column reference {@code c} replaced by {@code to.apply(c)}, an expression of {@code c}'s type. */
+  public static Expr mapExprColumns(Expr e, java.util.function.Function<Expr.Col, Expr> to) {
     if (e instanceof Expr.Col c) {
-      Expr x = to.apply(c.index());
-      return x instanceof Expr.Col moved && moved.type() == null ? new Expr.Col(moved.index(), c.type()) : x;
+      return to.apply(c);
     } else if (e instanceof Expr.Arith a) {
       return new Expr.Arith(a.op(), mapExprColumns(a.left(), to), mapExprColumns(a.right(), to));
     } else if (e instanceof Expr.Cmp c) {

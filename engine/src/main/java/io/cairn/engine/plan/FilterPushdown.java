@@ -93,7 +93,7 @@ public final class FilterPushdown {
 
   /** {@code c} reading {@code exprs[i]} wherever it read column {@code i}. */
   private static Expr inline(Expr c, List<Expr> exprs) {
-    return Exprs.mapExprColumns(c, exprs::get);
+    return Exprs.mapExprColumns(c, col -> exprs.get(col.index()));
   }
 
   private static List<Expr> conjuncts(Expr e) {
