@@ -283,7 +283,7 @@ final class CatalogQueries {
           List<List<Object>> rows = new ArrayList<>();
           ctx.catalog().get().byOid(h.get("oid")).ifPresent(r -> {
             for (PgCatalog.Attr a : r.attrs()) {
-              List<Object> row = new ArrayList<>(Arrays.asList(a.name(), a.type().sqlName, null, false, null, "", ""));
+              List<Object> row = new ArrayList<>(Arrays.asList(a.name(), a.formatType(), null, false, null, "", ""));
               if (verbose) {
                 row.addAll(Arrays.asList(a.type().length < 0 ? "x" : "p", "", null, null));
               }
@@ -531,7 +531,7 @@ final class CatalogQueries {
             }
             for (PgCatalog.Attr a : r.attrs()) {
               if (f.column().test(a.name())) {
-                rows.add(Arrays.asList(cat, PgCatalog.SCHEMA, r.name(), a.name(), (long) a.type().oid, false, -1L,
+                rows.add(Arrays.asList(cat, PgCatalog.SCHEMA, r.name(), a.name(), (long) a.type().oid, false, (long) a.typmod(),
                     (long) a.type().length, -1L, (long) a.num(), null, null, null, null, 0L, "b"));
               }
             }

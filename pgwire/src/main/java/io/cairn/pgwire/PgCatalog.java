@@ -27,8 +27,16 @@ record PgCatalog(List<Rel> relations) {
     }
   }
 
-  /** A column: {@code attnum}, {@code attname} and its type. */
-  record Attr(int num, String name, PgType type) {}
+  /**
+   * A column: {@code attnum}, {@code attname}, its type and {@code atttypmod} (a {@code
+   * numeric(p, s)}'s {@code (p << 16 | s) + 4}; -1 for none).
+   */
+  record Attr(int num, String name, PgType type, int typmod) {
+    /** {@code format_type(atttypid, atttypmod)}: {@code numeric(15,2)}, {@code bigint}. */
+    String formatType() {
+      return typmod < 0 ? type.sqlName : type.sqlName + "(" + ((typmod - 4) >> 16) + "," + ((typmod - 4) & 0xffff) + ")";
+    }
+  }
 
   PgCatalog {
     relations = relations.stream().sorted(Comparator.comparing(Rel::name)).toList();
@@ -40,7 +48,7 @@ record PgCatalog(List<Rel> relations) {
       List<Attr> attrs = new ArrayList<>();
       int num = 1;
       for (Column c : r.schema().columns()) {
-        attrs.add(new Attr(num++, c.name(), PgType.of(c.type())));
+        attrs.add(new Attr(num++, c.name(), PgType.of(c.type()), c.precision() == Column.NONE ? -1 : (c.precision() << 16 | c.scale()) + 4));
       }
       rels.add(new Rel(FIRST_OID + r.id(), r.name(), r.view() ? 'm' : 'r', attrs));
     }

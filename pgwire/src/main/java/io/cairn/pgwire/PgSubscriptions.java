@@ -102,7 +102,7 @@ final class PgSubscriptions {
         if (c == null) {
           continue;
         }
-        for (List<Object> row : running.statement().rows(c, n - 3)) {
+        for (List<Object> row : running.statement().rows(c, running.columns())) {
           wire.copyData(line(row, header.types()));
         }
         wire.flush();
@@ -190,13 +190,13 @@ final class PgSubscriptions {
         }
         ChangeFeed.Changes ch = c.running().reader().next(Math.min(left, POLL_MILLIS));
         if (ch != null) {
-          c.waiting().addAll(c.running().statement().rows(ch, n - 3));
+          c.waiting().addAll(c.running().statement().rows(ch, c.running().columns()));
         }
       }
       // what else is waiting already comes along, without waiting more
       ChangeFeed.Changes more;
       while (c.waiting().size() < limit && (more = c.running().reader().next(0)) != null) {
-        c.waiting().addAll(c.running().statement().rows(more, n - 3));
+        c.waiting().addAll(c.running().statement().rows(more, c.running().columns()));
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -39,7 +39,7 @@ public class PgCatalogIT {
           new Column("amount", Type.DOUBLE), new Column("ts", Type.TIMESTAMP), new Column("note", Type.TEXT),
           new Column("flag", Type.BOOLEAN))),
       new CatalogRelation(1, "by_cat", true, Schema.of(new Column("category", Type.BIGINT), new Column("n", Type.BIGINT),
-          new Column("total", Type.DOUBLE))));
+          new Column("total", Type.DOUBLE), Column.numeric("price", 15, 2))));
 
   @BeforeAll
   static void start() {
@@ -115,6 +115,7 @@ public class PgCatalogIT {
          category | bigint           |           |          |\s
          n        | bigint           |           |          |\s
          total    | double precision |           |          |\s
+         price    | numeric(15,2)    |           |          |\s
 
         """);
     Run g = psql("\\d gen");
@@ -156,7 +157,9 @@ public class PgCatalogIT {
 
       assertThat(rows(md.getColumns(null, "public", "by_cat", null), "COLUMN_NAME", "DATA_TYPE", "TYPE_NAME", "ORDINAL_POSITION"))
           .containsExactly("category " + Types.BIGINT + " int8 1", "n " + Types.BIGINT + " int8 2",
-              "total " + Types.DOUBLE + " float8 3");
+              "total " + Types.DOUBLE + " float8 3", "price " + Types.NUMERIC + " numeric 4");
+      assertThat(rows(md.getColumns(null, "public", "by_cat", "price"), "COLUMN_NAME", "COLUMN_SIZE", "DECIMAL_DIGITS"))
+          .as("NUMERIC(15, 2)'s precision and scale").containsExactly("price 15 2");
       assertThat(rows(md.getColumns(null, null, "gen", "%"), "COLUMN_NAME", "DATA_TYPE", "TYPE_NAME"))
           .containsExactly("id " + Types.BIGINT + " int8", "category " + Types.BIGINT + " int8",
               "amount " + Types.DOUBLE + " float8", "ts " + Types.TIMESTAMP + " timestamp", "note " + Types.VARCHAR + " text",

@@ -81,4 +81,74 @@ public final class Exprs {
     }
     throw new IllegalStateException("Cannot move the columns of " + e + ": an expression kind this walker does not know");
   }
+
+  /**
+   * The scale (digits after the point) PostgreSQL shows a NUMERIC expression's values with, over
+   * rows of {@code input}: a column's declared scale; a literal's digits; the larger of two
+   * operands' for {@code +}, {@code -} and {@code %}, their sum for {@code *} (a BIGINT operand has
+   * scale 0); the CASE's and COALESCE's results' when those that are not literals agree; ABS's argument's. {@link
+   * io.cairn.engine.row.Column#NONE} for anything else (a division, whose scale PostgreSQL chooses
+   * per value) and for an expression that is not a NUMERIC.
+   */
+  public static int scale(Expr e, io.cairn.engine.row.Schema input) {
+    return e.type() == io.cairn.engine.row.Type.NUMERIC ? operandScale(e, input) : io.cairn.engine.row.Column.NONE;
+  }
+
+  private static int operandScale(Expr e, io.cairn.engine.row.Schema input) {
+    final int none = io.cairn.engine.row.Column.NONE;
+    switch (e.type()) {
+      case BIGINT, NULL:
+        return 0;
+      case NUMERIC:
+        break;
+      default:
+        return none;
+    }
+    if (e instanceof Expr.Col c) {
+      return c.index() < input.size() ? input.column(c.index()).scale() : none;
+    }
+    if (e instanceof Expr.Lit l) {
+      return l.value() instanceof java.math.BigDecimal d ? Math.max(0, d.scale()) : 0;
+    }
+    if (e instanceof Expr.Arith a) {
+      int l = operandScale(a.left(), input);
+      int r = operandScale(a.right(), input);
+      if (l == none || r == none) {
+        return none;
+      }
+      return switch (a.op()) {
+        case ADD, SUB, MOD -> Math.max(l, r);
+        case MUL -> Math.min(l + r, io.cairn.engine.row.Numeric.MAX_SCALE);
+        case DIV -> none;
+      };
+    }
+    if (e instanceof Expr.Func f && f.fn() == Expr.Func.Fn.ABS) {
+      return operandScale(f.args().get(0), input);
+    }
+    java.util.List<Expr> branches = new java.util.ArrayList<>();
+    if (e instanceof Expr.Case c) {
+      branches.addAll(c.results());
+      branches.add(c.otherwise());
+    } else if (e instanceof Expr.Func f && f.fn() == Expr.Func.Fn.COALESCE) {
+      branches.addAll(f.args());
+    } else {
+      return none;
+    }
+    // PostgreSQL shows each value with its own branch's scale: one scale only when the branches
+    // that read columns agree. A literal branch (COALESCE(price, 0.00)) takes theirs: a literal's
+    // written zeros are not kept (0.00 is 0), and the column's rows are the many.
+    // Literals alone: each value as written (canonical), as PostgreSQL shows 10 and 2.5.
+    int s = none;
+    for (Expr b : branches) {
+      if (b instanceof Expr.Lit) {
+        continue;
+      }
+      int x = operandScale(b, input);
+      if (x == none || (s != none && x != s)) {
+        return none;
+      }
+      s = x;
+    }
+    return s;
+  }
 }

@@ -138,7 +138,7 @@ public sealed interface Plan {
         while (!names.add(n)) {
           n = c.name() + "_" + k++;
         }
-        cols.add(new Column(n, c.type()));
+        cols.add(c.renamed(n));
       }
       return new Join(left, right, leftKeys, rightKeys, new Schema(cols));
     }

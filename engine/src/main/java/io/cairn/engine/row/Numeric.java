@@ -70,4 +70,38 @@ public final class Numeric {
     }
     return of(a.divide(b, MAX_SCALE, RoundingMode.HALF_UP));
   }
+
+  /**
+   * {@code v} as a column of {@code column}'s precision and scale keeps it, in canonical form:
+   * rounded half away from zero to the scale (as PostgreSQL stores into {@code NUMERIC(p, s)}).
+   *
+   * @throws ArithmeticException when the rounded value has more than {@code p - s} digits before
+   *     the point (PostgreSQL's "numeric field overflow")
+   */
+  public static BigDecimal fit(BigDecimal v, Column column) {
+    if (column.scale() != Column.NONE && v.scale() > column.scale()) {
+      v = v.setScale(column.scale(), RoundingMode.HALF_UP);
+    }
+    if (column.precision() != Column.NONE && v.signum() != 0) {
+      int integerDigits = v.precision() - v.scale();
+      int allowed = column.precision() - Math.max(column.scale(), 0);
+      if (integerDigits > allowed) {
+        throw new ArithmeticException("numeric field overflow: column '" + column.name() + "' is " + column.sqlType()
+            + " and holds values below 10^" + allowed + " in absolute value, not " + v.toPlainString());
+      }
+    }
+    return of(v);
+  }
+
+  /**
+   * A value of a column with {@code scale} digits after the point as it is shown: a NUMERIC with
+   * exactly that many decimals ({@code 8737.50}); any other value, or a NUMERIC of a column
+   * without a scale, as it is.
+   */
+  public static Object display(Object v, int scale) {
+    if (scale >= 0 && v instanceof BigDecimal n && n.scale() < scale) {
+      return n.setScale(scale);
+    }
+    return v;
+  }
 }

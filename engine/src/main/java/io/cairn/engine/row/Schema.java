@@ -29,21 +29,39 @@ public record Schema(List<Column> columns) {
     return new Schema(List.of(columns));
   }
 
-  /** Parses "name TYPE, name TYPE" (used by tests and configuration). */
+  private static final java.util.regex.Pattern COLUMN = java.util.regex.Pattern.compile(
+      "\\s*(\\S+)\\s+([A-Za-z]+)\\s*(?:\\(\\s*(\\d+)\\s*(?:,\\s*(\\d+)\\s*)?\\))?\\s*");
+
+  /**
+   * Parses "name TYPE, name TYPE" (used by tests and configuration); a NUMERIC may give its
+   * precision and scale, {@code price NUMERIC(15, 2)} ({@code NUMERIC(15)} is scale 0).
+   */
   public static Schema parse(String text) {
     List<Column> cols = new ArrayList<>();
     if (text.isBlank()) {
       return EMPTY;
     }
-    for (String part : text.split(",")) {
-      String[] words = part.trim().split("\\s+");
-      if (words.length != 2) {
-        throw new IllegalArgumentException("Cannot parse column '" + part.trim() + "': expected 'name TYPE'");
+    for (String part : text.split(",(?![^(]*\\))")) {
+      java.util.regex.Matcher m = COLUMN.matcher(part);
+      if (!m.matches()) {
+        throw new IllegalArgumentException("Cannot parse column '" + part.trim() + "': expected 'name TYPE' or 'name NUMERIC(p, s)'");
       }
+      Type type;
       try {
-        cols.add(new Column(words[0], Type.valueOf(words[1].toUpperCase(Locale.ROOT))));
+        type = Type.valueOf(m.group(2).toUpperCase(Locale.ROOT));
       } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("Cannot parse column '" + part.trim() + "': unknown type '" + words[1] + "'");
+        throw new IllegalArgumentException("Cannot parse column '" + part.trim() + "': unknown type '" + m.group(2) + "'");
+      }
+      if (m.group(3) == null) {
+        cols.add(new Column(m.group(1), type));
+      } else if (type != Type.NUMERIC) {
+        throw new IllegalArgumentException("Cannot parse column '" + part.trim() + "': only NUMERIC takes a precision and scale");
+      } else {
+        try {
+          cols.add(Column.numeric(m.group(1), Integer.parseInt(m.group(3)), m.group(4) == null ? 0 : Integer.parseInt(m.group(4))));
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("Cannot parse column '" + part.trim() + "': precision or scale out of range");
+        }
       }
     }
     return new Schema(cols);

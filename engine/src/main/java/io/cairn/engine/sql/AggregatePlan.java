@@ -149,13 +149,15 @@ final class AggregatePlan implements ExpressionTranslator.ReduceSlots {
     int[] groupBy = new int[groups.size()];
     for (int i = 0; i < groups.size(); i++) {
       groupBy[i] = i;
-      cols.add(new Column("g" + i, groups.get(i).type()));
+      cols.add(SelectList.outputColumn("g" + i, groups.get(i), input.schema()));
     }
     for (int a = 0; a < aggArgs.size(); a++) {
       Type in = aggArgs.get(a) == null ? Type.BIGINT : aggArgs.get(a).type();
       Aggregate g = new Aggregate(aggKinds.get(a), argCol[a], in);
       aggs.add(g);
-      cols.add(new Column("agg" + a, g.resultType()));
+      int scale = g.resultType() == Type.NUMERIC && g.kind() != Aggregate.Kind.AVG
+          ? io.cairn.engine.expr.Exprs.scale(aggArgs.get(a), input.schema()) : Column.NONE; // SUM, MIN, MAX: the input's
+      cols.add(new Column("agg" + a, g.resultType(), Column.NONE, scale));
     }
     Plan reduce = new Plan.Reduce(mapped, groupBy, aggs, new Schema(cols));
     ExpressionTranslator post = new ExpressionTranslator(errors, rowScope, this);

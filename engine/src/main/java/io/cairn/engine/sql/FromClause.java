@@ -222,7 +222,7 @@ final class FromClause {
       while (!names.add(n)) {
         n = c.name() + "_" + k++;
       }
-      cols.add(new Column(n, c.type()));
+      cols.add(c.renamed(n));
     }
     return new Schema(cols);
   }
@@ -272,7 +272,7 @@ final class FromClause {
         if (i < names.size() && !seen.add(n)) {
           throw errors.error(sub, "column name '" + n + "' is given twice in the column list of '" + alias + "'");
         }
-        cols.add(new Column(n, plan.schema().type(i)));
+        cols.add(plan.schema().column(i).renamed(n));
         same.add(Expr.col(i, plan.schema().type(i)));
       }
       plan = new Plan.Map(plan, same, new Schema(cols));

@@ -456,13 +456,18 @@ final class Parser {
       }
       Token c = name("a column name");
       Token typeTok = next();
-      Type type = type(typeTok);
+      int[] precisionScale = {Column.NONE, Column.NONE};
+      Type type = type(typeTok, precisionScale);
       for (Column existing : cols) {
         if (existing.name().equals(nameOf(c))) {
           throw error(c, "column '" + nameOf(c) + "' is declared twice");
         }
       }
-      cols.add(new Column(nameOf(c), type));
+      try {
+        cols.add(new Column(nameOf(c), type, precisionScale[0], precisionScale[1]));
+      } catch (IllegalArgumentException e) {
+        throw error(typeTok, e.getMessage().replaceFirst("^Cannot create column '[^']*': ", ""));
+      }
       if (accept("not")) {
         expect("null");
       }
@@ -484,7 +489,15 @@ final class Parser {
     return new Schema(cols);
   }
 
-  private Type type(Token t) {
+  private int digits(Token t, String what) {
+    if (t.kind() != Kind.NUMBER || !t.text().matches("\\d{1,4}")) {
+      throw unexpected(t, what);
+    }
+    return Integer.parseInt(t.text());
+  }
+
+  /** The type {@code t} names; a NUMERIC's {@code (precision[, scale])} goes into {@code precisionScale}. */
+  private Type type(Token t, int[] precisionScale) {
     if (t.kind() != Kind.WORD) {
       throw unexpected(t, "a column type");
     }
@@ -497,11 +510,9 @@ final class Parser {
       case "float", "float8", "real":
         return Type.DOUBLE;
       case "numeric", "decimal":
-        if (acceptSymbol("(")) { // (precision[, scale]): accepted; values are kept as they arrive, within NUMERIC's bounds
-          next();
-          if (acceptSymbol(",")) {
-            next();
-          }
+        if (acceptSymbol("(")) { // (precision[, scale]): values are rounded to the scale and shown with it
+          precisionScale[0] = digits(next(), "a NUMERIC's precision");
+          precisionScale[1] = acceptSymbol(",") ? digits(next(), "a NUMERIC's scale") : 0;
           expectSymbol(")");
         }
         return Type.NUMERIC;

@@ -85,9 +85,22 @@ final class SelectList {
       while (!seen.add(n)) {
         n = base + "_" + k++;
       }
-      cols.add(new Column(n, exprs.get(i).type()));
+      cols.add(outputColumn(n, exprs.get(i), input.schema()));
     }
     return new Plan.Map(input, exprs, new Schema(cols));
+  }
+
+  /**
+   * The output column {@code name} of {@code e} over rows of {@code input}: a column read as it is
+   * keeps its declared precision and scale; a NUMERIC expression gets the scale PostgreSQL shows it
+   * with ({@link io.cairn.engine.expr.Exprs#scale}).
+   */
+  static Column outputColumn(String name, Expr e, Schema input) {
+    if (e instanceof Expr.Col c && c.index() < input.size() && input.column(c.index()).type() == e.type()) {
+      return input.column(c.index()).renamed(name);
+    }
+    return e.type() == io.cairn.engine.row.Type.NUMERIC
+        ? Column.numeric(name, Column.NONE, io.cairn.engine.expr.Exprs.scale(e, input)) : new Column(name, e.type());
   }
 
   /** The output name of {@code item}, the {@code index}-th (0-based) output column. */

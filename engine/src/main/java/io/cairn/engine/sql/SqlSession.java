@@ -845,7 +845,11 @@ public final class SqlSession {
     List<String> cols = schema.columns().stream().map(Column::name).toList();
     List<List<Object>> rows = new ArrayList<>();
     for (Row r : out) {
-      rows.add(Arrays.asList(r.toArray()));
+      Object[] values = r.toArray();
+      for (int i = 0; i < values.length && i < schema.size(); i++) {
+        values[i] = io.cairn.engine.row.Numeric.display(values[i], schema.column(i).scale()); // NUMERIC(15, 2): 8737.50
+      }
+      rows.add(Arrays.asList(values));
     }
     List<io.cairn.engine.row.Type> types = schema.columns().stream().map(Column::type).toList();
     return new Result(cols, types, rows, "SELECT " + rows.size() + note);

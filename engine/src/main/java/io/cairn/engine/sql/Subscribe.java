@@ -1,6 +1,7 @@
 package io.cairn.engine.sql;
 
 import io.cairn.engine.row.Column;
+import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.row.Type;
 import io.cairn.engine.sink.ChangeFeed;
@@ -97,21 +98,27 @@ public record Subscribe(String name, boolean snapshot, boolean progress) {
     out.add(new Column("progressed", Type.BOOLEAN));
     out.add(new Column("diff", Type.BIGINT));
     for (Column c : view.columns()) {
-      out.add(new Column(c.name().equals("tick") || c.name().equals("progressed") || c.name().equals("diff") ? "_" + c.name() : c.name(),
-          c.type()));
+      out.add(c.renamed(c.name().equals("tick") || c.name().equals("progressed") || c.name().equals("diff") ? "_" + c.name() : c.name()));
     }
     return new Schema(out);
   }
 
-  /** The rows one tick's changes send (see the class comment); {@code viewColumns} is the view's column count. */
-  public List<List<Object>> rows(ChangeFeed.Changes c, int viewColumns) {
+  /**
+   * The rows one tick's changes send (see the class comment); {@code columns} are the
+   * subscription's ({@link #columns}): a NUMERIC of a column with a scale is sent with it.
+   */
+  public List<List<Object>> rows(ChangeFeed.Changes c, Schema columns) {
+    int viewColumns = columns.size() - 3;
     List<List<Object>> out = new ArrayList<>(c.size() + 1);
     for (int i = 0; i < c.size(); i++) {
       List<Object> r = new ArrayList<>(3 + viewColumns);
       r.add(c.tick());
       r.add(false);
       r.add(c.diffs()[i]);
-      r.addAll(c.rows().get(i).toList());
+      Row row = c.rows().get(i);
+      for (int k = 0; k < viewColumns; k++) {
+        r.add(io.cairn.engine.row.Numeric.display(row.get(k), columns.column(3 + k).scale()));
+      }
       out.add(r);
     }
     if (progress) {
@@ -130,6 +137,6 @@ public record Subscribe(String name, boolean snapshot, boolean progress) {
   public Result result(ChangeFeed.Changes c, Schema columns) {
     List<String> names = columns.columns().stream().map(Column::name).toList();
     List<Type> types = columns.columns().stream().map(Column::type).toList();
-    return new Result(names, types, rows(c, columns.columns().size() - 3), "SUBSCRIBE");
+    return new Result(names, types, rows(c, columns), "SUBSCRIBE");
   }
 }

@@ -510,7 +510,7 @@ public final class HttpEndpoint implements Frontend {
           try {
             io.cairn.engine.sink.ChangeFeed.Changes c = running.reader().next(200);
             if (c != null) {
-              String lines = SqlResults.ndjson(running.statement().rows(c, columns.size() - 3), columns);
+              String lines = SqlResults.ndjson(running.statement().rows(c, running.columns()), columns);
               if (!lines.isEmpty()) {
                 ch.writeAndFlush(new io.netty.handler.codec.http.DefaultHttpContent(Unpooled.wrappedBuffer(lines.getBytes(StandardCharsets.UTF_8))));
               }

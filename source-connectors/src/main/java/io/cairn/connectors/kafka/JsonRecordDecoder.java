@@ -331,12 +331,12 @@ final class JsonRecordDecoder {
         if (f == null || f.isNull()) {
           return null;
         }
-        out[i] = convert(f, schema.type(pkIndex[i]), Hint.MICROS, name, "key");
+        out[i] = convert(f, schema.column(pkIndex[i]), Hint.MICROS, "key");
       }
       return Row.wrap(out);
     }
     if (pkIndex.length == 1 && !k.isContainerNode()) {
-      return Row.of(convert(k, schema.type(pkIndex[0]), Hint.MICROS, schema.column(pkIndex[0]).name(), "key"));
+      return Row.of(convert(k, schema.column(pkIndex[0]), Hint.MICROS, "key"));
     }
     return null;
   }
@@ -358,17 +358,19 @@ final class JsonRecordDecoder {
         f = lower.get(name);
       }
       if (f != null) {
-        values[i] = convert(f, schema.type(i), hints.getOrDefault(name, Hint.MICROS), name, what);
+        values[i] = convert(f, schema.column(i), hints.getOrDefault(name, Hint.MICROS), what);
       }
     }
     if (keyFieldIndex >= 0 && key != null && !key.isNull()) {
       JsonNode k = unwrap(key).payload;
-      values[keyFieldIndex] = convert(k, schema.type(keyFieldIndex), Hint.MICROS, schema.column(keyFieldIndex).name(), "key");
+      values[keyFieldIndex] = convert(k, schema.column(keyFieldIndex), Hint.MICROS, "key");
     }
     return Row.wrap(values);
   }
 
-  private static Object convert(JsonNode f, Type type, Hint hint, String column, String where) {
+  private static Object convert(JsonNode f, io.cairn.engine.row.Column col, Hint hint, String where) {
+    Type type = col.type();
+    String column = col.name();
     if (hint.kind() == Hint.Kind.DECIMAL && f.isTextual() && type.isNumeric()) {
       f = decodeDecimal(f.textValue(), hint.scale(), column, where);
     }
@@ -432,10 +434,10 @@ final class JsonRecordDecoder {
           if (f.isNumber()) {
             // a JSON float is parsed as a double first (Jackson's default), whose shortest text is the
             // number written for up to 15 significant digits; an integer or a string keeps every digit
-            return io.cairn.engine.row.Numeric.of(f.isIntegralNumber() ? new java.math.BigDecimal(f.bigIntegerValue()) : f.decimalValue());
+            return io.cairn.engine.row.Numeric.fit(f.isIntegralNumber() ? new java.math.BigDecimal(f.bigIntegerValue()) : f.decimalValue(), col);
           }
           if (f.isTextual()) {
-            return io.cairn.engine.row.Numeric.parse(f.textValue());
+            return io.cairn.engine.row.Numeric.fit(new java.math.BigDecimal(f.textValue().strip()), col);
           }
         } catch (NumberFormatException | ArithmeticException e) {
           throw new BadRecordException("column '" + column + "' is NUMERIC but the " + where + " holds " + f + ", which is not one"

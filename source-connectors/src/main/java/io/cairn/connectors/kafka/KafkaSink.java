@@ -386,7 +386,8 @@ final class KafkaSink implements Sink {
       } else if (x instanceof Boolean bo) {
         b.append(bo.booleanValue());
       } else if (x instanceof java.math.BigDecimal n) {
-        b.append(n.toPlainString()); // exact, without an exponent
+        // exact, without an exponent, with the column's scale (a NUMERIC(15, 2) is 8737.50)
+        b.append(((java.math.BigDecimal) io.cairn.engine.row.Numeric.display(n, schema.column(i).scale())).toPlainString());
       } else {
         b.append('"');
         com.fasterxml.jackson.core.io.JsonStringEncoder.getInstance().quoteAsString(x.toString(), b);

@@ -43,14 +43,14 @@ final class PostgresCatalog {
     List<Column> cols = new ArrayList<>();
     meter.add(PostgresLoadMeter.REQUESTS, 1);
     try (PreparedStatement ps = conn.prepareStatement(
-        "SELECT a.attname, t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+        "SELECT a.attname, t.typname, a.atttypmod FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
             + "WHERE a.attrelid = (quote_ident(?) || '.' || quote_ident(?))::regclass AND a.attnum > 0 AND NOT a.attisdropped "
             + "ORDER BY a.attnum")) {
       ps.setString(1, config.schemaName());
       ps.setString(2, config.tableName());
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          cols.add(Column.of(rs.getString(1), typeOf(rs.getString(2))));
+          cols.add(column(rs.getString(1), rs.getString(2), rs.getInt(3)));
         }
       }
     } catch (SQLException e) {
@@ -85,6 +85,23 @@ final class PostgresCatalog {
         return new TableInfo(new Schema(cols), pk, rs.getString(1).charAt(0), Math.max(0, rs.getLong(2)), rs.getLong(3));
       }
     }
+  }
+
+  /**
+   * The column of a table's attribute: a {@code numeric(p, s)} keeps its precision and scale
+   * ({@code atttypmod} is {@code (p << 16 | s) + 4}) when cairn's NUMERIC holds them (scale 0 to 18,
+   * precision up to 38); a wider one is a NUMERIC without them, its values kept in canonical form.
+   */
+  static Column column(String name, String pgType, int typmod) {
+    Type type = typeOf(pgType);
+    if (type == Type.NUMERIC && typmod >= 4) {
+      int precision = ((typmod - 4) >> 16) & 0xffff;
+      int scale = (((typmod - 4) & 0x7ff) ^ 1024) - 1024; // 11 bits, signed (PostgreSQL 15 allows a negative scale)
+      if (scale >= 0 && scale <= io.cairn.engine.row.Numeric.MAX_SCALE && precision >= scale && precision <= 38 && precision > 0) {
+        return Column.numeric(name, precision, scale);
+      }
+    }
+    return Column.of(name, type);
   }
 
   static Type typeOf(String pgType) {

@@ -82,6 +82,16 @@ class JsonRecordDecoderTest {
   }
 
   @Test
+  void aDeclaredScaleRoundsAsPostgresStoresAndTooManyDigitsAreNamed() {
+    JsonRecordDecoder d = new JsonRecordDecoder(Schema.parse("id BIGINT, price NUMERIC(6, 2)"), List.of("id"), Envelope.UPSERT, Optional.empty());
+    assertThat(d.decode(null, b("{\"id\":1,\"price\":12.345}")).row()).isEqualTo(Row.of(1L, new java.math.BigDecimal("12.35")));
+    assertThat(d.decode(null, b("{\"id\":1,\"price\":\"-0.005\"}")).row()).isEqualTo(Row.of(1L, new java.math.BigDecimal("-0.01")));
+    assertThat(d.decode(null, b("{\"id\":1,\"price\":9999.99}")).row()).isEqualTo(Row.of(1L, new java.math.BigDecimal("9999.99")));
+    assertThatThrownBy(() -> d.decode(null, b("{\"id\":1,\"price\":9999.995}"))).hasMessageContaining("column 'price' is NUMERIC")
+        .hasMessageContaining("numeric field overflow");
+  }
+
+  @Test
   void upsertTakesTheKeyFromAnObjectKeyAScalarKeyOrTheValue() {
     JsonRecordDecoder d = decoder(Envelope.UPSERT);
     assertThat(d.decode(b("{\"id\":3}"), b("{\"name\":\"a\"}"))).isEqualTo(Change.upsert(Row.of(3L), Row.of(3L, "a", null, null, null)));
