@@ -575,6 +575,28 @@ final class CatalogQueries {
           }
           throw unsupported("the type with oid " + h.get("oid"));
         });
+
+    // pgjdbc's TypeInfoCache for a type outside its built-in table (interval): what getObject returns
+    on("JDBC type kind", """
+        SELECT typinput='pg_catalog.array_in'::regproc as is_array, typtype, typname, pg_type.oid
+          FROM pg_catalog.pg_type
+          LEFT JOIN (select ns.oid as nspoid, ns.nspname, r.r
+                  from pg_namespace as ns
+                  join ( select s.r, (current_schemas(false))[s.r] as nspname
+                           from generate_series(1, array_upper(current_schemas(false), 1)) as s(r) ) as r
+                 using ( nspname )
+               ) as sp
+            ON sp.nspoid = typnamespace
+         WHERE pg_type.oid = {oid}
+         ORDER BY sp.r, pg_type.oid DESC;""", (h, ctx) -> {
+          for (PgType t : PgType.values()) {
+            if (Integer.toString(t.oid).equals(h.get("oid").strip())) {
+              return new PgResult(List.of("is_array", "typtype", "typname", "oid"), List.of(PgType.BOOL, PgType.TEXT, PgType.TEXT, PgType.INT8),
+                  List.of(Arrays.asList(false, "b", t.typname, (long) t.oid)), "SELECT 1");
+            }
+          }
+          throw unsupported("the type with oid " + h.get("oid"));
+        });
   }
 
   // ------------------------------------------------------------------ helpers

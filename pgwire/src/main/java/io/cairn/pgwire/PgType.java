@@ -10,7 +10,8 @@ import java.time.ZoneOffset;
  * The PostgreSQL types cairn values are sent as, with their text and binary encodings: BIGINT →
  * int8, DOUBLE → float8, TEXT and the NULL type → text, BOOLEAN → bool, TIMESTAMP (microseconds
  * since the Unix epoch, UTC) → timestamp (without time zone, the session's TimeZone is UTC), DATE
- * (days since 1970-01-01) → date, NUMERIC → numeric.
+ * (days since 1970-01-01) → date, NUMERIC → numeric, INTERVAL → interval (PostgreSQL's output style;
+ * binary: microseconds, days, months).
  */
 enum PgType {
   INT8(20, 8, "int8", "bigint"),
@@ -19,7 +20,8 @@ enum PgType {
   BOOL(16, 1, "bool", "boolean"),
   TIMESTAMP(1114, 8, "timestamp", "timestamp without time zone"),
   DATE(1082, 4, "date", "date"),
-  NUMERIC(1700, -1, "numeric", "numeric");
+  NUMERIC(1700, -1, "numeric", "numeric"),
+  INTERVAL(1186, 16, "interval", "interval");
 
   /** Microseconds from the Unix epoch to the PostgreSQL epoch (2000-01-01). */
   private static final long PG_EPOCH_MICROS = 946_684_800_000_000L;
@@ -48,6 +50,7 @@ enum PgType {
       case TIMESTAMP -> TIMESTAMP;
       case DATE -> DATE;
       case NUMERIC -> NUMERIC;
+      case INTERVAL -> INTERVAL;
       case TEXT, NULL -> TEXT;
     };
   }
@@ -65,6 +68,9 @@ enum PgType {
     }
     if (v instanceof java.math.BigDecimal) {
       return NUMERIC;
+    }
+    if (v instanceof io.cairn.engine.row.Interval) {
+      return INTERVAL;
     }
     return TEXT;
   }
@@ -100,6 +106,11 @@ enum PgType {
       case NUMERIC -> {
         if (v instanceof java.math.BigDecimal n) {
           return numericBinary(n);
+        }
+      }
+      case INTERVAL -> {
+        if (v instanceof io.cairn.engine.row.Interval i) { // PostgreSQL's interval_send: time, day, month
+          return ByteBuffer.allocate(16).putLong(i.micros()).putInt(i.days()).putInt(i.months()).array();
         }
       }
       case DATE -> {

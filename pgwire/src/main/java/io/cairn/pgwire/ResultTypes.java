@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
  */
 final class ResultTypes {
   static final int CACHE_SIZE = 512;
-  private static final Pattern COLUMN = Pattern.compile("(.+?) (BIGINT|DOUBLE|NUMERIC|TEXT|BOOLEAN|TIMESTAMP|DATE|NULL)(?:, |$)");
+  private static final Pattern COLUMN = Pattern.compile("(.+?) (BIGINT|DOUBLE|NUMERIC|TEXT|BOOLEAN|TIMESTAMP|DATE|INTERVAL|NULL)(?:, |$)");
 
   private final PgWireServer.Backend backend;
   private final Map<String, List<Column>> cache = new LinkedHashMap<>(64, 0.75f, true) {

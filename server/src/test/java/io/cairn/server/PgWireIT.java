@@ -196,6 +196,23 @@ class PgWireIT {
           }
         }
       }
+      // INTERVAL: oid 1186, PostgreSQL's text, which pgjdbc's PGInterval reads into the same fields
+      try (var ps = c.prepareStatement("SELECT INTERVAL '1 month' - INTERVAL '1 day' * (amount % 40) + INTERVAL '1 second' * amount / 1000 AS took"
+          + " FROM gen WHERE id = ?")) {
+        long amount = (Long) engine("SELECT amount FROM gen WHERE id = " + id).rows().get(0).get(0);
+        io.cairn.engine.row.Interval want = new io.cairn.engine.row.Interval(1, (int) -(amount % 40), 0)
+            .plus(new io.cairn.engine.row.Interval(0, 0, amount * 1_000_000L).dividedBy(1000));
+        for (int i = 0; i < 7; i++) {
+          ps.setLong(1, id);
+          try (ResultSet rs = ps.executeQuery()) {
+            assertThat(rs.next()).isTrue();
+            assertThat(rs.getMetaData().getColumnTypeName(1)).isEqualTo("interval");
+            assertThat(rs.getString(1)).as("execution %d", i).isEqualTo(want.toString());
+            org.postgresql.util.PGInterval pi = (org.postgresql.util.PGInterval) rs.getObject(1);
+            assertThat(List.of(pi.getYears() * 12 + pi.getMonths(), pi.getDays())).isEqualTo(List.of(want.months(), want.days()));
+          }
+        }
+      }
       try (var ps = c.prepareStatement("SELECT DATE '2020-01-01' + amount % 400 AS due FROM gen WHERE id = ?")) {
         for (int i = 0; i < 7; i++) {
           ps.setLong(1, id);

@@ -20,7 +20,9 @@ final class SinkEntries {
       for (int i = 0; i < st.rows().size(); i++) {
         List<Object> r = new ArrayList<>(st.rows().get(i).size() + 1);
         r.add(st.diffs()[i]);
-        r.addAll(st.rows().get(i).toList());
+        for (Object v : st.rows().get(i).toList()) {
+          r.add(v instanceof io.cairn.engine.row.Interval iv ? iv.storageText() : v); // an INTERVAL's fields, exactly, as text
+        }
         pending.add(r);
       }
       out.add(new Manifest.SinkEntry(st.name(), st.id(), st.lastLabel(), st.positions(), st.schema().toString(), pending));
@@ -61,6 +63,7 @@ final class SinkEntries {
       case DOUBLE -> ((Number) v).doubleValue();
       case TEXT -> (String) v;
       case NUMERIC -> io.cairn.engine.row.Numeric.parse(v.toString()); // a JSON number or string, read exactly
+      case INTERVAL -> io.cairn.engine.row.Interval.parse((String) v);
       case BOOLEAN -> (Boolean) v;
       case NULL -> throw new CorruptSnapshotException("Cannot read sink '" + sink + "' of the manifest: a value in a NULL column");
     };

@@ -134,6 +134,46 @@ class ParquetBatchFilesTest {
   }
 
   @Test
+  void intervalColumnsKeepTheirThreeFieldsAndDuckDbCastsThem() throws Exception {
+    Schema key = Schema.of(Column.of("id", Type.BIGINT));
+    Schema val = Schema.of(Column.of("span", Type.INTERVAL));
+    io.cairn.engine.row.Interval[] values = {new io.cairn.engine.row.Interval(1, 0, 0), new io.cairn.engine.row.Interval(0, 30, 0),
+        new io.cairn.engine.row.Interval(14, 3, 14_706_500_000L), new io.cairn.engine.row.Interval(0, -1, 7_200_000_000L),
+        new io.cairn.engine.row.Interval(0, 0, -1), new io.cairn.engine.row.Interval(-25, 400, 86_400_000_001L), null};
+    List<Update> u = new ArrayList<>();
+    for (int i = 0; i < values.length; i++) {
+      u.add(new Update(Row.of((long) i), Row.of(values[i]), 3, 1));
+    }
+    Batch b = Batch.fromUpdates(key, val, u, DESC);
+    byte[] bytes = ParquetBatchFiles.toBytes("d.interval", 0, b);
+    Batch back = ParquetBatchFiles.read("t", bytes, b.id(), key, val, DESC, b.size());
+    for (int i = 0; i < b.size(); i++) {
+      // field by field: '1 mon' equals '30 days' as a value, but each keeps what it was
+      assertThat(String.valueOf(back.update(i).val().get(0))).isEqualTo(String.valueOf(values[(int) back.update(i).key().getLong(0)]));
+    }
+    Path f = dir.resolve("interval.parquet");
+    Files.write(f, bytes);
+    // DuckDB reads the text as its INTERVAL, whose months, days and microseconds are cairn's three fields
+    try (Connection c = DriverManager.getConnection("jdbc:duckdb:"); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT id, 12 * datepart('year', s) + datepart('month', s), datepart('day', s),"
+            + " datepart('microseconds', s) + 60000000 * datepart('minute', s) + 3600000000 * datepart('hour', s)"
+            + " FROM (SELECT id, CAST(span AS INTERVAL) AS s FROM read_parquet('" + f + "')) ORDER BY id")) {
+      int i = 0;
+      while (rs.next()) {
+        io.cairn.engine.row.Interval want = values[(int) rs.getLong(1)];
+        if (want == null) {
+          assertThat(rs.getObject(2)).isNull();
+        } else {
+          assertThat(List.of(rs.getLong(2), rs.getLong(3), rs.getLong(4))).as("row %d", i)
+              .isEqualTo(List.of((long) want.months(), (long) want.days(), want.micros()));
+        }
+        i++;
+      }
+      assertThat(i).isEqualTo(values.length);
+    }
+  }
+
+  @Test
   void duckDbReadsTheFileWithItsColumnsTypesAndFooter() throws Exception {
     Batch b = sample();
     Path f = dir.resolve("b.parquet");

@@ -60,7 +60,8 @@ final class ReduceOp extends Operator {
           }
         }
         case SUM, AVG -> {
-          accCols.add(Column.of("a" + a + "_sum", g.inputType() == Type.DOUBLE || g.inputType() == Type.NUMERIC ? g.inputType() : Type.BIGINT));
+          accCols.add(Column.of("a" + a + "_sum", g.inputType() == Type.DOUBLE || g.inputType() == Type.NUMERIC
+              || g.inputType() == Type.INTERVAL ? g.inputType() : Type.BIGINT));
           accCols.add(Column.of("a" + a + "_nonnull", Type.BIGINT));
         }
         case MIN, MAX -> {
@@ -196,9 +197,14 @@ final class ReduceOp extends Operator {
     return v;
   }
 
-  /** The running sum's start: exact zero of the input's type (a DOUBLE 0.0, a NUMERIC 0, a BIGINT 0). */
+  /** The running sum's start: exact zero of the input's type (a DOUBLE 0.0, a NUMERIC 0, an INTERVAL of nothing, a BIGINT 0). */
   private static Object zero(Type input) {
-    return input == Type.DOUBLE ? (Object) 0.0 : input == Type.NUMERIC ? (Object) java.math.BigDecimal.ZERO : (Object) 0L;
+    return switch (input) {
+      case DOUBLE -> 0.0;
+      case NUMERIC -> java.math.BigDecimal.ZERO;
+      case INTERVAL -> io.cairn.engine.row.Interval.ZERO;
+      default -> 0L;
+    };
   }
 
   /**
@@ -237,6 +243,8 @@ final class ReduceOp extends Operator {
         acc[s] = sum + ((Number) v).doubleValue() * diff;
       } else if (acc[s] instanceof java.math.BigDecimal sum) {
         acc[s] = io.cairn.engine.row.Numeric.of(sum.add(((java.math.BigDecimal) v).multiply(java.math.BigDecimal.valueOf(diff))));
+      } else if (acc[s] instanceof io.cairn.engine.row.Interval sum) {
+        acc[s] = sum.plus(((io.cairn.engine.row.Interval) v).times(diff)); // field by field, as PostgreSQL sums intervals
       } else {
         acc[s] = Math.addExact((Long) acc[s], Math.multiplyExact((Long) v, diff));
       }
@@ -288,6 +296,7 @@ final class ReduceOp extends Operator {
             case AVG -> (Long) accRow.get(s + 1) <= 0 ? null
                 : accRow.get(s) instanceof java.math.BigDecimal sum
                     ? io.cairn.engine.row.Numeric.divide(sum, java.math.BigDecimal.valueOf((Long) accRow.get(s + 1)))
+                : accRow.get(s) instanceof io.cairn.engine.row.Interval sum ? sum.dividedBy((Long) accRow.get(s + 1))
                     : ((Number) accRow.get(s)).doubleValue() / (Long) accRow.get(s + 1);
             case MIN, MAX -> accRow.get(s);
           };

@@ -49,6 +49,8 @@ public sealed interface Expr {
       return Type.BOOLEAN;
     } else if (value instanceof java.math.BigDecimal) {
       return Type.NUMERIC;
+    } else if (value instanceof io.cairn.engine.row.Interval) {
+      return Type.INTERVAL;
     }
     throw new IllegalArgumentException("Cannot make a literal of " + value.getClass().getSimpleName());
   }
@@ -75,7 +77,8 @@ public sealed interface Expr {
 
     @Override
     public String toString() {
-      return value instanceof String s ? "'" + s + "'" : value instanceof java.math.BigDecimal b ? b.toPlainString() : String.valueOf(value);
+      return value instanceof String s ? "'" + s + "'" : value instanceof java.math.BigDecimal b ? b.toPlainString()
+          : value instanceof io.cairn.engine.row.Interval i ? "INTERVAL '" + i + "'" : String.valueOf(value);
     }
   }
 
@@ -91,7 +94,11 @@ public sealed interface Expr {
   /**
    * Arithmetic on numbers ({@link Type#arithmetic}: DOUBLE if a side is, else NUMERIC if a side is,
    * exactly, in {@link io.cairn.engine.row.Numeric}'s bounds; else BIGINT). On dates, as PostgreSQL:
-   * DATE ± BIGINT (days) and BIGINT + DATE are a DATE, DATE − DATE is a BIGINT (days between).
+   * DATE ± BIGINT (days) and BIGINT + DATE are a DATE, DATE − DATE is a BIGINT (days between). On
+   * intervals, as PostgreSQL: TIMESTAMP or DATE ± INTERVAL (and INTERVAL + either) is a TIMESTAMP
+   * ({@link io.cairn.engine.row.Interval#addTo}), TIMESTAMP − TIMESTAMP an INTERVAL of days and time
+   * (a DATE beside a TIMESTAMP is its midnight), INTERVAL ± INTERVAL an INTERVAL, INTERVAL × BIGINT
+   * and INTERVAL ÷ BIGINT an INTERVAL.
    */
   record Arith(ArithOp op, Expr left, Expr right, Type type) implements Expr {
     /** The result type is computed once, here (a deep expression asks for it at every level). */
@@ -107,6 +114,9 @@ public sealed interface Expr {
     private static Type resultType(ArithOp op, Expr left, Expr right) {
       Type a = left.type();
       Type b = right.type();
+      if (a == Type.INTERVAL || b == Type.INTERVAL || a == Type.TIMESTAMP || b == Type.TIMESTAMP) {
+        return intervalResult(op, a, b, left, right); // throws when the operation is not one of them
+      }
       if (a == Type.DATE || b == Type.DATE) {
         return dateResult(op, a, b, left, right); // throws when the operation is not one on dates
       }
@@ -117,6 +127,60 @@ public sealed interface Expr {
         }
       }
       return Type.arithmetic(a, b);
+    }
+
+    private static Type intervalResult(ArithOp op, Type a, Type b, Expr left, Expr right) {
+      boolean at = a == Type.TIMESTAMP || a == Type.DATE;
+      boolean bt = b == Type.TIMESTAMP || b == Type.DATE;
+      boolean ai = a == Type.INTERVAL || a == Type.NULL;
+      boolean bi = b == Type.INTERVAL || b == Type.NULL;
+      if (at && bi && (op == ArithOp.ADD || op == ArithOp.SUB) || ai && bt && op == ArithOp.ADD) {
+        return Type.TIMESTAMP;
+      }
+      if ((at || a == Type.NULL) && (bt || b == Type.NULL) && op == ArithOp.SUB) {
+        return Type.INTERVAL;
+      }
+      if (ai && bi && (op == ArithOp.ADD || op == ArithOp.SUB)) {
+        return Type.INTERVAL;
+      }
+      if (a == Type.INTERVAL && (b == Type.BIGINT || b == Type.NULL) && (op == ArithOp.MUL || op == ArithOp.DIV)
+          || (a == Type.BIGINT || a == Type.NULL) && b == Type.INTERVAL && op == ArithOp.MUL) {
+        return Type.INTERVAL;
+      }
+      throw new IllegalArgumentException("Cannot apply '" + op.symbol + "' to " + a + " and " + b + " (" + left + " " + op.symbol + " "
+          + right + "): a TIMESTAMP takes + or - an INTERVAL, and - another TIMESTAMP; an INTERVAL takes + or - an INTERVAL,"
+          + " * or / a BIGINT");
+    }
+
+    /** A TIMESTAMP or DATE value as microseconds since the epoch (a DATE's midnight). */
+    private static long micros(Object v, Type t) {
+      return t == Type.DATE ? Math.multiplyExact((Long) v, Type.MICROS_PER_DAY) : (Long) v;
+    }
+
+    private Object evalInterval(Object a, Object b) {
+      Type lt = left.type();
+      Type rt = right.type();
+      if (type == Type.TIMESTAMP) { // a moment moved by an interval
+        boolean intervalRight = b instanceof io.cairn.engine.row.Interval;
+        io.cairn.engine.row.Interval iv = (io.cairn.engine.row.Interval) (intervalRight ? b : a);
+        return (op == ArithOp.SUB ? iv.negate() : iv).addTo(intervalRight ? micros(a, lt) : micros(b, rt));
+      }
+      if (a instanceof io.cairn.engine.row.Interval x && b instanceof io.cairn.engine.row.Interval y) {
+        return op == ArithOp.ADD ? x.plus(y) : x.minus(y);
+      }
+      if (a instanceof io.cairn.engine.row.Interval x) {
+        if (op == ArithOp.MUL) {
+          return x.times((Long) b);
+        }
+        if ((Long) b == 0) {
+          throw new ArithmeticException("division by zero in " + this);
+        }
+        return x.dividedBy((Long) b);
+      }
+      if (b instanceof io.cairn.engine.row.Interval y) {
+        return y.times((Long) a);
+      }
+      return io.cairn.engine.row.Interval.between(micros(a, lt), micros(b, rt)); // TIMESTAMP - TIMESTAMP
     }
 
     private static Type dateResult(ArithOp op, Type a, Type b, Expr left, Expr right) {
@@ -141,6 +205,9 @@ public sealed interface Expr {
         return null;
       }
       Type t = type();
+      if (t == Type.INTERVAL || t == Type.TIMESTAMP) {
+        return evalInterval(a, b);
+      }
       if (t == Type.BIGINT || t == Type.DATE) { // DATE: days
         long x = (Long) a;
         long y = (Long) b;
@@ -527,7 +594,8 @@ public sealed interface Expr {
   }
 
   /**
-   * {@code EXTRACT(field FROM input)} of a TIMESTAMP (UTC) or a DATE (its midnight): YEAR, QUARTER, MONTH, WEEK (ISO),
+   * {@code EXTRACT(field FROM input)} of a TIMESTAMP (UTC), a DATE (its midnight) or an INTERVAL ({@link
+   * io.cairn.engine.row.Interval#extract}: YEAR, QUARTER, MONTH, DAY, HOUR, MINUTE, SECOND, EPOCH): YEAR, QUARTER, MONTH, WEEK (ISO),
    * DAY, DOW (0 = Sunday), ISODOW (7 = Sunday), DOY, HOUR, MINUTE as BIGINT; SECOND (with its
    * fraction) and EPOCH (seconds) as DOUBLE. NULL stays NULL.
    */
@@ -539,10 +607,16 @@ public sealed interface Expr {
       if (!FIELDS.contains(field)) {
         throw new IllegalArgumentException("Cannot EXTRACT " + field + ": the fields are " + new java.util.TreeSet<>(FIELDS));
       }
-      if (input.type() != Type.TIMESTAMP && input.type() != Type.DATE && input.type() != Type.NULL) {
-        throw new IllegalArgumentException("Cannot EXTRACT from " + input.type() + " (" + input + "): a TIMESTAMP or DATE is required");
+      if (input.type() != Type.TIMESTAMP && input.type() != Type.DATE && input.type() != Type.INTERVAL && input.type() != Type.NULL) {
+        throw new IllegalArgumentException("Cannot EXTRACT from " + input.type() + " (" + input + "): a TIMESTAMP, DATE or INTERVAL is required");
+      }
+      if (input.type() == Type.INTERVAL && !INTERVAL_FIELDS.contains(field)) {
+        throw new IllegalArgumentException("Cannot EXTRACT " + field + " from an INTERVAL (" + input + "): the fields are "
+            + new java.util.TreeSet<>(INTERVAL_FIELDS));
       }
     }
+
+    static final java.util.Set<String> INTERVAL_FIELDS = java.util.Set.of("year", "quarter", "month", "day", "hour", "minute", "second", "epoch");
 
     @Override
     public Type type() {
@@ -554,6 +628,9 @@ public sealed interface Expr {
       Object v = input.eval(row);
       if (v == null) {
         return null;
+      }
+      if (v instanceof io.cairn.engine.row.Interval i) {
+        return i.extract(field);
       }
       long t = input.type() == Type.DATE ? Math.multiplyExact((Long) v, Type.MICROS_PER_DAY) : (Long) v;
       if (field.equals("epoch")) {

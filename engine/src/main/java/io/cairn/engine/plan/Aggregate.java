@@ -23,8 +23,9 @@ public record Aggregate(Kind kind, int column, Type inputType) {
     if (column < 0 && kind != Kind.COUNT) {
       throw new IllegalArgumentException("Cannot aggregate " + kind + "(*): only COUNT takes *");
     }
-    if ((kind == Kind.SUM || kind == Kind.AVG) && column >= 0 && !inputType.isNumeric() && inputType != Type.NULL) {
-      throw new IllegalArgumentException("Cannot aggregate " + kind + " over " + inputType + ": a number is required");
+    if ((kind == Kind.SUM || kind == Kind.AVG) && column >= 0 && !inputType.isNumeric() && inputType != Type.NULL
+        && inputType != Type.INTERVAL) {
+      throw new IllegalArgumentException("Cannot aggregate " + kind + " over " + inputType + ": a number or an INTERVAL is required");
     }
   }
 
@@ -36,8 +37,8 @@ public record Aggregate(Kind kind, int column, Type inputType) {
   public Type resultType() {
     return switch (kind) {
       case COUNT -> Type.BIGINT;
-      case AVG -> inputType == Type.NUMERIC ? Type.NUMERIC : Type.DOUBLE;
-      case SUM -> inputType == Type.DOUBLE || inputType == Type.NUMERIC ? inputType : Type.BIGINT;
+      case AVG -> inputType == Type.NUMERIC || inputType == Type.INTERVAL ? inputType : Type.DOUBLE;
+      case SUM -> inputType == Type.DOUBLE || inputType == Type.NUMERIC || inputType == Type.INTERVAL ? inputType : Type.BIGINT;
       case MIN, MAX -> inputType;
     };
   }

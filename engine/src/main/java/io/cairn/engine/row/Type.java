@@ -4,7 +4,8 @@ package io.cairn.engine.row;
  * The column types cairn understands. Values inside a {@link Row} are represented as:
  * BIGINT → {@link Long}, DOUBLE → {@link Double}, TEXT → {@link String}, BOOLEAN → {@link Boolean},
  * TIMESTAMP → {@link Long} microseconds since the Unix epoch (UTC), DATE → {@link Long} days since
- * 1970-01-01, NUMERIC → {@link java.math.BigDecimal} in {@link Numeric}'s canonical form, NULL →
+ * 1970-01-01, NUMERIC → {@link java.math.BigDecimal} in {@link Numeric}'s canonical form, INTERVAL →
+ * {@link Interval} (months, days, microseconds), NULL →
  * always {@code null}.
  * Any column may hold SQL NULL ({@code null}).
  */
@@ -16,6 +17,7 @@ public enum Type {
   TIMESTAMP,
   DATE,
   NUMERIC,
+  INTERVAL,
   NULL;
 
   /** Whether {@code value} is a valid Java representation for this type ({@code null} always is). */
@@ -28,6 +30,7 @@ public enum Type {
       case DOUBLE -> value instanceof Double;
       case TEXT -> value instanceof String;
       case NUMERIC -> value instanceof java.math.BigDecimal;
+      case INTERVAL -> value instanceof Interval;
       case BOOLEAN -> value instanceof Boolean;
       case NULL -> false;
     };

@@ -214,8 +214,10 @@ final class AggregatePlan implements ExpressionTranslator.ReduceSlots {
           throw errors.error(p, "aggregate calls cannot be nested");
         }
         arg = row.expr(p);
-        if ((kind == Aggregate.Kind.SUM || kind == Aggregate.Kind.AVG) && !arg.type().isNumeric() && arg.type() != Type.NULL) {
-          throw errors.error(e, "type mismatch: " + f.getName().toUpperCase(Locale.ROOT) + " needs a number, but '" + p + "' is " + arg.type());
+        if ((kind == Aggregate.Kind.SUM || kind == Aggregate.Kind.AVG) && !arg.type().isNumeric() && arg.type() != Type.NULL
+            && arg.type() != Type.INTERVAL) {
+          throw errors.error(e, "type mismatch: " + f.getName().toUpperCase(Locale.ROOT) + " needs a number or an INTERVAL, but '" + p
+              + "' is " + arg.type());
         }
       }
       if (f.isDistinct() && arg == null) {

@@ -172,6 +172,12 @@ final class ExpressionTranslator {
         if (in instanceof Expr.Lit lit && lit.value() instanceof java.math.BigDecimal v) {
           return Expr.lit(io.cairn.engine.row.Numeric.of(v.negate()));
         }
+        if (in instanceof Expr.Lit lit && lit.value() instanceof io.cairn.engine.row.Interval v) {
+          return Expr.lit(v.negate());
+        }
+        if (in.type() == Type.INTERVAL) {
+          return new Expr.Arith(Expr.ArithOp.MUL, in, Expr.lit(-1L));
+        }
         numeric(s, in);
         return new Expr.Arith(Expr.ArithOp.SUB, in.type() == Type.DOUBLE ? Expr.lit(0.0) : Expr.lit(0L), in);
       }
@@ -200,31 +206,36 @@ final class ExpressionTranslator {
     if ((e instanceof Addition || e instanceof Subtraction)
         && (((BinaryExpression) e).getRightExpression() instanceof net.sf.jsqlparser.expression.IntervalExpression
             || (e instanceof Addition && ((BinaryExpression) e).getLeftExpression() instanceof net.sf.jsqlparser.expression.IntervalExpression))) {
+      // a TIMESTAMP or DATE moved by a constant interval: one shift, folded when the moved value is constant too
       BinaryExpression b = (BinaryExpression) e;
       boolean intervalRight = b.getRightExpression() instanceof net.sf.jsqlparser.expression.IntervalExpression;
-      long[] iv = interval((net.sf.jsqlparser.expression.IntervalExpression) (intervalRight ? b.getRightExpression() : b.getLeftExpression()));
       Expr t = expr(intervalRight ? b.getLeftExpression() : b.getRightExpression());
-      int sign = e instanceof Subtraction ? -1 : 1;
-      try {
-        Expr shifted = new Expr.TimestampShift(t, sign * iv[0], sign * iv[1]);
-        if (t instanceof Expr.Lit lit) { // a constant date and interval: folded now (TPC-H's DATE '…' - INTERVAL '90' DAY)
-          return new Expr.Lit(lit.value() == null ? null : shifted.eval(null), Type.TIMESTAMP);
+      if (t.type() == Type.TIMESTAMP || t.type() == Type.DATE || t.type() == Type.NULL) {
+        io.cairn.engine.row.Interval iv = interval((net.sf.jsqlparser.expression.IntervalExpression) (intervalRight ? b.getRightExpression() : b.getLeftExpression()));
+        int sign = e instanceof Subtraction ? -1 : 1;
+        try {
+          Expr shifted = new Expr.TimestampShift(t, sign * (long) iv.months(),
+              sign * Math.addExact(Math.multiplyExact((long) iv.days(), Type.MICROS_PER_DAY), iv.micros()));
+          if (t instanceof Expr.Lit lit) { // a constant date and interval: folded now (TPC-H's DATE '…' - INTERVAL '90' DAY)
+            return new Expr.Lit(lit.value() == null ? null : shifted.eval(null), Type.TIMESTAMP);
+          }
+          return shifted;
+        } catch (IllegalArgumentException | ArithmeticException bad) {
+          throw errors.error(e, bad.getMessage());
         }
-        return shifted;
-      } catch (IllegalArgumentException bad) {
-        throw errors.error(e, bad.getMessage());
       }
     }
-    if (e instanceof net.sf.jsqlparser.expression.IntervalExpression) {
-      throw errors.error(e, "unsupported syntax: an INTERVAL is added to or subtracted from a TIMESTAMP or DATE, not used alone");
+    if (e instanceof net.sf.jsqlparser.expression.IntervalExpression i) {
+      return new Expr.Lit(interval(i), Type.INTERVAL);
     }
     if (e instanceof Addition || e instanceof Subtraction || e instanceof Multiplication || e instanceof Division
         || e instanceof Modulo) {
       BinaryExpression b = (BinaryExpression) e;
       Expr l = expr(b.getLeftExpression());
       Expr r = expr(b.getRightExpression());
-      boolean dates = l.type() == Type.DATE || r.type() == Type.DATE;
-      if (!dates && (!(l.type().isNumeric() || l.type() == Type.NULL) || !(r.type().isNumeric() || r.type() == Type.NULL))) {
+      boolean temporal = java.util.stream.Stream.of(l.type(), r.type())
+          .anyMatch(t -> t == Type.DATE || t == Type.TIMESTAMP || t == Type.INTERVAL); // Expr.Arith checks those
+      if (!temporal && (!(l.type().isNumeric() || l.type() == Type.NULL) || !(r.type().isNumeric() || r.type() == Type.NULL))) {
         throw errors.error(e, "type mismatch: cannot apply '" + b.getStringExpression() + "' to " + l.type() + " and " + r.type()
             + " in '" + e + "'");
       }
@@ -385,39 +396,22 @@ final class ExpressionTranslator {
 
   private static final java.util.regex.Pattern INTERVAL = java.util.regex.Pattern.compile(
       "(?i)INTERVAL\\s*'\\s*([^']*)'\\s*([a-z]+)?\\s*");
-  private static final java.util.regex.Pattern INTERVAL_PART = java.util.regex.Pattern.compile("(?i)\\s*([+-]?\\d+)\\s*([a-z]+)\\s*");
-
-  /** {months, microseconds} of {@code INTERVAL '90' DAY}, {@code INTERVAL '1 year 2 months'} and the like. */
-  private long[] interval(net.sf.jsqlparser.expression.IntervalExpression i) {
+  /**
+   * The interval of {@code INTERVAL '90' DAY}, {@code INTERVAL '1 year 2 months'}, {@code INTERVAL
+   * '1 day 02:00:00'} and the like: the quoted text, then the unit after it if any, read by {@link
+   * io.cairn.engine.row.Interval#parse}.
+   */
+  private io.cairn.engine.row.Interval interval(net.sf.jsqlparser.expression.IntervalExpression i) {
     java.util.regex.Matcher m = INTERVAL.matcher(i.toString());
     if (!m.matches()) {
       throw errors.error(i, "unsupported syntax: " + i + " (write e.g. INTERVAL '90' DAY or INTERVAL '1 year 2 months')");
     }
     String text = m.group(2) == null ? m.group(1) : m.group(1) + " " + m.group(2);
-    long months = 0;
-    long micros = 0;
-    java.util.regex.Matcher p = INTERVAL_PART.matcher(text);
-    int at = 0;
-    while (at < text.length() && p.find(at) && p.start() == at) {
-      long n = Long.parseLong(p.group(1));
-      String unit = p.group(2).toLowerCase(java.util.Locale.ROOT).replaceAll("s$", "");
-      switch (unit) {
-        case "year" -> months = Math.addExact(months, Math.multiplyExact(n, 12));
-        case "month", "mon" -> months = Math.addExact(months, n);
-        case "week" -> micros = Math.addExact(micros, Math.multiplyExact(n, 7 * 86_400_000_000L));
-        case "day" -> micros = Math.addExact(micros, Math.multiplyExact(n, 86_400_000_000L));
-        case "hour" -> micros = Math.addExact(micros, Math.multiplyExact(n, 3_600_000_000L));
-        case "minute", "min" -> micros = Math.addExact(micros, Math.multiplyExact(n, 60_000_000L));
-        case "second", "sec" -> micros = Math.addExact(micros, Math.multiplyExact(n, 1_000_000L));
-        default -> throw errors.error(i, "unsupported interval unit '" + p.group(2) + "' in " + i
-            + " (year, month, week, day, hour, minute, second)");
-      }
-      at = p.end();
+    try {
+      return io.cairn.engine.row.Interval.parse(text);
+    } catch (IllegalArgumentException bad) {
+      throw errors.error(i, bad.getMessage() + " in " + i + " (write e.g. INTERVAL '90' DAY or INTERVAL '1 year 2 months')");
     }
-    if (at != text.length() || text.isBlank()) {
-      throw errors.error(i, "unsupported syntax: " + i + " (write e.g. INTERVAL '90' DAY or INTERVAL '1 year 2 months')");
-    }
-    return new long[] {months, micros};
   }
 
   /** {@code terms[from, to)} OR-ed as a balanced tree. */
@@ -474,7 +468,7 @@ final class ExpressionTranslator {
   }
 
   /**
-   * A quoted literal compared with a BIGINT, DOUBLE, NUMERIC, BOOLEAN, TIMESTAMP or DATE operand is read as that
+   * A quoted literal compared with a BIGINT, DOUBLE, NUMERIC, BOOLEAN, TIMESTAMP, DATE or INTERVAL operand is read as that
    * type when its text is one ({@code id = '3'}, {@code ts < '2024-01-01 00:00:00'}), as PostgreSQL
    * reads an untyped literal; otherwise it stays TEXT (and the comparison is a type mismatch). A
    * timestamp's text is an ISO date, or date and time (space or {@code T}), optionally with a zone
@@ -494,9 +488,10 @@ final class ExpressionTranslator {
             : t.equalsIgnoreCase("false") || t.equalsIgnoreCase("f") ? Expr.lit(false) : e;
         case TIMESTAMP -> new Expr.Lit(timestampMicros(t), Type.TIMESTAMP);
         case DATE -> new Expr.Lit(t.length() == 10 ? LocalDate.parse(t).toEpochDay() : Math.floorDiv(timestampMicros(t), Type.MICROS_PER_DAY), Type.DATE);
+        case INTERVAL -> new Expr.Lit(io.cairn.engine.row.Interval.parse(t), Type.INTERVAL);
         default -> e;
       };
-    } catch (NumberFormatException | DateTimeException | ArithmeticException ex) {
+    } catch (IllegalArgumentException | DateTimeException | ArithmeticException ex) {
       return e;
     }
   }

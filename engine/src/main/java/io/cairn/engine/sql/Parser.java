@@ -528,8 +528,10 @@ final class Parser {
         return Type.TIMESTAMP;
       case "date":
         return Type.DATE;
+      case "interval":
+        return Type.INTERVAL;
       default:
-        throw error(t, "unknown type " + t.describe() + " (supported: BIGINT, DOUBLE, NUMERIC, TEXT, BOOLEAN, TIMESTAMP, DATE)");
+        throw error(t, "unknown type " + t.describe() + " (supported: BIGINT, DOUBLE, NUMERIC, TEXT, BOOLEAN, TIMESTAMP, DATE, INTERVAL)");
     }
   }
 }

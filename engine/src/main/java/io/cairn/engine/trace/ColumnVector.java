@@ -7,12 +7,12 @@ import java.util.BitSet;
 
 /**
  * One column of a {@link Batch}, stored in a primitive array (TEXT as an array of strings, NUMERIC
- * of {@link java.math.BigDecimal}s): BIGINT, TIMESTAMP and DATE in {@code long[]}, DOUBLE in {@code
+ * and INTERVAL as arrays of their value objects): BIGINT, TIMESTAMP and DATE in {@code long[]}, DOUBLE in {@code
  * double[]}, BOOLEAN in {@code boolean[]},
  * with SQL NULLs in a bitmap. Immutable once built.
  */
 public abstract sealed class ColumnVector
-    permits ColumnVector.Longs, ColumnVector.Doubles, ColumnVector.Texts, ColumnVector.Decimals, ColumnVector.Booleans {
+    permits ColumnVector.Longs, ColumnVector.Doubles, ColumnVector.Texts, ColumnVector.Values, ColumnVector.Booleans {
 
   final BitSet nulls;
   final int size;
@@ -196,12 +196,17 @@ public abstract sealed class ColumnVector
     }
   }
 
-  /** NUMERIC column; nulls are null references. */
-  public static final class Decimals extends ColumnVector {
-    private final java.math.BigDecimal[] values;
+  /** NUMERIC or INTERVAL column: the value objects ({@link java.math.BigDecimal}, {@link io.cairn.engine.row.Interval}); nulls are null references. */
+  public static final class Values extends ColumnVector {
+    private final Object[] values;
+    private final Type type;
 
-    public Decimals(java.math.BigDecimal[] values, int size) {
+    public Values(Type type, Object[] values, int size) {
       super(null, size);
+      if (type != Type.NUMERIC && type != Type.INTERVAL) {
+        throw new IllegalArgumentException("Cannot make a value-object column of " + type);
+      }
+      this.type = type;
       this.values = values;
     }
 
@@ -217,7 +222,7 @@ public abstract sealed class ColumnVector
 
     @Override
     public Type type() {
-      return Type.NUMERIC;
+      return type;
     }
 
     @Override
@@ -227,15 +232,18 @@ public abstract sealed class ColumnVector
 
     @Override
     int compare(int i, ColumnVector other, int j) {
-      return Row.compareValues(values[i], ((Decimals) other).values[j]);
+      return Row.compareValues(values[i], ((Values) other).values[j]);
     }
 
     @Override
     public long heapBytes() {
       long b = 16L + 4L * values.length;
       for (int i = 0; i < size; i++) {
-        if (values[i] != null) {
-          b += 40 + (values[i].precision() > 18 ? 40 : 0); // the object; a BigInteger beyond a long
+        Object v = values[i];
+        if (v instanceof java.math.BigDecimal d) {
+          b += 40 + (d.precision() > 18 ? 40 : 0); // the object; a BigInteger beyond a long
+        } else if (v != null) {
+          b += 32; // an Interval: header, two ints, a long
         }
       }
       return b;
@@ -297,7 +305,7 @@ public abstract sealed class ColumnVector
     private long[] longs;
     private double[] doubles;
     private String[] texts;
-    private java.math.BigDecimal[] decimals;
+    private Object[] objects;
     private boolean[] booleans;
     private BitSet nulls;
     private int size;
@@ -309,7 +317,7 @@ public abstract sealed class ColumnVector
         case BIGINT, TIMESTAMP, DATE -> longs = new long[cap];
         case DOUBLE -> doubles = new double[cap];
         case TEXT -> texts = new String[cap];
-        case NUMERIC -> decimals = new java.math.BigDecimal[cap];
+        case NUMERIC, INTERVAL -> objects = new Object[cap];
         case BOOLEAN, NULL -> booleans = new boolean[cap];
       }
     }
@@ -336,8 +344,8 @@ public abstract sealed class ColumnVector
         doubles = Arrays.copyOf(doubles, cap);
       } else if (texts != null) {
         texts = Arrays.copyOf(texts, cap);
-      } else if (decimals != null) {
-        decimals = Arrays.copyOf(decimals, cap);
+      } else if (objects != null) {
+        objects = Arrays.copyOf(objects, cap);
       } else {
         booleans = Arrays.copyOf(booleans, cap);
       }
@@ -350,8 +358,8 @@ public abstract sealed class ColumnVector
         return doubles.length;
       } else if (texts != null) {
         return texts.length;
-      } else if (decimals != null) {
-        return decimals.length;
+      } else if (objects != null) {
+        return objects.length;
       }
       return booleans.length;
     }
@@ -362,7 +370,7 @@ public abstract sealed class ColumnVector
         grow();
       }
       if (value == null) {
-        if (texts == null && decimals == null) {
+        if (texts == null && objects == null) {
           if (nulls == null) {
             nulls = new BitSet();
           }
@@ -373,7 +381,8 @@ public abstract sealed class ColumnVector
           case BIGINT, TIMESTAMP, DATE -> longs[size] = (Long) value;
           case DOUBLE -> doubles[size] = (Double) value;
           case TEXT -> texts[size] = (String) value;
-          case NUMERIC -> decimals[size] = (java.math.BigDecimal) value;
+          case NUMERIC -> objects[size] = (java.math.BigDecimal) value;
+          case INTERVAL -> objects[size] = (io.cairn.engine.row.Interval) value;
           case BOOLEAN -> booleans[size] = (Boolean) value;
           case NULL -> throw new IllegalArgumentException("Cannot store " + value + " in a NULL column");
         }
@@ -410,7 +419,7 @@ public abstract sealed class ColumnVector
         case BIGINT, TIMESTAMP, DATE -> longs[size] = ((Longs) from).values[i];
         case DOUBLE -> doubles[size] = ((Doubles) from).values[i];
         case TEXT -> texts[size] = ((Texts) from).values[i];
-        case NUMERIC -> decimals[size] = ((Decimals) from).values[i];
+        case NUMERIC, INTERVAL -> objects[size] = ((Values) from).values[i];
         case BOOLEAN, NULL -> booleans[size] = ((Booleans) from).values[i];
       }
       size++;
@@ -425,8 +434,8 @@ public abstract sealed class ColumnVector
       if (texts != null) {
         texts[size] = null;
       }
-      if (decimals != null) {
-        decimals[size] = null;
+      if (objects != null) {
+        objects[size] = null;
       }
     }
 
@@ -440,7 +449,7 @@ public abstract sealed class ColumnVector
         case BIGINT, TIMESTAMP, DATE -> new Longs(type, longs.length == size ? longs : Arrays.copyOf(longs, size), n, size);
         case DOUBLE -> new Doubles(doubles.length == size ? doubles : Arrays.copyOf(doubles, size), n, size);
         case TEXT -> new Texts(texts.length == size ? texts : Arrays.copyOf(texts, size), size);
-        case NUMERIC -> new Decimals(decimals.length == size ? decimals : Arrays.copyOf(decimals, size), size);
+        case NUMERIC, INTERVAL -> new Values(type, objects.length == size ? objects : Arrays.copyOf(objects, size), size);
         case BOOLEAN, NULL -> new Booleans(type, booleans.length == size ? booleans : Arrays.copyOf(booleans, size), n, size);
       };
     }
@@ -456,7 +465,7 @@ public abstract sealed class ColumnVector
         case BIGINT, TIMESTAMP, DATE -> new Longs(type, longs, n, size);
         case DOUBLE -> new Doubles(doubles, n, size);
         case TEXT -> new Texts(texts, size);
-        case NUMERIC -> new Decimals(decimals, size);
+        case NUMERIC, INTERVAL -> new Values(type, objects, size);
         case BOOLEAN, NULL -> new Booleans(type, booleans, n, size);
       };
     }

@@ -104,8 +104,9 @@ class CreateSourceSyntaxTest {
           .hasMessage("Cannot parse statement: option 'keys' is given twice at line 1, column 48");
       assertThatThrownBy(() -> s.execute("CREATE SOURCE x FROM KAFKA (topic = 't') (id BIGINT, PRIMARY KEY (nope))"))
           .hasMessageContaining("primary key column 'nope' is not in the column list");
-      assertThatThrownBy(() -> s.execute("CREATE SOURCE x FROM KAFKA (topic = 't') (id INTERVAL)"))
-          .hasMessage("Cannot parse statement: unknown type 'interval' (supported: BIGINT, DOUBLE, NUMERIC, TEXT, BOOLEAN, TIMESTAMP, DATE) at line 1, column 46");
+      assertThatThrownBy(() -> s.execute("CREATE SOURCE x FROM KAFKA (topic = 't') (id MONEY)"))
+          .hasMessage("Cannot parse statement: unknown type 'money' (supported: BIGINT, DOUBLE, NUMERIC, TEXT, BOOLEAN, TIMESTAMP, DATE, INTERVAL)"
+              + " at line 1, column 46");
       assertThatThrownBy(() -> s.execute("CREATE SOURCE x FROM KAFKA (topic = 'unterminated)"))
           .hasMessageContaining("unterminated string");
       assertThatThrownBy(() -> s.execute("CREATE SOURCE x FROM (a = 1)"))

@@ -22,6 +22,7 @@ class UpdateBufferTest {
       Schema.of(Column.of("k", Type.BIGINT)),
       Schema.of(Column.of("k", Type.BIGINT), Column.of("k2", Type.BIGINT)),
       Schema.of(Column.of("k", Type.TEXT)),
+      Schema.of(Column.of("k", Type.INTERVAL)),
       Schema.of(),
   };
   private static final Schema[] VALS = {
@@ -29,6 +30,7 @@ class UpdateBufferTest {
       Schema.of(Column.of("v", Type.BIGINT)),
       Schema.of(Column.of("v", Type.BIGINT), Column.of("t", Type.TIMESTAMP)),
       Schema.of(Column.of("d", Type.DOUBLE), Column.of("b", Type.BOOLEAN)),
+      Schema.of(Column.of("i", Type.INTERVAL), Column.of("n", Type.NUMERIC)),
   };
 
   record Case(Schema key, Schema val, List<Update> updates) {}
@@ -43,6 +45,8 @@ class UpdateBufferTest {
       case BOOLEAN -> r.nextBoolean();
       case TEXT -> new String[] {"", "a", "b", "é", "zz"}[r.nextInt(5)];
       case NUMERIC -> new java.math.BigDecimal[] {java.math.BigDecimal.ZERO, new java.math.BigDecimal("1.5"), new java.math.BigDecimal("-2")}[r.nextInt(3)];
+      case INTERVAL -> new io.cairn.engine.row.Interval[] {io.cairn.engine.row.Interval.ZERO, new io.cairn.engine.row.Interval(1, 0, 0),
+          new io.cairn.engine.row.Interval(0, 30, 0), new io.cairn.engine.row.Interval(0, -1, 7_200_000_000L)}[r.nextInt(4)];
       case NULL -> null;
     };
   }

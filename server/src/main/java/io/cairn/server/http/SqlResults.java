@@ -18,13 +18,15 @@ import java.util.Map;
  *   <li>{@code json}: an array with one {@code {columns, types, rows, message}} object per
  *       statement; a double that JSON cannot hold (NaN, ±Infinity) is its text, a DATE its ISO
  *       text ({@code "2024-03-31"}), a TIMESTAMP its microseconds since the epoch (UTC), a NUMERIC an
- *       exact JSON number ({@code 12.34}).
+ *       exact JSON number ({@code 12.34}), an INTERVAL PostgreSQL's text ({@code "1 day 02:00:00"}).
  * </ul>
  *
  * pgwire renders the same results as RowDescription and DataRow messages.
  */
 final class SqlResults {
-  private static final ObjectMapper JSON = new ObjectMapper().enable(com.fasterxml.jackson.core.JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN);
+  private static final ObjectMapper JSON = new ObjectMapper().enable(com.fasterxml.jackson.core.JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN)
+      .registerModule(new com.fasterxml.jackson.databind.module.SimpleModule() // an INTERVAL as PostgreSQL writes it
+          .addSerializer(io.cairn.engine.row.Interval.class, com.fasterxml.jackson.databind.ser.std.ToStringSerializer.instance));
   static final List<String> FORMATS = List.of("table", "json", "csv");
 
   private SqlResults() {}

@@ -31,6 +31,7 @@ final class ColumnBatchReader {
   private final double[][] doubles;
   private final String[][] texts;
   private final java.math.BigDecimal[][] decimals;
+  private final io.cairn.engine.row.Interval[][] intervals;
   private final boolean[][] booleans;
   private final BitSet[] nulls;
   /** The times and diffs, each kept as one value until a row differs (the common case: see {@link io.cairn.engine.trace.Batch}). */
@@ -79,6 +80,7 @@ final class ColumnBatchReader {
     doubles = new double[n][];
     texts = new String[n][];
     decimals = new java.math.BigDecimal[n][];
+    intervals = new io.cairn.engine.row.Interval[n][];
     booleans = new boolean[n][];
     nulls = new BitSet[n];
     for (int c = 0; c < n; c++) {
@@ -88,6 +90,7 @@ final class ColumnBatchReader {
         case DOUBLE -> doubles[c] = new double[rows];
         case TEXT -> texts[c] = new String[rows];
         case NUMERIC -> decimals[c] = new java.math.BigDecimal[rows];
+        case INTERVAL -> intervals[c] = new io.cairn.engine.row.Interval[rows];
         case BOOLEAN, NULL -> booleans[c] = new boolean[rows];
       }
     }
@@ -181,6 +184,15 @@ final class ColumnBatchReader {
           cr.consume();
         }
       }
+      case INTERVAL -> { // its fields as text
+        io.cairn.engine.row.Interval[] out = intervals[c];
+        for (int i = base; i < end; i++) {
+          if (cr.getCurrentDefinitionLevel() != 0) {
+            out[i] = io.cairn.engine.row.Interval.parse(cr.getBinary().toStringUsingUTF8());
+          }
+          cr.consume();
+        }
+      }
       case NUMERIC -> { // DECIMAL(38, 18): 16 bytes, two's complement, big-endian
         java.math.BigDecimal[] out = decimals[c];
         for (int i = base; i < end; i++) {
@@ -218,7 +230,8 @@ final class ColumnBatchReader {
       case BIGINT, TIMESTAMP, DATE -> new ColumnVector.Longs(types[c], longs[c], nl, rows);
       case DOUBLE -> new ColumnVector.Doubles(doubles[c], nl, rows);
       case TEXT -> new ColumnVector.Texts(texts[c], rows);
-      case NUMERIC -> new ColumnVector.Decimals(decimals[c], rows);
+      case NUMERIC -> new ColumnVector.Values(io.cairn.engine.row.Type.NUMERIC, decimals[c], rows);
+      case INTERVAL -> new ColumnVector.Values(io.cairn.engine.row.Type.INTERVAL, intervals[c], rows);
       case BOOLEAN, NULL -> new ColumnVector.Booleans(types[c], booleans[c], nl, rows);
     };
   }

@@ -108,12 +108,14 @@ final class ColumnBatchWriter {
   }
 
   /**
-   * Whether a key or value column is a DATE or a NUMERIC: Parquet's DATE is INT32 and a NUMERIC is
-   * a DECIMAL in 16 fixed bytes, which {@link BulkPageEncoder} (INT64, DOUBLE, BOOLEAN, BINARY) does
-   * not write; such batches take parquet-java's column writers.
+   * Whether a key or value column is a DATE, a NUMERIC or an INTERVAL: Parquet's DATE is INT32, a
+   * NUMERIC is a DECIMAL in 16 fixed bytes and an INTERVAL a string of its fields, which {@link
+   * BulkPageEncoder} (INT64, DOUBLE, BOOLEAN, BINARY of strings) does not write; such batches take
+   * parquet-java's column writers.
    */
   private static boolean hasDate(Batch batch) {
-    for (io.cairn.engine.row.Type t : new io.cairn.engine.row.Type[] {io.cairn.engine.row.Type.DATE, io.cairn.engine.row.Type.NUMERIC}) {
+    for (io.cairn.engine.row.Type t : new io.cairn.engine.row.Type[] {io.cairn.engine.row.Type.DATE, io.cairn.engine.row.Type.NUMERIC,
+        io.cairn.engine.row.Type.INTERVAL}) {
       if (batch.keySchema().has(t) || batch.valSchema().has(t)) {
         return true;
       }
@@ -435,7 +437,15 @@ final class ColumnBatchWriter {
           w.write(d.getDouble(i), 0, 1);
         }
       }
-    } else if (col instanceof ColumnVector.Decimals n) {
+    } else if (col instanceof ColumnVector.Values n && n.type() == io.cairn.engine.row.Type.INTERVAL) { // its fields as text
+      for (int i = from; i < to; i++) {
+        if (n.isNull(i)) {
+          w.writeNull(0, 0);
+        } else {
+          w.write(Binary.fromString(((io.cairn.engine.row.Interval) n.get(i)).storageText()), 0, 1);
+        }
+      }
+    } else if (col instanceof ColumnVector.Values n) {
       for (int i = from; i < to; i++) {
         if (n.isNull(i)) {
           w.writeNull(0, 0);

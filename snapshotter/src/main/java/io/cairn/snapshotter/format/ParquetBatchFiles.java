@@ -37,7 +37,10 @@ import org.apache.parquet.schema.Types;
  * with a key column is stored as {@code val_<name>}), then {@code _time} and {@code _diff}, both
  * required INT64. Key and value columns are optional (SQL NULL): BIGINT → INT64, TIMESTAMP →
  * INT64 TIMESTAMP(MICROS, UTC), DATE → INT32 DATE (days), NUMERIC → FIXED_LEN_BYTE_ARRAY(16)
- * DECIMAL(38, 18) (every NUMERIC fits: {@link io.cairn.engine.row.Numeric}), DOUBLE → DOUBLE, TEXT → BINARY STRING, BOOLEAN and NULL →
+ * DECIMAL(38, 18) (every NUMERIC fits: {@link io.cairn.engine.row.Numeric}), DOUBLE → DOUBLE, TEXT → BINARY STRING,
+ * INTERVAL → BINARY STRING of its three fields ({@link io.cairn.engine.row.Interval#storageText}: {@code
+ * 14 months 3 days 14706500000 microseconds}, which DuckDB casts to INTERVAL; Parquet's INTERVAL has
+ * milliseconds and no sign), BOOLEAN and NULL →
  * BOOLEAN. Rows are in the batch's (key, val, time) order, in row groups of at most {@link
  * BatchFileOptions#rowGroupRows()} rows (an empty batch has none). Pages are ZSTD-compressed and
  * carry statistics; values are encoded as parquet-java's writer picks for the {@link
@@ -125,7 +128,7 @@ public final class ParquetBatchFiles {
       case NUMERIC -> Types.optional(PrimitiveTypeName.FIXED_LEN_BYTE_ARRAY).length(16)
           .as(LogicalTypeAnnotation.decimalType(NUMERIC_SCALE, NUMERIC_PRECISION)).named(name);
       case DOUBLE -> Types.optional(PrimitiveTypeName.DOUBLE).named(name);
-      case TEXT -> Types.optional(PrimitiveTypeName.BINARY).as(LogicalTypeAnnotation.stringType()).named(name);
+      case TEXT, INTERVAL -> Types.optional(PrimitiveTypeName.BINARY).as(LogicalTypeAnnotation.stringType()).named(name);
       case BOOLEAN, NULL -> Types.optional(PrimitiveTypeName.BOOLEAN).named(name);
     };
   }

@@ -78,6 +78,7 @@ class BulkPageEncoderPropertyTest {
       case TIMESTAMP -> 1_700_000_000_000_000L + (g.distinct <= 0 ? (long) i * 1000 : pick);
       case DATE -> 18_000L + (g.distinct <= 0 ? i : pick);
       case NUMERIC -> java.math.BigDecimal.valueOf(g.distinct <= 0 ? i : pick, 2);
+      case INTERVAL -> new io.cairn.engine.row.Interval(pick % 13, pick % 40 - 20, pick * 1_000_001L);
       case DOUBLE -> switch (pick % 11) {
         case 0 -> Double.NaN;
         case 1 -> -0.0;
@@ -364,6 +365,7 @@ class BulkPageEncoderPropertyTest {
                 case TIMESTAMP -> rs.getObject(col + 1) == null ? null : "ts";
                 case DATE -> rs.getObject(col + 1) == null ? null : rs.getObject(col + 1, java.time.LocalDate.class).toEpochDay();
                 case NUMERIC -> rs.getBigDecimal(col + 1) == null ? null : io.cairn.engine.row.Numeric.of(rs.getBigDecimal(col + 1));
+                case INTERVAL -> rs.getString(col + 1) == null ? null : io.cairn.engine.row.Interval.parse(rs.getString(col + 1));
                 case DOUBLE -> rs.getObject(col + 1) == null ? null : rs.getDouble(col + 1);
                 case TEXT -> rs.getString(col + 1);
                 case BOOLEAN, NULL -> rs.getObject(col + 1) == null ? null : rs.getBoolean(col + 1);

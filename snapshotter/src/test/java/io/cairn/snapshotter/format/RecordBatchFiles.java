@@ -120,7 +120,7 @@ final class RecordBatchFiles {
       case DATE -> Types.optional(PrimitiveTypeName.INT32).as(LogicalTypeAnnotation.dateType()).named(name);
       case DOUBLE -> Types.optional(PrimitiveTypeName.DOUBLE).named(name);
       case TEXT -> Types.optional(PrimitiveTypeName.BINARY).as(LogicalTypeAnnotation.stringType()).named(name);
-      case NUMERIC -> throw new UnsupportedOperationException("the record-based reference predates NUMERIC");
+      case NUMERIC, INTERVAL -> throw new UnsupportedOperationException("the record-based reference predates NUMERIC and INTERVAL");
       case BOOLEAN, NULL -> Types.optional(PrimitiveTypeName.BOOLEAN).named(name);
     };
   }
@@ -603,7 +603,7 @@ final class RecordBatchFiles {
         case BIGINT, TIMESTAMP, DATE -> new ColumnVector.Longs(types[c], trim(longs[c]), nl, rows);
         case DOUBLE -> new ColumnVector.Doubles(java.util.Arrays.copyOf(doubles[c], rows), nl, rows);
         case TEXT -> new ColumnVector.Texts(texts[c].length == rows ? texts[c] : java.util.Arrays.copyOf(texts[c], rows), rows);
-        case NUMERIC -> throw new UnsupportedOperationException("the record-based reference predates NUMERIC");
+        case NUMERIC, INTERVAL -> throw new UnsupportedOperationException("the record-based reference predates NUMERIC and INTERVAL");
         case BOOLEAN, NULL -> new ColumnVector.Booleans(types[c], java.util.Arrays.copyOf(booleans[c], rows), nl, rows);
       };
     }

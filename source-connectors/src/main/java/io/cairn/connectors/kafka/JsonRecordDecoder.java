@@ -37,7 +37,8 @@ import java.util.Optional;
  * {@code io.debezium.time.Date} / {@code org.apache.kafka.connect.data.Date} (days) becomes midnight
  * UTC; NUMERIC a number or a numeric string (exactly, within {@link io.cairn.engine.row.Numeric}'s
  * bounds); DATE an ISO-8601 date string ({@code 2024-03-31}; a date-time's UTC date) or a number of days
- * since 1970-01-01 (Debezium's and Connect's date). A Connect {@code Decimal} (base64 unscaled bytes, the Debezium default for NUMERIC) is
+ * since 1970-01-01 (Debezium's and Connect's date); INTERVAL PostgreSQL's text ({@code "1 day 02:00:00"}) or ISO 8601
+ * ({@code "P1DT2H"}), or a number of microseconds. A Connect {@code Decimal} (base64 unscaled bytes, the Debezium default for NUMERIC) is
  * decoded for BIGINT and DOUBLE columns when the schema wrapper gives its scale.
  *
  * <p>Keys (UPSERT, DEBEZIUM): the primary key columns are taken from the record key when it is a
@@ -442,6 +443,20 @@ final class JsonRecordDecoder {
         } catch (NumberFormatException | ArithmeticException e) {
           throw new BadRecordException("column '" + column + "' is NUMERIC but the " + where + " holds " + f + ", which is not one"
               + (e instanceof ArithmeticException ? " (" + e.getMessage() + ")" : ""));
+        }
+        throw wrongType(column, type, f, where);
+      }
+      case INTERVAL -> {
+        if (f.isTextual()) {
+          try {
+            return io.cairn.engine.row.Interval.parse(f.textValue());
+          } catch (IllegalArgumentException e) {
+            throw new BadRecordException("column '" + column + "' is INTERVAL but the " + where + " holds a string that is not one: "
+                + e.getMessage());
+          }
+        }
+        if (f.isIntegralNumber() && f.canConvertToLong()) {
+          return new io.cairn.engine.row.Interval(0, 0, f.longValue()); // microseconds, as Debezium's numeric intervals
         }
         throw wrongType(column, type, f, where);
       }

@@ -342,6 +342,7 @@ final class KafkaSink implements Sink {
         case DOUBLE -> x.asDouble();
         case TEXT -> x.asText();
         case NUMERIC -> io.cairn.engine.row.Numeric.of(x.isTextual() ? new java.math.BigDecimal(x.asText()) : x.decimalValue());
+        case INTERVAL -> io.cairn.engine.row.Interval.parse(x.asText());
         case BOOLEAN -> x.asBoolean();
         case NULL -> null;
       };

@@ -112,6 +112,7 @@ final class PostgresCatalog {
       case "bool" -> Type.BOOLEAN;
       case "timestamp", "timestamptz" -> Type.TIMESTAMP;
       case "date" -> Type.DATE;
+      case "interval" -> Type.INTERVAL;
       default -> Type.TEXT;
     };
   }

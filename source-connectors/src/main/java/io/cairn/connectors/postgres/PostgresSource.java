@@ -396,6 +396,7 @@ final class PostgresSource implements Source {
     p.setProperty("tombstones.on.delete", "false");
     p.setProperty("skipped.operations", "none");
     p.setProperty("decimal.handling.mode", "string"); // exact: a NUMERIC column keeps every digit; DOUBLE and BIGINT parse it
+    p.setProperty("interval.handling.mode", "string"); // exact: ISO 8601 with months, days and time apart (numeric would fold them)
     p.setProperty("time.precision.mode", "adaptive_time_microseconds");
     p.setProperty("errors.max.retries", "0");
     p.setProperty("poll.interval.ms", "20");
@@ -610,6 +611,7 @@ final class PostgresSource implements Source {
         case BIGINT -> v instanceof String n ? new java.math.BigDecimal(n).longValueExact() : ((Number) v).longValue();
         case DOUBLE -> v instanceof String n ? Double.parseDouble(n) : ((Number) v).doubleValue();
         case NUMERIC -> numeric(v);
+        case INTERVAL -> io.cairn.engine.row.Interval.parse(v.toString()); // Debezium's ISO 8601 (interval.handling.mode string)
         case BOOLEAN -> (Boolean) v;
         case TIMESTAMP -> timestampMicros(v, logical);
         case DATE -> Math.floorDiv(timestampMicros(v, logical), MICROS_PER_DAY); // io.debezium.time.Date: days already
@@ -618,7 +620,7 @@ final class PostgresSource implements Source {
       };
     } catch (ArithmeticException e) {
       throw new IllegalStateException("column '" + column + "' is declared " + type + " but the value " + v + " does not fit it: " + e.getMessage());
-    } catch (ClassCastException | DateTimeParseException | NumberFormatException e) {
+    } catch (ClassCastException | DateTimeParseException | IllegalArgumentException e) {
       throw new IllegalStateException("column '" + column + "' is declared " + type + " but the value is a "
           + v.getClass().getSimpleName() + (logical == null ? "" : " (" + logical + ")"));
     }

@@ -92,6 +92,19 @@ class JsonRecordDecoderTest {
   }
 
   @Test
+  void intervalsArePostgresTextIso8601OrMicrosecondsAndABadOneIsNamed() {
+    JsonRecordDecoder d = new JsonRecordDecoder(Schema.parse("id BIGINT, took INTERVAL"), List.of("id"), Envelope.UPSERT, Optional.empty());
+    assertThat(d.decode(null, b("{\"id\":1,\"took\":\"1 year 2 mons -3 days +04:05:06.5\"}")).row().get(1).toString())
+        .isEqualTo("1 year 2 mons -3 days +04:05:06.5");
+    assertThat(d.decode(null, b("{\"id\":1,\"took\":\"P1Y2M-3DT4H5M6.5S\"}")).row().get(1).toString())
+        .isEqualTo("1 year 2 mons -3 days +04:05:06.5");
+    assertThat(d.decode(null, b("{\"id\":1,\"took\":90000000}")).row().get(1).toString()).isEqualTo("00:01:30");
+    assertThat(d.decode(null, b("{\"id\":1,\"took\":\"90 minutes\"}")).row().get(1).toString()).isEqualTo("01:30:00");
+    assertThatThrownBy(() -> d.decode(null, b("{\"id\":1,\"took\":\"soon\"}"))).hasMessageContaining("column 'took' is INTERVAL");
+    assertThatThrownBy(() -> d.decode(null, b("{\"id\":1,\"took\":true}"))).hasMessageContaining("column 'took' is INTERVAL");
+  }
+
+  @Test
   void upsertTakesTheKeyFromAnObjectKeyAScalarKeyOrTheValue() {
     JsonRecordDecoder d = decoder(Envelope.UPSERT);
     assertThat(d.decode(b("{\"id\":3}"), b("{\"name\":\"a\"}"))).isEqualTo(Change.upsert(Row.of(3L), Row.of(3L, "a", null, null, null)));

@@ -114,6 +114,7 @@ final class PgFixture implements AutoCloseable {
             }
             case DATE -> rs.getObject(i + 1) == null ? null : rs.getObject(i + 1, java.time.LocalDate.class).toEpochDay();
             case NUMERIC -> rs.getBigDecimal(i + 1) == null ? null : io.cairn.engine.row.Numeric.of(rs.getBigDecimal(i + 1));
+            case INTERVAL -> rs.getString(i + 1) == null ? null : io.cairn.engine.row.Interval.parse(rs.getString(i + 1)); // PostgreSQL's text
             case NULL -> null;
           };
         }
