@@ -13,8 +13,9 @@ import java.util.Objects;
  * canonical form inside the engine, so equal numbers stay equal objects. A computed column carries
  * the scale PostgreSQL gives it ({@code +}, {@code -}: the larger; {@code *}: the sum; SUM, MIN, MAX:
  * the input's), or none ({@link #NONE}: a division, AVG), shown as its canonical value. Neither
- * part is in {@link #toString()}, so a schema's fingerprint and a snapshot's batches do not depend
- * on it.
+ * part is in {@link #toString()} or in {@link #equals}: a column's layout is its name and type, so
+ * a schema's fingerprint, a snapshot's batches (whose schemas are read back from text) and the
+ * arrangements they are restored into do not depend on how its values are shown.
  *
  * @param precision digits in all, or {@link #NONE}
  * @param scale digits after the point, or {@link #NONE}
@@ -68,6 +69,17 @@ public record Column(String name, Type type, int precision, int scale) {
       return type + "(" + precision + ", " + Math.max(scale, 0) + ")";
     }
     return type.toString();
+  }
+
+  /** Equal name and type (see the class comment: precision and scale are how values are shown, not their layout). */
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Column c && c.name.equals(name) && c.type == type;
+  }
+
+  @Override
+  public int hashCode() {
+    return name.hashCode() * 31 + type.hashCode();
   }
 
   @Override

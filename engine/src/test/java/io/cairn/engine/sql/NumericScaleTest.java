@@ -115,17 +115,16 @@ class NumericScaleTest {
   void aDeclaredScaleIsParsedAndCheckedWhereverATypeIsWritten() {
     Statement.CreateSource cs = (Statement.CreateSource) Parser.parse(
         "CREATE SOURCE o FROM KAFKA (topic = 'o') FORMAT JSON ENVELOPE UPSERT (id BIGINT PRIMARY KEY, price NUMERIC(15, 2), q DECIMAL(7), x NUMERIC)");
-    assertThat(cs.schema().column(1)).isEqualTo(Column.numeric("price", 15, 2));
-    assertThat(cs.schema().column(2)).isEqualTo(Column.numeric("q", 7, 0));
-    assertThat(cs.schema().column(3)).isEqualTo(Column.of("x", Type.NUMERIC));
-    assertThat(cs.schema().column(1).sqlType()).isEqualTo("NUMERIC(15, 2)");
+    assertThat(cs.schema().columns().stream().map(c -> c.name() + " " + c.sqlType()).toList())
+        .containsExactly("id BIGINT", "price NUMERIC(15, 2)", "q NUMERIC(7, 0)", "x NUMERIC");
+    assertThat(cs.schema().column(1)).as("equal as a layout: name and type").isEqualTo(Column.of("price", Type.NUMERIC));
     assertThat(cs.schema().toString()).as("the fingerprint's text has no scale").isEqualTo("id BIGINT, price NUMERIC, q NUMERIC, x NUMERIC");
     assertThatThrownBy(() -> Parser.parse("CREATE SOURCE o FROM KAFKA (topic = 'o') (id BIGINT, price NUMERIC(4, 6))"))
         .hasMessageContaining("NUMERIC(4, 6)");
     assertThatThrownBy(() -> Parser.parse("CREATE SOURCE o FROM KAFKA (topic = 'o') (id BIGINT, price NUMERIC(30, 20))"))
         .hasMessageContaining("scale is 0 to 18");
-    assertThat(Schema.parse("id BIGINT, price NUMERIC(15, 2), n NUMERIC(9)").columns())
-        .containsExactly(Column.of("id", Type.BIGINT), Column.numeric("price", 15, 2), Column.numeric("n", 9, 0));
+    assertThat(Schema.parse("id BIGINT, price NUMERIC(15, 2), n NUMERIC(9)").columns().stream().map(c -> c.name() + " " + c.sqlType()))
+        .containsExactly("id BIGINT", "price NUMERIC(15, 2)", "n NUMERIC(9, 0)");
     assertThatThrownBy(() -> Schema.parse("id BIGINT(3)")).hasMessageContaining("only NUMERIC takes a precision");
     // values are rounded half away from zero into the column, and too many integer digits are an overflow
     Column p = Column.numeric("price", 6, 2);
