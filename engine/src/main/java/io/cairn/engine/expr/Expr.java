@@ -204,6 +204,17 @@ public sealed interface Expr {
       if (a == null || b == null) {
         return null;
       }
+      try {
+        return evalValues(a, b);
+      } catch (ArithmeticException e) {
+        if ("long overflow".equals(e.getMessage()) || "integer overflow".equals(e.getMessage())) {
+          throw new ArithmeticException(type + " out of range in " + this); // as PostgreSQL's "bigint out of range"
+        }
+        throw e;
+      }
+    }
+
+    private Object evalValues(Object a, Object b) {
       Type t = type();
       if (t == Type.INTERVAL || t == Type.TIMESTAMP) {
         return evalInterval(a, b);

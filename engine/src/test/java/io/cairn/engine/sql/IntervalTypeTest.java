@@ -97,6 +97,11 @@ class IntervalTypeTest {
       assertThatThrownBy(() -> s.execute("SELECT EXTRACT(DOW FROM dur) AS x FROM d")).hasMessageContaining("Cannot EXTRACT dow from an INTERVAL");
       assertThatThrownBy(() -> s.execute("SELECT INTERVAL '3 fortnights' AS x FROM d")).hasMessageContaining("unknown unit 'fortnights'");
       assertThatThrownBy(() -> s.execute("SELECT dur * 1.5 AS x FROM d")).hasMessageContaining("an INTERVAL takes");
+      // an overflow names its type and expression, not Java's "long overflow"
+      assertThatThrownBy(() -> s.execute("SELECT dur * 9223372036854775807 AS x FROM d WHERE secs > 0"))
+          .hasMessageContaining("INTERVAL out of range in");
+      assertThatThrownBy(() -> s.execute("SELECT amount * 9223372036854775807 AS x FROM gen WHERE amount > 1"))
+          .hasMessageContaining("BIGINT out of range in");
     }
   }
 
