@@ -160,7 +160,7 @@ public final class Dataflow implements Collection {
         op = new ReduceOp(name("reduce"), in, r.groupBy(), r.aggregates(), r.schema(), shards, choices.typedReduce());
       } else if (p instanceof Plan.TopK t) {
         Operator in = build(t.input());
-        op = new TopKOp(name("topk"), in, t.groupBy(), t.order(), t.offset(), t.limit(), shards);
+        op = new TopKOp(name("topk"), in, t.groupBy(), t.order(), t.offset(), t.limit(), t.schema(), t.rowNumber() != null, shards);
       } else {
         Plan.Distinct d = (Plan.Distinct) p;
         Operator in = build(d.input());

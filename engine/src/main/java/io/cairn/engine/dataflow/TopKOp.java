@@ -11,8 +11,10 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Top-k per group ({@link io.cairn.engine.plan.Plan.TopK}): ORDER BY … LIMIT inside a view, and
- * DISTINCT ON.
+ * Top-k per group ({@link io.cairn.engine.plan.Plan.TopK}): ORDER BY … LIMIT inside a view,
+ * DISTINCT ON, and {@code ROW_NUMBER() OVER (PARTITION BY … ORDER BY …)} (each output row then
+ * carries its number in the group: a row whose number changes is retracted with the old number and
+ * inserted with the new one; a bound on the number, {@code rn <= k}, is the limit).
  *
  * <p>State: one arrangement, group key → every input row of the group with its count, so a
  * retraction of a row in the window finds the row that moves up. For each group touched in a
@@ -32,9 +34,12 @@ final class TopKOp extends Operator {
   private final long offset;
   private final long limit;
   private final Arrangement rows;
+  private final boolean numbered;
 
-  TopKOp(String name, Operator input, int[] groupBy, List<SortKey> order, long offset, long limit, int shards) {
-    super(input.schema(), List.of(input), shards);
+  TopKOp(String name, Operator input, int[] groupBy, List<SortKey> order, long offset, long limit, io.cairn.engine.row.Schema schema,
+      boolean numbered, int shards) {
+    super(schema, List.of(input), shards);
+    this.numbered = numbered;
     this.groupBy = groupBy.clone();
     this.order = SortKey.total(order);
     this.offset = offset;
@@ -95,16 +100,26 @@ final class TopKOp extends Operator {
     }
   }
 
-  /** Adds {@code sign} × each row's count within the window of {@code group} (in order) to {@code change}. */
+  /**
+   * Adds {@code sign} × each row's count within the window of {@code group} (in order) to {@code
+   * change}; numbered, each copy of a row as the row with its position appended.
+   */
   private void window(TreeMap<Row, Long> group, Map<Row, Long> change, int sign) {
     long skip = offset;
     long left = limit;
+    long position = 0;
     for (Map.Entry<Row, Long> e : group.entrySet()) {
       if (left == 0) {
         break;
       }
       long n = e.getValue();
       if (n <= 0) {
+        continue;
+      }
+      if (numbered) { // no offset with numbers (the plan refuses one)
+        for (long c = 0; c < n && left > 0; c++, left--) {
+          change.merge(numbered(e.getKey(), ++position), (long) sign, Long::sum);
+        }
         continue;
       }
       long skipped = Math.min(skip, n);
@@ -115,6 +130,12 @@ final class TopKOp extends Operator {
         change.merge(e.getKey(), sign * taken, Long::sum);
       }
     }
+  }
+
+  private static Row numbered(Row r, long position) {
+    Object[] v = java.util.Arrays.copyOf(r.toArray(), r.size() + 1);
+    v[r.size()] = position;
+    return Row.wrap(v);
   }
 
   @Override

@@ -140,9 +140,9 @@ public final class ColumnPruning {
       return Cut.same(new Plan.Distinct(exactly(cut(d.input(), all), all, d.input().schema()).plan()));
     } else if (p instanceof Plan.TopK t) {
       BitSet all = new BitSet();
-      all.set(0, t.schema().size());
+      all.set(0, t.input().schema().size());
       Plan in = exactly(cut(t.input(), all), all, t.input().schema()).plan();
-      return Cut.same(new Plan.TopK(in, t.groupBy(), t.order(), t.offset(), t.limit()));
+      return Cut.same(t.with(in, t.limit()));
     }
     throw new IllegalStateException("Cannot prune the columns of " + p + ": a plan kind this rewrite does not know");
   }

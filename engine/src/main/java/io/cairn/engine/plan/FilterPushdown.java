@@ -43,7 +43,7 @@ public final class FilterPushdown {
     } else if (plan instanceof Plan.Distinct d) {
       return new Plan.Distinct(push(d.input()));
     } else if (plan instanceof Plan.TopK t) {
-      return new Plan.TopK(push(t.input()), t.groupBy(), t.order(), t.offset(), t.limit());
+      return t.with(push(t.input()), t.limit());
     }
     return plan; // Get
   }
@@ -87,8 +87,70 @@ public final class FilterPushdown {
       }
       Plan joined = new Plan.Join(into(j.left(), left), into(j.right(), right), j.leftKeys(), j.rightKeys(), j.schema());
       return stay.isEmpty() ? joined : new Plan.Filter(joined, and(stay));
+    } else if (p instanceof Plan.TopK t && (t.groupBy().length > 0 || t.rowNumber() != null)) {
+      return intoTopK(t, conds);
     }
     return new Plan.Filter(p, and(conds)); // Get, Reduce, TopK
+  }
+
+  /**
+   * Filters over a top-k per group: a condition on the group columns alone keeps or drops whole
+   * groups, so it goes below (the groups it keeps are the same top-k); a bound on the row number
+   * ({@code rn <= k}, {@code rn < k}, {@code rn = 1}) lowers the limit, so the operator keeps and
+   * emits only those rows (the condition stays above it, where it holds for every row). Others stay above.
+   */
+  private static Plan intoTopK(Plan.TopK t, List<Expr> conds) {
+    java.util.Set<Integer> groupCols = new java.util.HashSet<>();
+    for (int g : t.groupBy()) {
+      groupCols.add(g);
+    }
+    int rn = t.rowNumber() == null ? -1 : t.input().schema().size();
+    long limit = t.limit();
+    List<Expr> below = new ArrayList<>();
+    List<Expr> stay = new ArrayList<>();
+    for (Expr c : conds) {
+      BitSet cols = new BitSet();
+      Exprs.columns(c, cols);
+      if (!cols.isEmpty() && cols.stream().allMatch(groupCols::contains)) {
+        below.add(c);
+        continue;
+      }
+      if (rn >= 0) {
+        limit = Math.min(limit, rowNumberBound(c, rn));
+      }
+      stay.add(c);
+    }
+    Plan topK = t.with(into(t.input(), below), limit);
+    return stay.isEmpty() ? topK : new Plan.Filter(topK, and(stay));
+  }
+
+  /** The largest row number {@code c} lets through when it bounds column {@code rn} by a constant; else no bound. */
+  private static long rowNumberBound(Expr c, int rn) {
+    if (!(c instanceof Expr.Cmp cmp)) {
+      return Long.MAX_VALUE;
+    }
+    Expr.CmpOp op = cmp.op();
+    Expr col = cmp.left();
+    Expr lit = cmp.right();
+    if (!(col instanceof Expr.Col) && cmp.right() instanceof Expr.Col) { // k >= rn is rn <= k
+      col = cmp.right();
+      lit = cmp.left();
+      op = switch (op) {
+        case LT -> Expr.CmpOp.GT;
+        case LE -> Expr.CmpOp.GE;
+        case GT -> Expr.CmpOp.LT;
+        case GE -> Expr.CmpOp.LE;
+        default -> op;
+      };
+    }
+    if (!(col instanceof Expr.Col x) || x.index() != rn || !(lit instanceof Expr.Lit l) || !(l.value() instanceof Long k)) {
+      return Long.MAX_VALUE;
+    }
+    return switch (op) {
+      case LE, EQ -> Math.max(0, k);
+      case LT -> Math.max(0, k - 1);
+      default -> Long.MAX_VALUE;
+    };
   }
 
   /** {@code c} reading {@code exprs[i]} wherever it read column {@code i}. */

@@ -225,20 +225,36 @@ public sealed interface Plan {
    * Top-k: per group of equal {@code groupBy} columns (one group when there are none), the rows at
    * positions {@code offset} to {@code offset + limit} of the group in {@code order} (ties broken by
    * the whole row, so the rows kept are the same whatever the order of arrival). The output rows are
-   * input rows; a row present n times counts n positions.
+   * input rows; a row present n times counts n positions. With {@code rowNumber} each output row
+   * also carries its position in the group, from 1 ({@code ROW_NUMBER() OVER (PARTITION BY … ORDER
+   * BY …)}; the copies of a row present n times get n numbers).
    */
-  record TopK(Plan input, int[] groupBy, List<SortKey> order, long offset, long limit) implements Plan {
+  record TopK(Plan input, int[] groupBy, List<SortKey> order, long offset, long limit, String rowNumber) implements Plan {
     public TopK {
       groupBy = groupBy.clone();
       order = List.copyOf(order);
       if (offset < 0 || limit < 0) {
         throw new IllegalArgumentException("Cannot plan top-k: offset and limit must not be negative");
       }
+      if (rowNumber != null && offset != 0) {
+        throw new IllegalArgumentException("Cannot plan top-k: rows are numbered from the first, without an offset");
+      }
     }
 
+    /** The window of each group's rows, without numbers. */
+    public TopK(Plan input, int[] groupBy, List<SortKey> order, long offset, long limit) {
+      this(input, groupBy, order, offset, limit, null);
+    }
+
+    /** The same window over another input (of the same columns), or with another limit. */
+    public TopK with(Plan newInput, long newLimit) {
+      return new TopK(newInput, groupBy, order, offset, newLimit, rowNumber);
+    }
+
+    /** The input's columns, then the row's number in its group's order (from 1) when {@code rowNumber} names one. */
     @Override
     public Schema schema() {
-      return input.schema();
+      return rowNumber == null ? input.schema() : input.schema().concat(Schema.of(Column.of(rowNumber, Type.BIGINT)));
     }
 
     @Override
@@ -249,17 +265,18 @@ public sealed interface Plan {
     @Override
     public boolean equals(Object o) {
       return o instanceof TopK t && t.input.equals(input) && Arrays.equals(t.groupBy, groupBy) && t.order.equals(order)
-          && t.offset == offset && t.limit == limit;
+          && t.offset == offset && t.limit == limit && Objects.equals(t.rowNumber, rowNumber);
     }
 
     @Override
     public int hashCode() {
-      return Objects.hash(input, Arrays.hashCode(groupBy), order, offset, limit);
+      return Objects.hash(input, Arrays.hashCode(groupBy), order, offset, limit, rowNumber);
     }
 
     @Override
     public String toString() {
-      return "TopK[" + Arrays.toString(groupBy) + ", " + order + ", offset " + offset + ", limit " + limit + "]";
+      return "TopK[" + Arrays.toString(groupBy) + ", " + order + ", offset " + offset + ", limit " + limit
+          + (rowNumber == null ? "" : ", numbered as " + rowNumber) + "]";
     }
   }
 
@@ -295,6 +312,7 @@ public sealed interface Plan {
       }
       sb.append(" order by ").append(t.order()).append(t.offset() > 0 ? " offset " + t.offset() : "")
           .append(t.limit() < Long.MAX_VALUE ? " limit " + t.limit() : "")
+          .append(t.rowNumber() == null ? "" : " numbered as " + t.rowNumber())
           .append(" (arranges its input by group; a change re-sorts its group)");
     } else {
       sb.append("Distinct (arranged by row)");

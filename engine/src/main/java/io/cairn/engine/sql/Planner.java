@@ -141,8 +141,20 @@ final class Planner {
     Plan out;
     int[] keyCols = null;
     if (!aggregate) {
+      Plan.TopK numbered = rowNumber(ps, input, rowScope);
+      if (numbered != null) {
+        List<Relation> withNumber = new ArrayList<>(rels);
+        withNumber.add(new Relation(ROW_NUMBER_RELATION, ROW_NUMBER_RELATION, Schema.of(numbered.schema().column(input.schema().size())),
+            input.schema().size()));
+        input = numbered;
+        rowScope = new Scope(errors, withNumber, input.schema());
+      }
       out = SelectList.plan(errors, rowScope, ps.getSelectItems(), input);
     } else {
+      if (windowItem(ps) != null) {
+        throw errors.error(windowItem(ps), "unsupported syntax: a window function beside GROUP BY or aggregates"
+            + " (number the rows of a subquery that aggregates: SELECT *, ROW_NUMBER() OVER (…) FROM (SELECT … GROUP BY …) g)");
+      }
       List<net.sf.jsqlparser.expression.operators.relational.ComparisonOperator> later = havingSubqueries(ps);
       AggregatePlan ap = new AggregatePlan(errors, rowScope, ps);
       out = ap.plan(input);
@@ -169,6 +181,84 @@ final class Planner {
       out = topK(ps, out);
     }
     return new Planned(out, keyCols, ps);
+  }
+
+  /** The relation whose one column is the row number of {@link #rowNumber}: never expanded by {@code *}. */
+  static final String ROW_NUMBER_RELATION = "#window";
+  private static final String ROW_NUMBER_COLUMN = "#row_number";
+
+  /** The select item of {@code ps} that is a window function, or null. */
+  private static net.sf.jsqlparser.expression.AnalyticExpression windowItem(PlainSelect ps) {
+    for (net.sf.jsqlparser.statement.select.SelectItem<?> item : ps.getSelectItems()) {
+      if (item.getExpression() instanceof net.sf.jsqlparser.expression.AnalyticExpression a) {
+        return a;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * {@code ROW_NUMBER() OVER (PARTITION BY a, b ORDER BY x DESC)} as a select item: a top-k per
+   * partition without a limit whose rows carry their number ({@link Plan.TopK#rowNumber}); the
+   * item is rewritten to read that number (named {@code row_number} unless aliased). An outer
+   * {@code WHERE rn <= k} becomes the top-k's limit (FilterPushdown), which is how top-k per group
+   * is written in PostgreSQL. Partitions and orders are by columns; one window function per SELECT.
+   * Null when {@code ps} has none.
+   */
+  private Plan.TopK rowNumber(PlainSelect ps, Plan input, Scope rowScope) {
+    net.sf.jsqlparser.expression.AnalyticExpression a = null;
+    net.sf.jsqlparser.statement.select.SelectItem<?> at = null;
+    for (net.sf.jsqlparser.statement.select.SelectItem<?> item : ps.getSelectItems()) {
+      if (item.getExpression() instanceof net.sf.jsqlparser.expression.AnalyticExpression x) {
+        if (a != null) {
+          throw errors.error(x, "unsupported syntax: more than one window function in a SELECT");
+        }
+        a = x;
+        at = item;
+      }
+    }
+    if (a == null) {
+      return null;
+    }
+    if (!a.getName().equalsIgnoreCase("row_number")) {
+      throw errors.error(a, "unsupported syntax: window function " + a.getName().toUpperCase(java.util.Locale.ROOT)
+          + " (ROW_NUMBER() OVER (PARTITION BY … ORDER BY …) is supported)");
+    }
+    if (a.getExpression() != null || a.getWindowElement() != null || a.getWindowName() != null || a.getFilterExpression() != null
+        || a.getType() != net.sf.jsqlparser.expression.AnalyticType.OVER) {
+      throw errors.error(a, "unsupported syntax: " + a + " (write ROW_NUMBER() OVER (PARTITION BY … ORDER BY …), without a frame or a named window)");
+    }
+    ExpressionTranslator tr = new ExpressionTranslator(errors, rowScope, null);
+    List<Integer> partition = new ArrayList<>();
+    if (a.getPartitionExpressionList() != null) {
+      for (Object o : a.getPartitionExpressionList()) {
+        partition.add(windowColumn(tr, (net.sf.jsqlparser.expression.Expression) o, "PARTITION BY"));
+      }
+    }
+    List<io.cairn.engine.plan.SortKey> order = new ArrayList<>();
+    if (a.getOrderByElements() != null) {
+      for (net.sf.jsqlparser.statement.select.OrderByElement e : a.getOrderByElements()) {
+        boolean desc = !e.isAsc();
+        boolean nullsFirst = e.getNullOrdering() == null ? desc
+            : e.getNullOrdering() == net.sf.jsqlparser.statement.select.OrderByElement.NullOrdering.NULLS_FIRST;
+        order.add(new io.cairn.engine.plan.SortKey(windowColumn(tr, e.getExpression(), "ORDER BY"), desc, nullsFirst));
+      }
+    }
+    if (at.getAlias() == null) {
+      at.setAlias(new net.sf.jsqlparser.expression.Alias("row_number"));
+    }
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    net.sf.jsqlparser.statement.select.SelectItem raw = at;
+    raw.setExpression(new net.sf.jsqlparser.schema.Column("\"" + ROW_NUMBER_COLUMN + "\""));
+    return new Plan.TopK(input, partition.stream().mapToInt(Integer::intValue).toArray(), order, 0, Long.MAX_VALUE, ROW_NUMBER_COLUMN);
+  }
+
+  private int windowColumn(ExpressionTranslator tr, net.sf.jsqlparser.expression.Expression e, String clause) {
+    Expr x = tr.expr(e);
+    if (!(x instanceof Expr.Col c)) {
+      throw errors.error(e, "unsupported syntax: " + clause + " of a window by '" + e + "' (a column is required; compute it in a subquery)");
+    }
+    return c.index();
   }
 
   /**

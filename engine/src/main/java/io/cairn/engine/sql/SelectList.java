@@ -43,7 +43,9 @@ final class SelectList {
       Expression e = item.getExpression();
       if (e instanceof AllColumns && !(e instanceof AllTableColumns)) {
         for (Relation r : rowScope.relations()) {
-          expand(r, rowScope, exprs, names);
+          if (!r.alias().equals(Planner.ROW_NUMBER_RELATION)) { // a window's number is not a column of FROM
+            expand(r, rowScope, exprs, names);
+          }
         }
       } else if (e instanceof AllTableColumns atc) {
         expand(rowScope.relation(atc.getTable(), atc), rowScope, exprs, names);

@@ -618,7 +618,7 @@ public final class SqlSession {
               ev.namePos().line(), ev.namePos().column()));
       List<String> lines = new ArrayList<>();
       lines.add("View " + d.name() + " (dataflow " + d.id() + ", " + d.state() + "), arranged by " + keyNames(d));
-      lines.addAll(Plan.explain(d.plan()).lines().toList());
+      lines.addAll(Plan.explain(io.cairn.engine.plan.FilterPushdown.push(d.plan())).lines().toList()); // its filters where they run
       return lines(lines);
     }
     if (st instanceof Statement.ExplainSelect es) {
@@ -629,7 +629,7 @@ public final class SqlSession {
         lines.add("View " + es.viewName() + " (not created), arranged by "
             + (p.keyCols() == null ? "(the whole row)" : names(p.plan().schema(), p.keyCols())));
       }
-      lines.addAll(Plan.explain(p.plan()).lines().toList());
+      lines.addAll(Plan.explain(io.cairn.engine.plan.FilterPushdown.push(p.plan())).lines().toList()); // its filters where they run
       if (es.viewName() == null && !answeredByAnArrangement(p.plan())) {
         long rows = 0;
         for (String input : inputsOf(p.plan())) {
