@@ -26,7 +26,8 @@ import java.util.TreeMap;
  * <p>Cost: a touched group is re-sorted, O(g log g) for a group of g rows; a view's top-k without
  * groups is one group, so each tick that changes its input sorts the whole input. Fine for the
  * thousands of rows of a TPC-H result; a top-k over millions of changing rows wants a hierarchy of
- * partial top-ks (as Materialize builds), which this is not.
+ * partial top-ks (as Materialize builds), which this is not. Numbered rows without a bound on
+ * the number renumber every row after a change, as ROW_NUMBER must: O(g) output per change.
  */
 final class TopKOp extends Operator {
   private final int[] groupBy;
