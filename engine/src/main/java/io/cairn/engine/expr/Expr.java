@@ -572,12 +572,7 @@ public sealed interface Expr {
 
     /** {@code t} moved by {@code months} then {@code micros}. */
     public static long shift(long t, long months, long micros) {
-      if (months != 0) {
-        java.time.LocalDateTime d = java.time.LocalDateTime.ofEpochSecond(Math.floorDiv(t, 1_000_000L),
-            (int) Math.floorMod(t, 1_000_000L) * 1000, java.time.ZoneOffset.UTC).plusMonths(months);
-        t = d.toEpochSecond(java.time.ZoneOffset.UTC) * 1_000_000L + d.getNano() / 1000;
-      }
-      return Math.addExact(t, micros);
+      return io.cairn.engine.row.Interval.shift(t, months, micros);
     }
 
     @Override

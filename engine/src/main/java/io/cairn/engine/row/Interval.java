@@ -108,12 +108,20 @@ public record Interval(int months, int days, long micros) implements Comparable<
 
   /** TIMESTAMP {@code t} (microseconds since the epoch, UTC) moved by this interval: months, then days, then time. */
   public long addTo(long t) {
+    return shift(t, months, Math.addExact(Math.multiplyExact((long) days, MICROS_PER_DAY), micros));
+  }
+
+  /**
+   * TIMESTAMP {@code t} moved by {@code months} calendar months (the day of month clamped to the
+   * month's end, as PostgreSQL does), then by {@code micros} microseconds.
+   */
+  public static long shift(long t, long months, long micros) {
     if (months != 0) {
       java.time.LocalDateTime d = java.time.LocalDateTime.ofEpochSecond(Math.floorDiv(t, MICROS_PER_SECOND),
           (int) Math.floorMod(t, MICROS_PER_SECOND) * 1000, java.time.ZoneOffset.UTC).plusMonths(months);
       t = d.toEpochSecond(java.time.ZoneOffset.UTC) * MICROS_PER_SECOND + d.getNano() / 1000;
     }
-    return Math.addExact(Math.addExact(t, Math.multiplyExact((long) days, MICROS_PER_DAY)), micros);
+    return Math.addExact(t, micros);
   }
 
   /**

@@ -151,8 +151,9 @@ final class Planner {
       }
       out = SelectList.plan(errors, rowScope, ps.getSelectItems(), input);
     } else {
-      if (windowItem(ps) != null) {
-        throw errors.error(windowItem(ps), "unsupported syntax: a window function beside GROUP BY or aggregates"
+      net.sf.jsqlparser.expression.AnalyticExpression window = windowItem(ps);
+      if (window != null) {
+        throw errors.error(window, "unsupported syntax: a window function beside GROUP BY or aggregates"
             + " (number the rows of a subquery that aggregates: SELECT *, ROW_NUMBER() OVER (…) FROM (SELECT … GROUP BY …) g)");
       }
       List<net.sf.jsqlparser.expression.operators.relational.ComparisonOperator> later = havingSubqueries(ps);
