@@ -73,8 +73,8 @@ import org.slf4j.LoggerFactory;
  *       in a {@link MeteredObjectStore}), {@code repeats} times, one after the other, the full
  *       replay last (its initial load drops and re-creates the slot). Every recovery's views are
  *       compared with the naive oracle of {@link Workload}.
- *   <li>Standbys (unless {@code --no-standby}), after the snapshot strategies and before the full
- *       replay: on a copy of the daily snapshot's store, taken before any recovery wrote into it,
+ *   <li>Standbys (unless {@code --no-standby}), right after the daily strategy's recovery (their
+ *       results listed after the snapshot strategies'): on a copy of the daily snapshot's store, taken before any recovery wrote into it,
  *       an owner and a standby form a group on the benchmark's broker (both {@link Node}s in this
  *       JVM; the standby's {@link Node#recover} blocks while it stands by, so it runs on a thread
  *       of its own and is watched through its HTTP {@code /status}); warm, then hot. Once the
@@ -107,7 +107,11 @@ import org.slf4j.LoggerFactory;
  *   <li>The ingest node never commits a snapshot to its sources ({@code
  *       Engine.onSnapshotCommitted} is not called), so the replication slot keeps every WAL byte
  *       since the slot was created: every strategy can resume, and the WAL retained at the crash is
- *       the cost side of that choice.
+ *       the cost side of that choice. Before each snapshot strategy's recovery the benchmark itself
+ *       confirms the slot at that snapshot's commit LSN ({@code pg_replication_slot_advance}, never
+ *       backwards), as the node's snapshot commit would have in production: strategies are
+ *       recovered oldest snapshot first, the standbys (on the daily snapshot) right after the daily
+ *       strategy, the full replay (a new slot) last.
  *   <li>A recovery's figures are its own: it starts only once the previous recovery's walsender
  *       has released the slot, the Postgres statistics are read as differences around it, and the
  *       sources' meters count from their opening by this recovery.
@@ -173,7 +177,8 @@ public final class LoadOnSourceBenchmark {
 
   /** Measured facts of one snapshot written during the history. */
   private record Snap(String name, int hour, double hoursBeforeCrash, Path dir, SnapshotResult result,
-      MeteredObjectStore.Metrics writeMetrics, Map<String, String> kafkaOffsets, long walLsn, long pgChangesBefore) {}
+      MeteredObjectStore.Metrics writeMetrics, Map<String, String> kafkaOffsets, long walLsn, long pgChangesBefore,
+      long pgConfirmLsn) {}
 
   private LoadOnSourceResult runWith(KafkaBroker kafka, PgSetup pg, Path work, long t0, String startedAt) throws IOException {
     brokerProcess = kafka.childProcess().orElse(null);
@@ -234,28 +239,38 @@ public final class LoadOnSourceBenchmark {
       copyStore(daily.dir(), work.resolve("warm-standby"));
       copyStore(daily.dir(), work.resolve("hot-standby"));
     }
+    List<StrategyResult> standbyResults = new ArrayList<>();
     for (Snap s : snaps) {
+      if (pg != null) {
+        // as production would have: the slot confirmed at this strategy's snapshot
+        confirmSlot(pg, s.name(), s.pgConfirmLsn());
+      }
       results.add(recoverRepeatedly(s, w, pg, walAtCrash));
-    }
-    if (config.standbys() && daily != null) {
-      // before the full replay, whose initial load re-creates the slot
-      for (String mode : List.of("warm", "hot")) {
-        Path dir = work.resolve(mode + "-standby");
-        results.add(standBy(new Snap(mode + "-standby", daily.hour(), daily.hoursBeforeCrash(), dir, daily.result(),
-            daily.writeMetrics(), daily.kafkaOffsets(), daily.walLsn(), daily.pgChangesBefore()), mode, kafka, w, pg, walAtCrash));
+      if (s == daily && config.standbys()) {
+        // right after the daily recovery, before the slot is confirmed past the daily snapshot's position
+        for (String mode : List.of("warm", "hot")) {
+          Path dir = work.resolve(mode + "-standby");
+          standbyResults.add(standBy(new Snap(mode + "-standby", daily.hour(), daily.hoursBeforeCrash(), dir, daily.result(),
+              daily.writeMetrics(), daily.kafkaOffsets(), daily.walLsn(), daily.pgChangesBefore(), daily.pgConfirmLsn()), mode,
+              kafka, w, pg, walAtCrash));
+        }
       }
     }
+    results.addAll(standbyResults);
     Path fullDir = work.resolve("full-replay");
     copyCatalog(ingestDir, fullDir);
-    results.add(0, recoverRepeatedly(new Snap("full-replay", -1, -1, fullDir, null, null, Map.of(), walAtCrash, 0), w, pg,
-        walAtCrash));
+    results.add(0, recoverRepeatedly(new Snap("full-replay", -1, -1, fullDir, null, null, Map.of(), walAtCrash, 0, -1), w,
+        pg, walAtCrash));
 
     PeerComparison peer = config.peer() ? comparePeer(kafka, w, work) : null;
     if (pg != null) {
       notes.add("The ingest node never confirmed a snapshot to Postgres, so its slot kept all WAL since it was created ("
-          + retainedAtCrash + " bytes at the crash). That is what let every strategy resume; in production the slot retains"
-          + " only the WAL since the last committed snapshot: a daily snapshot retains up to a day of WAL of the whole"
-          + " database cluster, an hourly one an hour's.");
+          + retainedAtCrash + " bytes at the crash). That is what let every strategy resume. Before each strategy's"
+          + " recovery the benchmark confirms the slot at that strategy's snapshot (pg_replication_slot_advance to the"
+          + " commit LSN in the snapshot's offsets, the position a node's snapshot commit confirms; snapshots are recovered"
+          + " oldest first, the standbys right after the daily one), so each recovery finds the slot as production leaves it: retaining only the WAL since"
+          + " its last committed snapshot (a daily snapshot up to a day of WAL of the whole database cluster, an hourly"
+          + " one an hour's). The advance's own decoding is not counted in any recovery.");
       notes.add("PG WAL decoded is the growth of pg_stat_replication_slots.total_bytes: transaction data the server"
           + " decoded for the slot (with REPLICA IDENTITY FULL it carries old and new row images, so it exceeds the WAL"
           + " needed). The server publishes these statistics lazily, so the split between consecutive recoveries is"
@@ -376,7 +391,35 @@ public final class LoadOnSourceBenchmark {
       LOG.info("Snapshot '{}' at simulated hour {}: {} rows, {} bytes in {} ms", name, hour, r.rows(), r.bytesTotal(),
           r.uploadDuration().toMillis());
       return new Snap(name, hour, hoursBeforeCrash, dir, r, store.metrics(), offsets, pg == null ? -1 : pg.currentWalLsn(),
-          w.customerChanges());
+          w.customerChanges(), pg == null ? -1 : confirmLsn(state.offsets().getOrDefault(Workload.CUSTOMERS, SourceOffsets.EMPTY)));
+    }
+  }
+
+  /**
+   * The LSN a snapshot commit confirms to the slot for these Postgres offsets: the last commit's
+   * ({@code lsn_commit}), else the last change's ({@code lsn}); -1 when there is neither.
+   */
+  static long confirmLsn(SourceOffsets offsets) {
+    String v = offsets.get("lsn_commit") != null ? offsets.get("lsn_commit") : offsets.get("lsn");
+    return v == null ? -1 : Long.parseLong(v);
+  }
+
+  /** Confirms the slot up to {@code lsn} (never backwards), timing the server's advance; notes what it did. */
+  private void confirmSlot(PgSetup pg, String strategy, long lsn) {
+    if (lsn < 0) {
+      return;
+    }
+    pg.awaitSlotInactive();
+    long t0 = System.nanoTime();
+    long before = pg.slotRetainedWal();
+    boolean moved = pg.advanceSlot(lsn);
+    long after = pg.slotRetainedWal();
+    LOG.info("Strategy '{}': slot confirmed at {} ({}), WAL retained {} -> {} bytes in {} ms", strategy, lsn,
+        moved ? "advanced" : "already there", before, after, (System.nanoTime() - t0) / 1_000_000);
+    if (moved) {
+      notes.add(String.format(Locale.ROOT, "Before '%s': the slot confirmed at its snapshot, WAL retained %,d -> %,d bytes"
+          + " (the server's advance took %,d ms, not counted in the recovery).", strategy, before, after,
+          (System.nanoTime() - t0) / 1_000_000));
     }
   }
 
@@ -851,6 +894,20 @@ public final class LoadOnSourceBenchmark {
     long slotDecodedBytes() {
       queryLong("SELECT 0 FROM pg_stat_clear_snapshot()");
       return queryLong("SELECT COALESCE((SELECT total_bytes FROM pg_stat_replication_slots WHERE slot_name = 'cairn_bench'), 0)");
+    }
+
+    /**
+     * Moves the slot's confirmed position to {@code lsn} if it is behind it (the server then lets go
+     * of the WAL before it); false when it was already there or past it.
+     */
+    boolean advanceSlot(long lsn) {
+      long confirmed = queryLong("SELECT COALESCE((SELECT (confirmed_flush_lsn - '0/0'::pg_lsn)::bigint FROM pg_replication_slots"
+          + " WHERE slot_name = 'cairn_bench'), -1)");
+      if (confirmed < 0 || confirmed >= lsn) {
+        return false;
+      }
+      queryLong("SELECT 0 FROM pg_replication_slot_advance('cairn_bench', ('0/0'::pg_lsn + " + lsn + "::numeric))");
+      return true;
     }
 
     long rowsScanned() {
