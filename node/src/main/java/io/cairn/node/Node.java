@@ -977,11 +977,23 @@ public final class Node implements AutoCloseable, NodeApi {
 
   @Override
   public io.cairn.node.advise.AdviceReport advise(Duration target) {
+    return advise(target, Map.of());
+  }
+
+  /**
+   * As {@link #advise(Duration)}, at live ingest rates the caller states for some sources instead
+   * of those measured: the advice at another ingest (a rate a person expects, or a benchmark whose
+   * simulated history runs faster than the clock). Sources not named keep their measured rate.
+   */
+  public io.cairn.node.advise.AdviceReport advise(Duration target, Map<String, io.cairn.node.advise.Advisor.Ingest> stated) {
     requireServing("advise on the snapshot schedule");
     SnapshotService svc = snapshotService;
     Engine e = engine;
-    return AdviseService.advise(target, new AdviseService.Facts(e, config, report, svc.lastSnapshot(),
-        ingestRates.rates(e.sourceStatuses()), snapshots.gaps(config, Duration.ofDays(8)), options.secrets()));
+    Map<String, IngestRates.Rate> rates = new LinkedHashMap<>(ingestRates.rates(e.sourceStatuses()));
+    stated.forEach((source, in) -> rates.put(source, new IngestRates.Rate(in.recordsPerSecond(), in.bytesPerSecond(),
+        in.window())));
+    return AdviseService.advise(target, new AdviseService.Facts(e, config, report, svc.lastSnapshot(), rates,
+        snapshots.gaps(config, Duration.ofDays(8)), options.secrets()));
   }
 
   @Override

@@ -12,6 +12,7 @@ import io.cairn.benchmarks.takeover.TakeoverResult;
 import io.cairn.server.cli.CairnSubcommand;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -101,6 +102,11 @@ public final class BenchCommand implements Runnable {
     @Option(names = {"-o", "--out"}, description = "Output directory (default ${DEFAULT-VALUE}).", defaultValue = "bench-report")
     Path out;
 
+    @Option(names = "--advise-target", description = "Ask `cairn advise` for this recovery time (e.g. 30s) and apply it: snapshot"
+        + " at the ages the 1-12 h schedules leave at worst, recover the recommended one (default: 30s with --scale large,"
+        + " none otherwise; 'none' to skip).")
+    String adviseTarget;
+
     @Override
     public Integer call() throws Exception {
       if (days != null && days < 1) {
@@ -128,6 +134,9 @@ public final class BenchCommand implements Runnable {
         config = LoadOnSourceConfig.defaults(out.toAbsolutePath()).withHours(h, Math.min(step, h))
             .withRates(orders, changes).withPostgres(!noPostgres).withPeer(!noPeer).withStandbys(!noStandby)
             .withRepeats(repeat != null ? repeat : 3).withBrokerInChildJvm(brokerInChildJvm());
+      }
+      if (adviseTarget != null) {
+        config = config.withAdviseTarget(adviseTarget.equals("none") ? null : parseTarget(adviseTarget));
       }
       List<String> args = args();
       if (config.postgres() && System.getenv(LoadOnSourceBenchmark.PASSWORD_ENV) == null) {
@@ -184,7 +193,18 @@ public final class BenchCommand implements Runnable {
         a.add("--no-standby");
       }
       a.addAll(List.of("--broker", broker));
+      if (adviseTarget != null) {
+        a.addAll(List.of("--advise-target", adviseTarget));
+      }
       return a;
+    }
+
+    private Duration parseTarget(String text) {
+      try {
+        return io.cairn.node.config.ConfigLoader.parseDuration("--advise-target", text);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+      }
     }
 
     /**

@@ -17,6 +17,8 @@ import io.cairn.objectstore.ObjectStores;
 import io.cairn.node.config.CairnConfig;
 import io.cairn.node.Node;
 import io.cairn.node.RecoveryReport;
+import io.cairn.node.advise.AdviceReport;
+import io.cairn.node.advise.Advisor;
 import io.cairn.snapshotter.SnapshotResult;
 import io.cairn.snapshotter.Snapshotter;
 import io.cairn.snapshotter.catalog.ObjectStoreCatalogLog;
@@ -193,6 +195,7 @@ public final class LoadOnSourceBenchmark {
     long i0 = System.nanoTime();
     Path ingestDir = work.resolve("ingest");
     List<Snap> snaps = new ArrayList<>();
+    Map<Integer, Snap> advisedCandidates = new LinkedHashMap<>(); // by the schedule's interval in hours
     double crashAt = config.hours() + 0.5;
     Node ingest = Node.recover(nodeConfig(ingestDir, sql), Node.Options.defaults());
     try {
@@ -207,6 +210,13 @@ public final class LoadOnSourceBenchmark {
           String name = strategyName(h);
           long s0 = System.nanoTime();
           snaps.add(snapshot(ingest, ingestDir, work.resolve(name), name, h, crashAt - h, pg, w));
+          snapshotNanos += System.nanoTime() - s0;
+        }
+        int interval = config.hours() - h;
+        if (config.adviseTarget() != null && ADVISE_CANDIDATE_HOURS.contains(interval)) {
+          String name = "advised-every-" + interval + "h";
+          long s0 = System.nanoTime();
+          advisedCandidates.put(interval, snapshot(ingest, ingestDir, work.resolve(name), name, h, crashAt - h, pg, w));
           snapshotNanos += System.nanoTime() - s0;
         }
       }
@@ -246,6 +256,9 @@ public final class LoadOnSourceBenchmark {
         confirmSlot(pg, s.name(), s.pgConfirmLsn());
       }
       results.add(recoverRepeatedly(s, w, pg, walAtCrash));
+      if (s == daily && config.adviseTarget() != null) {
+        advice = applyAdvice(results.get(results.size() - 1), advisedCandidates, w, pg, walAtCrash, results);
+      }
       if (s == daily && config.standbys()) {
         // right after the daily recovery, before the slot is confirmed past the daily snapshot's position
         for (String mode : List.of("warm", "hot")) {
@@ -283,7 +296,7 @@ public final class LoadOnSourceBenchmark {
           + " (rows scanned ≈ rows in the table), then streams from a new slot.");
     }
     return new LoadOnSourceResult(config, machine(), command, startedAt, (System.nanoTime() - t0) / 1_000_000, ingestMillis,
-        w.ordersProduced(), w.customerRows(), w.customerChanges(), retainedAtCrash, results, peer, notes);
+        w.ordersProduced(), w.customerRows(), w.customerChanges(), retainedAtCrash, results, peer, advice, notes);
   }
 
   /**
@@ -312,6 +325,87 @@ public final class LoadOnSourceBenchmark {
 
   static String storeUri(Path dir) {
     return dir.toAbsolutePath().toUri().toString().replaceFirst("^file:/+", "file:///") + "?create=true";
+  }
+
+  /** The schedules' intervals, in hours, a run with an advise target snapshots for (their worst-case ages). */
+  static final List<Integer> ADVISE_CANDIDATE_HOURS = Advisor.SCHEDULES.stream().map(x -> x.interval())
+      .filter(d -> d.toHours() >= 1 && d.toHours() < 24 && d.toMinutesPart() == 0).map(d -> (int) d.toHours()).toList();
+
+  /** What the node recovered from the daily snapshot advised (the last recovery's, with repeats). */
+  private AdviceReport dailyAdvice;
+  private AdviceApplied advice;
+
+  /**
+   * The live ingest the advice is asked for: the scenario's, per simulated second (the history runs
+   * faster than the clock, so what the node measured while it ingested is not the live rate). Kafka
+   * bytes per record are the daily recovery's own reading of the topic; a Postgres change's bytes are
+   * the WAL the history wrote per change (what the slot retains).
+   */
+  private Map<String, Advisor.Ingest> statedIngest(RecoveryReport r, Snap s, PgSetup pg, long walAtCrash) {
+    Map<String, Advisor.Ingest> out = new LinkedHashMap<>();
+    Duration window = Duration.ofHours(config.hours());
+    double orders = config.ordersPerHour() / 3600.0;
+    long kafkaRecords = 0;
+    long kafkaBytes = 0;
+    for (RecoveryReport.SourceReport sr : r.sources()) {
+      if (sr.name().equals(Workload.ORDERS) || sr.name().equals(Workload.ORDER_EVENTS)) {
+        kafkaRecords += sr.recordsReplayed();
+        kafkaBytes += sr.load().getOrDefault("bytes", 0L);
+      }
+    }
+    double bytesPerRecord = kafkaRecords == 0 ? 0 : kafkaBytes / (double) kafkaRecords; // the meter counts since the source opened
+    out.put(Workload.ORDERS, new Advisor.Ingest(orders, orders * bytesPerRecord, window));
+    if (history()) {
+      out.put(Workload.ORDER_EVENTS, new Advisor.Ingest(orders, orders * bytesPerRecord, window));
+    }
+    if (pg != null) {
+      double changes = config.customerChangesPerHour() / 3600.0;
+      double walPerSecond = (walAtCrash - s.walLsn()) / (s.hoursBeforeCrash() * 3600);
+      out.put(Workload.CUSTOMERS, new Advisor.Ingest(changes, Math.max(0, walPerSecond), window));
+    }
+    return out;
+  }
+
+  /**
+   * The advice applied: the snapshot as old as the recommended schedule leaves it at worst (its
+   * interval plus the half hour before the crash) is recovered and timed against the target. A
+   * daily schedule is the daily strategy itself; a schedule under an hour has no snapshot at the
+   * benchmark's hour boundaries and is reported as not applied.
+   */
+  private AdviceApplied applyAdvice(StrategyResult dailyResult, Map<Integer, Snap> candidates, Workload w, PgSetup pg,
+      long walAtCrash, List<StrategyResult> results) {
+    AdviceReport report = dailyAdvice;
+    long target = config.adviseTarget().toMillis();
+    String text = report.toText();
+    LOG.info("cairn advise for {} ms at the scenario's live ingest:\n{}", target, text);
+    Advisor.Advice a = report.advice();
+    if (!a.feasible()) {
+      notes.add("cairn advise found no schedule for the target: " + a.infeasible());
+      return new AdviceApplied(target, null, 0, 0, null, 0, -1, text);
+    }
+    Duration interval = a.recommended().interval();
+    long predicted = a.atRecommended().worst().toMillis();
+    if (interval.toHours() >= 24 && dailyResult.hoursSinceSnapshot() >= interval.toHours() + 0.5) {
+      return new AdviceApplied(target, a.recommended().cron(), interval.toMillis(), predicted, dailyResult.name(),
+          dailyResult.hoursSinceSnapshot(), dailyResult.recoveryMillis(), text);
+    }
+    Snap c = candidates.get((int) interval.toHours());
+    if (c == null || interval.toMinutesPart() != 0) {
+      notes.add("cairn advise recommended " + a.recommended().cron() + " (every " + Advisor.human(interval) + "): this run has"
+          + " no snapshot as old as that schedule leaves one at worst (snapshots are taken at simulated hour boundaries, up to"
+          + " the history's length), so the advice was not applied");
+      return new AdviceApplied(target, a.recommended().cron(), interval.toMillis(), predicted, null, 0, -1, text);
+    }
+    confirmSlot(pg, c.name(), c.pgConfirmLsn());
+    StrategyResult applied = recoverRepeatedly(c, w, pg, walAtCrash);
+    results.add(applied);
+    notes.add(String.format(Locale.ROOT, "cairn advise, asked for %,d ms: %s (every %s), worst case predicted %,d ms; the"
+        + " snapshot of that age (%.1f h) recovered in %,d ms: %s. Snapshots were also taken for the other schedules of 1 to"
+        + " 12 hours; only the recommended one was recovered.", target, a.recommended().cron(), interval, predicted,
+        c.hoursBeforeCrash(), applied.recoveryMillis(), applied.recoveryMillis() <= target ? "within the target" : "NOT within"
+        + " the target"));
+    return new AdviceApplied(target, a.recommended().cron(), interval.toMillis(), predicted, c.name(), c.hoursBeforeCrash(),
+        applied.recoveryMillis(), text);
   }
 
   /** Ticks the ingest node until it has read every record produced so far. */
@@ -479,6 +573,9 @@ public final class LoadOnSourceBenchmark {
       r = node.report();
       LOG.info("Strategy '{}': recovered in {} ms, phases {}; catch-up {}; CPU ms {}", s.name(), r.totalMillis(), r.phaseMillis(),
           r.catchUpTicks(), cpu.end());
+      if (s.name().equals("daily") && config.adviseTarget() != null) {
+        dailyAdvice = node.advise(config.adviseTarget(), statedIngest(r, s, pg, walAtCrash));
+      }
       match = viewsMatch(node.engine(), w);
       if (!match) {
         // Node.recover said caught up, but not everything has arrived: keep ticking, count the time

@@ -1,6 +1,7 @@
 package io.cairn.benchmarks.loadonsource;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
@@ -35,6 +36,12 @@ import java.util.Objects;
  * @param orderHistory whether the node also reads the topic append-only (every order record ever
  *     written, tombstones skipped) and joins that history with the table: a join whose state
  *     grows with the whole history, not with the live keys (the large scenario's)
+ * @param adviseTargetMillis a recovery time to ask {@code cairn advise} for, or 0: none; else the run also
+ *     snapshots at the ages a schedule of {@link io.cairn.node.advise.Advisor#SCHEDULES} from 1 to 12
+ *     hours leaves at worst (the interval plus half an hour: a crash just before the next snapshot),
+ *     asks the node recovered from the daily snapshot for advice at the scenario's live ingest rates,
+ *     and recovers the snapshot of the recommended schedule's age: the advice applied in a measured
+ *     run (the large scenario's: {@link #LARGE_ADVISE_TARGET})
  */
 public record LoadOnSourceConfig(
     int hours,
@@ -53,7 +60,8 @@ public record LoadOnSourceConfig(
     Path outputDir,
     boolean brokerInChildJvm,
     boolean standbys,
-    boolean orderHistory) {
+    boolean orderHistory,
+    long adviseTargetMillis) {
 
   public LoadOnSourceConfig {
     positive("hours", hours);
@@ -73,6 +81,27 @@ public record LoadOnSourceConfig(
           + ") must not exceed hours (" + hours + ")");
     }
     Objects.requireNonNull(outputDir, "outputDir");
+    if (adviseTargetMillis < 0) {
+      throw new IllegalArgumentException("Cannot configure the benchmark: adviseTargetMillis must be >= 0, was " + adviseTargetMillis);
+    }
+  }
+
+  /** The large scenario's recovery target for {@code cairn advise} (see {@link #adviseTargetMillis}). */
+  public static final Duration LARGE_ADVISE_TARGET = Duration.ofSeconds(30);
+
+  /** The recovery time {@code cairn advise} is asked for (see {@link #adviseTargetMillis}), or null: none. */
+  public Duration adviseTarget() {
+    return adviseTargetMillis == 0 ? null : Duration.ofMillis(adviseTargetMillis);
+  }
+
+  /** See {@link #adviseTargetMillis}; null: no advised strategy. */
+  public LoadOnSourceConfig withAdviseTarget(Duration target) {
+    if (target != null && (target.isNegative() || target.isZero())) {
+      throw new IllegalArgumentException("Cannot configure the benchmark: the advise target must be positive, was " + target);
+    }
+    return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys,
+        orderHistory, target == null ? 0 : target.toMillis());
   }
 
   private static void positive(String name, long v) {
@@ -83,12 +112,12 @@ public record LoadOnSourceConfig(
 
   /** The default size of {@code cairn bench load-on-source}: 24 simulated hours, a few minutes here. */
   public static LoadOnSourceConfig defaults(Path outputDir) {
-    return new LoadOnSourceConfig(24, 10_000, 2_000, 20_000, 10_000, 20_000, 3, 200, 6, true, true, 3, 42, outputDir, true, true, false);
+    return new LoadOnSourceConfig(24, 10_000, 2_000, 20_000, 10_000, 20_000, 3, 200, 6, true, true, 3, 42, outputDir, true, true, false, 0);
   }
 
   /** The size the default test suite runs: seconds. */
   public static LoadOnSourceConfig tiny(Path outputDir) {
-    return new LoadOnSourceConfig(2, 600, 120, 300, 200, 400, 3, 40, 2, true, true, 1, 7, outputDir, false, false, false);
+    return new LoadOnSourceConfig(2, 600, 120, 300, 200, 400, 3, 40, 2, true, true, 1, 7, outputDir, false, false, false, 0);
   }
 
   /**
@@ -102,50 +131,57 @@ public record LoadOnSourceConfig(
    */
   public static LoadOnSourceConfig large(Path outputDir) {
     return new LoadOnSourceConfig(720, 137_500, 4_167, 1_000_000, 1_000_000, 10_000_000, 6, 200, 720, true, false, 1, 42,
-        outputDir, true, false, true);
+        outputDir, true, false, true, LARGE_ADVISE_TARGET.toMillis());
   }
 
   /** See {@link #orderHistory}. */
   public LoadOnSourceConfig withOrderHistory(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys, on);
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys,
+        on, adviseTargetMillis);
   }
 
   /** The same scenario with other sizes (the order history and every other choice kept). */
   public LoadOnSourceConfig withSizes(int initialOrders, int initialCustomers, int orderKeys, int partitions) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
         partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys,
-        orderHistory);
+        orderHistory, adviseTargetMillis);
   }
 
   public LoadOnSourceConfig withHours(int h, int step) {
     return new LoadOnSourceConfig(h, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, step, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys, orderHistory);
+        partitions, transactionRows, step, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys,
+        orderHistory, adviseTargetMillis);
   }
 
   public LoadOnSourceConfig withRates(int orders, int customerChanges) {
     return new LoadOnSourceConfig(hours, orders, customerChanges, initialOrders, initialCustomers, orderKeys, partitions,
-        transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys, orderHistory);
+        transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, standbys,
+        orderHistory, adviseTargetMillis);
   }
 
   public LoadOnSourceConfig withPostgres(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, on, peer, repeats, seed, outputDir, brokerInChildJvm, standbys, orderHistory);
+        partitions, transactionRows, curveStepHours, on, peer, repeats, seed, outputDir, brokerInChildJvm, standbys,
+        orderHistory, adviseTargetMillis);
   }
 
   public LoadOnSourceConfig withPeer(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, on, repeats, seed, outputDir, brokerInChildJvm, standbys, orderHistory);
+        partitions, transactionRows, curveStepHours, postgres, on, repeats, seed, outputDir, brokerInChildJvm, standbys,
+        orderHistory, adviseTargetMillis);
   }
 
   public LoadOnSourceConfig withRepeats(int n) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, n, seed, outputDir, brokerInChildJvm, standbys, orderHistory);
+        partitions, transactionRows, curveStepHours, postgres, peer, n, seed, outputDir, brokerInChildJvm, standbys,
+        orderHistory, adviseTargetMillis);
   }
 
   public LoadOnSourceConfig withOutputDir(Path dir) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, dir, brokerInChildJvm, standbys, orderHistory);
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, dir, brokerInChildJvm, standbys,
+        orderHistory, adviseTargetMillis);
   }
 
   /**
@@ -155,7 +191,8 @@ public record LoadOnSourceConfig(
    */
   public LoadOnSourceConfig withBrokerInChildJvm(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, on, standbys, orderHistory);
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, on, standbys,
+        orderHistory, adviseTargetMillis);
   }
 
   /**
@@ -164,6 +201,7 @@ public record LoadOnSourceConfig(
    */
   public LoadOnSourceConfig withStandbys(boolean on) {
     return new LoadOnSourceConfig(hours, ordersPerHour, customerChangesPerHour, initialOrders, initialCustomers, orderKeys,
-        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, on, orderHistory);
+        partitions, transactionRows, curveStepHours, postgres, peer, repeats, seed, outputDir, brokerInChildJvm, on,
+        orderHistory, adviseTargetMillis);
   }
 }

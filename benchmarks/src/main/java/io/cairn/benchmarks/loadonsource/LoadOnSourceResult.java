@@ -18,6 +18,7 @@ import java.util.Map;
  * @param pgWalRetainedAtCrash WAL the slot retained at the crash (never confirmed during the history)
  * @param strategies one entry per strategy, full replay first
  * @param peer the Kafka Streams comparison, or null when not run
+ * @param advice {@code cairn advise} applied (see {@link LoadOnSourceConfig#adviseTarget}), or null
  * @param notes caveats worth reading next to the figures
  */
 public record LoadOnSourceResult(
@@ -33,6 +34,7 @@ public record LoadOnSourceResult(
     long pgWalRetainedAtCrash,
     List<StrategyResult> strategies,
     PeerComparison peer,
+    AdviceApplied advice,
     List<String> notes) {
 
   public LoadOnSourceResult {

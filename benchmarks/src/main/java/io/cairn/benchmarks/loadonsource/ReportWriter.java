@@ -143,6 +143,14 @@ public final class ReportWriter {
           "%.2f (%,.0f vs %,.0f records/s)", dailyRate / Math.max(1e-9, fullRate), dailyRate * 1000, fullRate * 1000),
           dailyRate >= fullRate));
     }
+    AdviceApplied a = r.advice();
+    if (a != null && (a.strategy() != null || a.cron() == null)) { // a schedule the history has no snapshot for: a note says so
+      t.add(new Target(String.format(Locale.ROOT, "`cairn advise` for %,d s, applied: recovery at the recommended schedule's"
+          + " worst case", a.targetMillis() / 1000), String.format(Locale.ROOT, "≤ %,d ms", a.targetMillis()), a.measuredMillis() < 0
+          ? "no schedule recommended" : String.format(Locale.ROOT, "%,d ms (`%s`, every %s, snapshot %.1f h old; predicted %,d ms)",
+              a.measuredMillis(), a.cron(), io.cairn.node.advise.Advisor.human(java.time.Duration.ofMillis(a.intervalMillis())),
+              a.hoursSinceSnapshot(), a.predictedWorstMillis()), a.withinTarget()));
+    }
     if (r.peer() != null) {
       PeerComparison p = r.peer();
       t.add(new Target("recovery speed-up vs Kafka Streams changelog restore", "≥ 5×",
@@ -245,6 +253,13 @@ public final class ReportWriter {
       sb.append(String.format(Locale.ROOT, "|other bytes read to recover|%,d from the object store|-|%n", p.cairnRecoveryStoreBytes()));
       sb.append(String.format(Locale.ROOT, "|result equals the oracle after recovery|%s|%s|%n", p.cairnMatchesOracle(),
           p.peerMatchesOracle()));
+    }
+    if (r.advice() != null) {
+      sb.append("\n## `cairn advise`, applied\n\nAsked of the node recovered from the daily snapshot, at the scenario's live"
+          + " ingest (simulated hours: the history runs faster than the clock, so the rates the node measured are stated"
+          + " instead); every other figure is the node's own, measured at that recovery. Then the snapshot as old as the"
+          + " recommended schedule leaves it at worst (its interval plus half an hour) was recovered and timed.\n\n```\n")
+          .append(r.advice().adviceText().strip()).append("\n```\n");
     }
     sb.append("\n## Consistency checks\n\n");
     List<ConsistencyChecks.Check> checks = ConsistencyChecks.of(r);

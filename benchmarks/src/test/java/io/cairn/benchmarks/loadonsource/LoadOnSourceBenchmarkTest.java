@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -33,7 +34,7 @@ class LoadOnSourceBenchmarkTest {
     LoadOnSourceConfig config = switch (size) {
       case "full" -> LoadOnSourceConfig.defaults(out);
       case "large" -> LoadOnSourceConfig.large(out);
-      default -> LoadOnSourceConfig.tiny(out);
+      default -> LoadOnSourceConfig.tiny(out).withAdviseTarget(Duration.ofSeconds(30));
     };
     int readers = config.orderHistory() ? 2 : 1; // the large scale reads the topic twice (orders, order_events)
     LoadOnSourceResult r = new LoadOnSourceBenchmark(config, "LoadOnSourceBenchmarkTest").run();
@@ -65,6 +66,14 @@ class LoadOnSourceBenchmarkTest {
         assertThat(s.snapshotBytes()).as(s.name() + " snapshot size").isPositive();
         assertThat(s.storeBytesRead()).as(s.name() + " snapshot read").isGreaterThanOrEqualTo(s.snapshotBytes());
       }
+    }
+    // cairn advise, asked by the node recovered from the daily snapshot and applied where the history has that snapshot
+    assertThat(r.advice()).isNotNull();
+    assertThat(r.advice().adviceText()).contains("cairn advise: a snapshot schedule for a recovery within 30.0 s", "current:");
+    if (r.advice().strategy() != null) {
+      StrategyResult applied = r.strategy(r.advice().strategy());
+      assertThat(applied.recoveryMillis()).isEqualTo(r.advice().measuredMillis());
+      assertThat(applied.hoursSinceSnapshot()).isGreaterThanOrEqualTo(r.advice().intervalMillis() / 3_600_000.0 + 0.5);
     }
     if (config.peer()) {
       assertThat(r.peer()).isNotNull();

@@ -64,6 +64,6 @@ class StandbyStrategyReportTest {
         45_000, 2_250_000, 9_600, 9_600, 160, 0, 9_600, 9, 3, 1_500, 0.00006, 0, 0, 0, 0, 0, 0, true, null));
     all.add(strategy("daily", 0, 2.5, 25_000, null));
     all.addAll(List.of(standbys));
-    return new LoadOnSourceResult(CONFIG, Map.of(), "test", "now", 1, 1, 45_000, 9_600, 300, 700_000, all, null, List.of());
+    return new LoadOnSourceResult(CONFIG, Map.of(), "test", "now", 1, 1, 45_000, 9_600, 300, 700_000, all, null, null, List.of());
   }
 }

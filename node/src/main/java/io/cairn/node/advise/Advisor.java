@@ -143,6 +143,15 @@ public final class Advisor {
     }
   }
 
+  /** A source's live ingest: records and bytes per second over a window. */
+  public record Ingest(double recordsPerSecond, double bytesPerSecond, Duration window) {
+    public Ingest {
+      requireRate(recordsPerSecond, "recordsPerSecond");
+      requireRate(bytesPerSecond, "bytesPerSecond");
+      requireNonNegative(window, "window");
+    }
+  }
+
   /** A figure and where it comes from. */
   public record Basis(Duration value, String basis) {
     public Basis {
