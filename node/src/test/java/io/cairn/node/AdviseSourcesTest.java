@@ -141,6 +141,15 @@ class AdviseSourcesTest {
       assertThat(text).contains("recommended:", "snapshots.cron", "WARNING: source 'orders'", "TOO SHORT");
       Map<String, Object> json = r.toJsonTree();
       assertThat(json).containsKeys("recommended", "current", "retention", "warnings", "assumptions");
+
+      // the same question at a live ingest stated for one source: that source's rate is the stated one, the other's measured
+      AdviceReport stated = node.advise(Duration.ofMinutes(10),
+          Map.of("orders", new io.cairn.node.advise.Advisor.Ingest(5_000, 400_000, Duration.ofHours(1))));
+      assertThat(stated.advice().inputs().sources().get(0).ingestRecordsPerSecond()).isEqualTo(5_000);
+      assertThat(stated.advice().inputs().sources().get(0).ingestWindow()).isEqualTo(Duration.ofHours(1));
+      assertThat(stated.advice().inputs().sources().get(1).ingestRecordsPerSecond()).isPositive().isLessThan(1_000);
+      assertThat(stated.advice().liveShare()).as("5,000/s of orders' assumed 200,000/s, plus customers'")
+          .isGreaterThan(r.advice().liveShare()).isGreaterThanOrEqualTo(0.025);
     } finally {
       writing.set(false);
       writer.join(5000);
