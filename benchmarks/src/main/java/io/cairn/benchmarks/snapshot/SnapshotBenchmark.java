@@ -120,14 +120,16 @@ public final class SnapshotBenchmark {
         e.betweenTicks(e::capture);
         pauses[i] = System.nanoTime() - c0;
       }
+      long firstPause = pauses[0];
       Arrays.sort(pauses);
-      System.out.printf(Locale.ROOT, "capture pause over %d captures: median %.3f ms, max %.3f ms%n", pauses.length,
-          pauses[pauses.length / 2] / 1e6, pauses[pauses.length - 1] / 1e6);
+      System.out.printf(Locale.ROOT, "capture pause over %d captures: median %.3f ms, max %.3f ms (the first %.3f ms)%n",
+          pauses.length, pauses[pauses.length / 2] / 1e6, pauses[pauses.length - 1] / 1e6, firstPause / 1e6);
 
       // 2. snapshot write throughput, engine ticking meanwhile (the source held to a trickle)
       e.setReadRateLimit("gen", 1e-6);
       long state = HeapWatch.baseline();
       HeapWatch watch = HeapWatch.start();
+      System.out.println("snapshot 1: starts"); // a mark to split a safepoint log by phase (the baseline's full GC is before it)
       long cpu0 = cpuNanos();
       CompletableFuture<SnapshotResult> f = snapshotter.snapshotAsync(e, () -> 1);
       int ticksDuring = 0;
