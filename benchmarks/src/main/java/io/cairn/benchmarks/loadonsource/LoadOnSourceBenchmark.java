@@ -401,7 +401,7 @@ public final class LoadOnSourceBenchmark {
     results.add(applied);
     notes.add(String.format(Locale.ROOT, "cairn advise, asked for %,d ms: %s (every %s), worst case predicted %,d ms; the"
         + " snapshot of that age (%.1f h) recovered in %,d ms: %s. Snapshots were also taken for the other schedules of 1 to"
-        + " 12 hours; only the recommended one was recovered.", target, a.recommended().cron(), interval, predicted,
+        + " 12 hours; only the recommended one was recovered.", target, a.recommended().cron(), Advisor.human(interval), predicted,
         c.hoursBeforeCrash(), applied.recoveryMillis(), applied.recoveryMillis() <= target ? "within the target" : "NOT within"
         + " the target"));
     return new AdviceApplied(target, a.recommended().cron(), interval.toMillis(), predicted, c.name(), c.hoursBeforeCrash(),
