@@ -331,6 +331,9 @@ public final class LoadOnSourceBenchmark {
   static final List<Integer> ADVISE_CANDIDATE_HOURS = Advisor.SCHEDULES.stream().map(x -> x.interval())
       .filter(d -> d.toHours() >= 1 && d.toHours() < 24 && d.toMinutesPart() == 0).map(d -> (int) d.toHours()).toList();
 
+  /** Strategies whose internal updates a note already gives. */
+  private final java.util.Set<String> sealedNoted = new HashSet<>();
+
   /** What the node recovered from the daily snapshot advised (the last recovery's, with repeats). */
   private AdviceReport dailyAdvice;
   private AdviceApplied advice;
@@ -573,6 +576,13 @@ public final class LoadOnSourceBenchmark {
       r = node.report();
       LOG.info("Strategy '{}': recovered in {} ms, phases {}; catch-up {}; CPU ms {}", s.name(), r.totalMillis(), r.phaseMillis(),
           r.catchUpTicks(), cpu.end());
+      Map<String, Long> sealed = node.engine().updatesSealed();
+      long internal = sealed.values().stream().mapToLong(Long::longValue).sum();
+      long read = r.sources().stream().mapToLong(RecoveryReport.SourceReport::recordsReplayed).sum();
+      if (sealedNoted.add(s.name())) { // the first recovery of a strategy (repeats do the same work)
+        notes.add(String.format(Locale.ROOT, "Strategy '%s': %,d updates sealed into arrangements for %,d source records"
+            + " read (%.1f per record; by dataflow %s).", s.name(), internal, read, internal / (double) Math.max(1, read), sealed));
+      }
       if (s.name().equals("daily") && config.adviseTarget() != null) {
         dailyAdvice = node.advise(config.adviseTarget(), statedIngest(r, s, pg, walAtCrash));
       }

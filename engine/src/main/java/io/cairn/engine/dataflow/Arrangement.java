@@ -26,6 +26,8 @@ public final class Arrangement {
    * lock, while the next tick inserts and merges. It is never a mix of two ticks.
    */
   private volatile List<Batch>[] published;
+  /** Updates sealed into each shard since this arrangement was created (a snapshot's load is not counted). */
+  private final long[] sealed;
 
   public Arrangement(String name, Schema keySchema, Schema valSchema, int shards) {
     this.name = name;
@@ -33,6 +35,7 @@ public final class Arrangement {
     this.valSchema = valSchema;
     this.spines = new Spine[shards];
     this.staged = new UpdateBuffer[shards];
+    this.sealed = new long[shards];
     for (int i = 0; i < shards; i++) {
       spines[i] = new Spine(keySchema, valSchema);
       staged[i] = new UpdateBuffer(keySchema, valSchema);
@@ -109,11 +112,25 @@ public final class Arrangement {
     long lower = Math.max(spine.upper(), tick);
     Batch b = staged[shard].seal(new Description(lower, tick + 1, spine.since()));
     spine.insert(b);
+    sealed[shard] += b.size();
     spine.advanceSince(tick);
     // Merging keeps pace with insertion only if every inserted update pays for one merge per
     // level of the spine (log2 of its size); a constant multiple of the batch size falls behind.
     long levels = 64 - Long.numberOfLeadingZeros(spine.updateCount() + 1);
     spine.exert(Math.max(fuel, 2L * b.size() * levels));
+  }
+
+  /**
+   * Updates sealed into this arrangement since it was created, over every shard: the work its
+   * operator did, before consolidation across batches (a snapshot's load adds none). Read it
+   * between ticks (the engine lock held), when every shard's count is final.
+   */
+  public long updatesSealed() {
+    long n = 0;
+    for (long x : sealed) {
+      n += x;
+    }
+    return n;
   }
 
   public long updateCount() {

@@ -442,6 +442,28 @@ public final class Engine implements AutoCloseable {
     }
   }
 
+  /**
+   * Per dataflow (catalog order), the updates sealed into its arrangements since they were created
+   * in this engine ({@link io.cairn.engine.dataflow.Arrangement#updatesSealed}): how much a
+   * source's records turned into inside the dataflows, e.g. a change to a joined table fanning out.
+   */
+  public Map<String, Long> updatesSealed() {
+    lock.lock();
+    try {
+      Map<String, Long> out = new LinkedHashMap<>();
+      for (Dataflow d : dataflows.values()) {
+        long n = 0;
+        for (io.cairn.engine.dataflow.Arrangement a : d.arrangements()) {
+          n += a.updatesSealed();
+        }
+        out.put(d.name(), n);
+      }
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Names of the dataflows that read {@code name}. */
   public List<String> readersOf(String name) {
     lock.lock();
