@@ -64,7 +64,7 @@ final class AdviseService {
 
   /** What the node knows, read from published values only. */
   record Facts(Engine engine, CairnConfig config, RecoveryReport report, Optional<SnapshotOutcome> lastSnapshot,
-      Map<String, IngestRates.Rate> ingest, List<Duration> currentGaps, io.cairn.engine.source.Secrets secrets) {}
+      Map<String, Advisor.Ingest> ingest, List<Duration> currentGaps, io.cairn.engine.source.Secrets secrets) {}
 
   static AdviceReport advise(Duration target, Facts f) {
     List<String> assumptions = new ArrayList<>();
@@ -110,7 +110,7 @@ final class AdviseService {
     List<Advisor.SourceRates> sources = new ArrayList<>();
     Duration shortest = null;
     for (String name : engine.sourceNames()) {
-      IngestRates.Rate rate = f.ingest().getOrDefault(name, new IngestRates.Rate(0, 0, Duration.ZERO));
+      Advisor.Ingest rate = f.ingest().getOrDefault(name, new Advisor.Ingest(0, 0, Duration.ZERO));
       shortest = shortest == null || rate.window().compareTo(shortest) < 0 ? rate.window() : shortest;
       double replay;
       String basis;

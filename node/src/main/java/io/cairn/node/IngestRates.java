@@ -2,6 +2,7 @@ package io.cairn.node;
 
 import io.cairn.engine.runtime.SourceStatus;
 import io.cairn.engine.source.LoadMeter;
+import io.cairn.node.advise.Advisor;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashMap;
@@ -23,9 +24,6 @@ final class IngestRates {
   static final Duration SAMPLE_EVERY = Duration.ofSeconds(5);
   /** How far back a rate looks. */
   static final Duration WINDOW = Duration.ofMinutes(5);
-
-  /** One source's rate and the window it was measured over (zero: not measured yet). */
-  record Rate(double recordsPerSecond, double bytesPerSecond, Duration window) {}
 
   private record Sample(long nanos, long records, long bytes) {}
 
@@ -64,21 +62,21 @@ final class IngestRates {
     }
   }
 
-  /** Each source's rate from its oldest sample to {@code statuses} (the counters now), in their order. */
-  synchronized Map<String, Rate> rates(Map<String, SourceStatus> statuses) {
+  /** Each source's rate from its oldest sample (a zero window: not measured yet) to {@code statuses} (the counters now), in their order. */
+  synchronized Map<String, Advisor.Ingest> rates(Map<String, SourceStatus> statuses) {
     long now = nanoTime.getAsLong();
-    Map<String, Rate> out = new LinkedHashMap<>();
+    Map<String, Advisor.Ingest> out = new LinkedHashMap<>();
     for (SourceStatus st : statuses.values()) {
       ArrayDeque<Sample> q = samples.get(st.name());
       Sample first = q == null ? null : q.peekFirst();
       long records = st.load().getOrDefault(LoadMeter.RECORDS, 0L);
       long bytes = st.load().getOrDefault(LoadMeter.BYTES, 0L);
       if (first == null || now <= first.nanos() || records < first.records() || bytes < first.bytes()) {
-        out.put(st.name(), new Rate(0, 0, Duration.ZERO));
+        out.put(st.name(), new Advisor.Ingest(0, 0, Duration.ZERO));
         continue;
       }
       double secs = (now - first.nanos()) / 1e9;
-      out.put(st.name(), new Rate((records - first.records()) / secs, (bytes - first.bytes()) / secs,
+      out.put(st.name(), new Advisor.Ingest((records - first.records()) / secs, (bytes - first.bytes()) / secs,
           Duration.ofNanos(now - first.nanos())));
     }
     return out;

@@ -989,9 +989,8 @@ public final class Node implements AutoCloseable, NodeApi {
     requireServing("advise on the snapshot schedule");
     SnapshotService svc = snapshotService;
     Engine e = engine;
-    Map<String, IngestRates.Rate> rates = new LinkedHashMap<>(ingestRates.rates(e.sourceStatuses()));
-    stated.forEach((source, in) -> rates.put(source, new IngestRates.Rate(in.recordsPerSecond(), in.bytesPerSecond(),
-        in.window())));
+    Map<String, io.cairn.node.advise.Advisor.Ingest> rates = new LinkedHashMap<>(ingestRates.rates(e.sourceStatuses()));
+    rates.putAll(stated);
     return AdviseService.advise(target, new AdviseService.Facts(e, config, report, svc.lastSnapshot(), rates,
         snapshots.gaps(config, Duration.ofDays(8)), options.secrets()));
   }

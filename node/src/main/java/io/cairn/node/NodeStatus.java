@@ -3,6 +3,7 @@ package io.cairn.node;
 import io.cairn.engine.dataflow.Dataflow;
 import io.cairn.engine.runtime.Engine;
 import io.cairn.engine.runtime.SourceStatus;
+import io.cairn.node.advise.Advisor;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,7 +20,7 @@ final class NodeStatus {
   private NodeStatus() {}
 
   static Map<String, Object> of(String nodeState, Engine engine, long catalogPosition, Optional<SnapshotOutcome> lastSnapshot,
-      String lastSnapshotError, List<String> retentionWarnings, Map<String, IngestRates.Rate> ingest) {
+      String lastSnapshotError, List<String> retentionWarnings, Map<String, Advisor.Ingest> ingest) {
     Map<String, Object> s = new LinkedHashMap<>();
     s.put("state", nodeState);
     s.put("lastClosedTick", engine.lastClosedTick());
@@ -41,7 +42,7 @@ final class NodeStatus {
         one.put("nextAttempt", st.nextAttempt().toString());
       }
       one.put("load", st.load());
-      IngestRates.Rate r = ingest.get(st.name());
+      Advisor.Ingest r = ingest.get(st.name());
       if (r != null) {
         Map<String, Object> rate = new LinkedHashMap<>();
         rate.put("recordsPerSecond", Math.round(r.recordsPerSecond() * 10) / 10.0);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.cairn.engine.runtime.SourceStatus;
 import io.cairn.engine.source.SourceOffsets;
+import io.cairn.node.advise.Advisor;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -32,7 +33,7 @@ class IngestRatesTest {
     assertThat(rates.rates(status(0, 0)).get("orders").window()).as("no sample yet").isZero();
     rates.sample(status(1000, 10_000));
     at(10);
-    IngestRates.Rate r = rates.rates(status(2000, 30_000)).get("orders");
+    Advisor.Ingest r = rates.rates(status(2000, 30_000)).get("orders");
     assertThat(r.recordsPerSecond()).isEqualTo(100.0);
     assertThat(r.bytesPerSecond()).isEqualTo(2000.0);
     assertThat(r.window()).isEqualTo(Duration.ofSeconds(10));
@@ -43,7 +44,7 @@ class IngestRatesTest {
       records += t <= 100 ? 5000 : 1000;
       rates.sample(status(records, records * 10));
     }
-    IngestRates.Rate later = rates.rates(status(records, records * 10)).get("orders");
+    Advisor.Ingest later = rates.rates(status(records, records * 10)).get("orders");
     assertThat(later.window()).isEqualTo(Duration.ofSeconds(60));
     assertThat(later.recordsPerSecond()).isEqualTo(200.0);
   }
@@ -55,7 +56,7 @@ class IngestRatesTest {
     at(5);
     rates.sample(status(100, 0)); // the source restarted with a fresh meter
     at(10);
-    IngestRates.Rate r = rates.rates(status(600, 0)).get("orders");
+    Advisor.Ingest r = rates.rates(status(600, 0)).get("orders");
     assertThat(r.window()).isEqualTo(Duration.ofSeconds(5));
     assertThat(r.recordsPerSecond()).isEqualTo(100.0);
     assertThat(rates.rates(Map.of())).isEmpty();

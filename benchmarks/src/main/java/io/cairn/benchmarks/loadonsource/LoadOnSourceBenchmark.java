@@ -180,7 +180,14 @@ public final class LoadOnSourceBenchmark {
   /** Measured facts of one snapshot written during the history. */
   private record Snap(String name, int hour, double hoursBeforeCrash, Path dir, SnapshotResult result,
       MeteredObjectStore.Metrics writeMetrics, Map<String, String> kafkaOffsets, long walLsn, long pgChangesBefore,
-      long pgConfirmLsn) {}
+      long pgConfirmLsn) {
+
+    /** The same snapshot under another strategy's name, in a copy of its store at {@code copy}. */
+    Snap as(String strategy, Path copy) {
+      return new Snap(strategy, hour, hoursBeforeCrash, copy, result, writeMetrics, kafkaOffsets, walLsn, pgChangesBefore,
+          pgConfirmLsn);
+    }
+  }
 
   private LoadOnSourceResult runWith(KafkaBroker kafka, PgSetup pg, Path work, long t0, String startedAt) throws IOException {
     brokerProcess = kafka.childProcess().orElse(null);
@@ -263,9 +270,7 @@ public final class LoadOnSourceBenchmark {
         // right after the daily recovery, before the slot is confirmed past the daily snapshot's position
         for (String mode : List.of("warm", "hot")) {
           Path dir = work.resolve(mode + "-standby");
-          standbyResults.add(standBy(new Snap(mode + "-standby", daily.hour(), daily.hoursBeforeCrash(), dir, daily.result(),
-              daily.writeMetrics(), daily.kafkaOffsets(), daily.walLsn(), daily.pgChangesBefore(), daily.pgConfirmLsn()), mode,
-              kafka, w, pg, walAtCrash));
+          standbyResults.add(standBy(daily.as(mode + "-standby", dir), mode, kafka, w, pg, walAtCrash));
         }
       }
     }
@@ -511,12 +516,12 @@ public final class LoadOnSourceBenchmark {
     long before = pg.slotRetainedWal();
     boolean moved = pg.advanceSlot(lsn);
     long after = pg.slotRetainedWal();
+    long millis = (System.nanoTime() - t0) / 1_000_000;
     LOG.info("Strategy '{}': slot confirmed at {} ({}), WAL retained {} -> {} bytes in {} ms", strategy, lsn,
-        moved ? "advanced" : "already there", before, after, (System.nanoTime() - t0) / 1_000_000);
+        moved ? "advanced" : "already there", before, after, millis);
     if (moved) {
       notes.add(String.format(Locale.ROOT, "Before '%s': the slot confirmed at its snapshot, WAL retained %,d -> %,d bytes"
-          + " (the server's advance took %,d ms, not counted in the recovery).", strategy, before, after,
-          (System.nanoTime() - t0) / 1_000_000));
+          + " (the server's advance took %,d ms, not counted in the recovery).", strategy, before, after, millis));
     }
   }
 

@@ -143,7 +143,10 @@ public final class Advisor {
     }
   }
 
-  /** A source's live ingest: records and bytes per second over a window. */
+  /**
+   * A source's live ingest: records and bytes per second over a window (a zero window: not measured
+   * yet). What a serving node measures ({@code IngestRates}), or what a caller states instead.
+   */
   public record Ingest(double recordsPerSecond, double bytesPerSecond, Duration window) {
     public Ingest {
       requireRate(recordsPerSecond, "recordsPerSecond");
