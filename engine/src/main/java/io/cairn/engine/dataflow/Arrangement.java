@@ -101,6 +101,11 @@ public final class Arrangement {
     staged[shard].addLongKey(key, vals, time, diff);
   }
 
+  /** Stages an update under a key row, values as in {@link UpdateBuffer#addLongKey}. */
+  public void stageKeyLongs(int shard, Row key, long[] vals, long time, long diff) {
+    staged[shard].addKeyLongs(key, vals, time, diff);
+  }
+
   /** Drops staged updates (a failed dataflow's partial tick). */
   public void discardStaged(int shard) {
     staged[shard].clear();

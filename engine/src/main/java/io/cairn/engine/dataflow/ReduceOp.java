@@ -24,8 +24,8 @@ import java.util.Objects;
  * (COUNT 0, the other aggregates NULL): emitted when the view is computed afresh and whenever the
  * last input row leaves.
  *
- * <p>One BIGINT/TIMESTAMP group key with only COUNT, SUM and AVG (the common shape) takes the
- * typed path of {@link LongKeyReduce}: same state, same results, no boxing. Built with {@code
+ * <p>A GROUP BY with only COUNT, SUM and AVG over BIGINT or DOUBLE (the common shape) takes the
+ * typed path of {@link TypedReduce}: same state, same results, no boxed accumulators. Built with {@code
  * typedReduce} false (tests, through {@code Engine.Builder.typedReduce}), every shape takes the
  * general path: the typed path's oracle.
  */
@@ -36,7 +36,7 @@ final class ReduceOp extends Operator {
   private final Arrangement acc;
   private final Arrangement[] values; // per aggregate: null unless MIN/MAX
   private final int accWidth;
-  private final LongKeyReduce[] typed; // per shard; null when the shape does not fit or the typed path is off
+  private final TypedReduce[] typed; // per shard; null when the shape does not fit or the typed path is off
   private volatile boolean hydrating = true;
 
   ReduceOp(
@@ -74,9 +74,9 @@ final class ReduceOp extends Operator {
     }
     this.accWidth = accCols.size();
     this.acc = new Arrangement(name + "-acc", keySchema, new Schema(accCols), shards);
-    LongKeyReduce[] perShard = new LongKeyReduce[shards];
+    TypedReduce[] perShard = new TypedReduce[shards];
     for (int s = 0; s < shards && typedReduce; s++) {
-      perShard[s] = LongKeyReduce.of(input.schema(), groupBy, aggs, slot, acc);
+      perShard[s] = TypedReduce.of(input.schema(), groupBy, aggs, slot, acc);
     }
     this.typed = perShard[0] == null ? null : perShard;
   }

@@ -68,6 +68,12 @@ public final class Batch {
   private final int size;
   /** The key columns then the value columns as {@code long[]}s when every one is BIGINT/TIMESTAMP without NULLs; else null. */
   private final long[][] longCols;
+  /**
+   * The first key column as a {@code long[]} when it is BIGINT/TIMESTAMP without NULLs (whatever the
+   * other columns are), else null: a comparison of keys that are not all numbers (an id, then text)
+   * is decided by it almost every time.
+   */
+  private final long[] key0;
 
   private Batch(
       String id,
@@ -98,6 +104,7 @@ public final class Batch {
     this.diff0 = diff0;
     this.size = size;
     this.longCols = longColumns(keys, vals);
+    this.key0 = keys.length > 0 && keys[0] instanceof ColumnVector.Longs l && l.nulls == null ? l.longs() : null;
   }
 
   /** Whether the first {@code n} entries of {@code a} are all equal (true for none or one). */
@@ -524,7 +531,15 @@ public final class Batch {
       }
       return 0;
     }
-    for (int c = 0; c < keys.length; c++) {
+    int c = 0;
+    if (key0 != null && other.key0 != null) {
+      int r = Long.compare(key0[i], other.key0[j]);
+      if (r != 0) {
+        return r;
+      }
+      c = 1;
+    }
+    for (; c < keys.length; c++) {
       int r = keys[c].compare(i, other.keys[c], j);
       if (r != 0) {
         return r;

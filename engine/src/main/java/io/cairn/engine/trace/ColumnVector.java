@@ -153,6 +153,8 @@ public abstract sealed class ColumnVector
   /** TEXT column; nulls are null references. */
   public static final class Texts extends ColumnVector {
     private final String[] values;
+    /** {@link #heapBytes}, computed on first use (a walk over every string; the vector is immutable). */
+    private long heapBytes = -1;
 
     public Texts(String[] values, int size) {
       super(null, size);
@@ -176,21 +178,41 @@ public abstract sealed class ColumnVector
 
     @Override
     int compareTo(int i, Object value) {
-      return Row.compareValues(values[i], value);
+      return value == null || value instanceof String
+          ? compareText(values[i], (String) value)
+          : Row.compareValues(values[i], value);
     }
 
     @Override
     int compare(int i, ColumnVector other, int j) {
-      return Row.compareValues(values[i], ((Texts) other).values[j]);
+      return compareText(values[i], ((Texts) other).values[j]);
+    }
+
+    /**
+     * {@link Row#compareValues} for two strings (nulls first), without its type tests: equal values
+     * the source decoded once are one object, and end at the identity check.
+     */
+    private static int compareText(String a, String b) {
+      if (a == b) {
+        return 0;
+      }
+      if (a == null) {
+        return -1;
+      }
+      return b == null ? 1 : a.compareTo(b);
     }
 
     @Override
     public long heapBytes() {
-      long b = 16L + 4L * values.length;
-      for (int i = 0; i < size; i++) {
-        if (values[i] != null) {
-          b += 40 + values[i].length();
+      long b = heapBytes;
+      if (b < 0) {
+        b = 16L + 4L * values.length;
+        for (int i = 0; i < size; i++) {
+          if (values[i] != null) {
+            b += 40 + values[i].length();
+          }
         }
+        heapBytes = b; // a race computes the same figure twice
       }
       return b;
     }

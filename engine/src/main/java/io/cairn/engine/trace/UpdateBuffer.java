@@ -104,6 +104,27 @@ public final class UpdateBuffer {
     size++;
   }
 
+  /** As {@link #addLongKey}, for a key of any shape: its values from {@code key}. */
+  public void addKeyLongs(Row key, long[] vals, long time, long diff) {
+    if (diff == 0) {
+      return;
+    }
+    ensureCapacity();
+    for (int c = 0; c < keys.length; c++) {
+      keys[c].add(key.get(c));
+    }
+    for (int c = 0; c < this.vals.length; c++) {
+      if (doubleVal[c]) {
+        this.vals[c].addDouble(Double.longBitsToDouble(vals[c]));
+      } else {
+        this.vals[c].addLong(vals[c]);
+      }
+    }
+    times[size] = time;
+    diffs[size] = diff;
+    size++;
+  }
+
   /** Makes room for {@code more} updates beyond the staged ones, so that appending them grows nothing. */
   public void reserve(int more) {
     if (size + more > times.length) {

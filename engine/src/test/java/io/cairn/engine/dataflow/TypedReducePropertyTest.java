@@ -25,11 +25,11 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * The typed reduce path ({@link LongKeyReduce}) against a naive oracle, tick by tick: COUNT(*),
- * COUNT, SUM and AVG over BIGINT and DOUBLE columns with NULLs and retractions, 1–3 workers, with
- * some ticks holding a NULL group key (those take the general path, so the two paths alternate
- * over one accumulator arrangement). DOUBLE inputs are multiples of 0.25, so sums are exact in
- * any order.
+ * The typed reduce path ({@link TypedReduce}) against a naive oracle, tick by tick: COUNT(*),
+ * COUNT, SUM and AVG over BIGINT and DOUBLE columns with NULLs and retractions, 1–3 workers,
+ * grouped by a BIGINT key (some ticks hold a NULL group key: those take the general path, so the
+ * two paths alternate over one accumulator arrangement) or by a TEXT key (NULLs included, all on the
+ * typed path's rows). DOUBLE inputs are multiples of 0.25, so sums are exact in any order.
  */
 class TypedReducePropertyTest {
   static final Schema S = Schema.of(Column.of("k", Type.BIGINT), Column.of("x", Type.BIGINT), Column.of("y", Type.DOUBLE));
@@ -38,6 +38,10 @@ class TypedReducePropertyTest {
   static final List<Aggregate> AGGS = List.of(Aggregate.countStar(), new Aggregate(Aggregate.Kind.COUNT, 1, Type.BIGINT),
       new Aggregate(Aggregate.Kind.SUM, 1, Type.BIGINT), new Aggregate(Aggregate.Kind.AVG, 1, Type.BIGINT),
       new Aggregate(Aggregate.Kind.SUM, 2, Type.DOUBLE), new Aggregate(Aggregate.Kind.AVG, 2, Type.DOUBLE));
+
+  static final Schema TEXT_S = Schema.of(Column.of("k", Type.TEXT), Column.of("x", Type.BIGINT), Column.of("y", Type.DOUBLE));
+  static final Schema TEXT_OUT = Schema.of(Column.of("k", Type.TEXT), Column.of("n", Type.BIGINT), Column.of("nx", Type.BIGINT),
+      Column.of("sx", Type.BIGINT), Column.of("ax", Type.DOUBLE), Column.of("sy", Type.DOUBLE), Column.of("ay", Type.DOUBLE));
 
   record Sample(List<List<Rec>> ticks, int workers) {
     @Override
@@ -48,6 +52,11 @@ class TypedReducePropertyTest {
 
   /** Ticks of inserts and retractions of rows inserted before; a NULL key in about a third of the samples. */
   static Gen<Sample> samples() {
+    return samples(false);
+  }
+
+  /** As {@link #samples()}; with {@code text}, the key is TEXT (a few names, a NULL in about a third of the samples). */
+  static Gen<Sample> samples(boolean text) {
     return (Random r, int size) -> {
       boolean nullKeys = r.nextInt(3) == 0;
       int keys = 1 + r.nextInt(8);
@@ -61,7 +70,8 @@ class TypedReducePropertyTest {
           if (!live.isEmpty() && r.nextInt(3) == 0) {
             recs.add(Rec.append(live.remove(r.nextInt(live.size())), -1));
           } else {
-            Long k = nullKeys && r.nextInt(10) == 0 ? null : (long) (r.nextInt(keys) - 2);
+            Long kn = nullKeys && r.nextInt(10) == 0 ? null : (long) (r.nextInt(keys) - 2);
+            Object k = text && kn != null ? "name " + kn : kn;
             Long x = r.nextInt(5) == 0 ? null : (long) (r.nextInt(2001) - 1000);
             Double y = r.nextInt(5) == 0 ? null : (r.nextInt(81) - 40) * 0.25;
             Row row = Row.of(k, x, y);
@@ -77,29 +87,41 @@ class TypedReducePropertyTest {
 
   @Test
   void typedReduceMatchesTheOracleTickByTick() {
-    long before = LongKeyReduce.TYPED_TICKS.sum();
+    long before = TypedReduce.TYPED_TICKS.sum();
     Property.tries(60).forAll(samples(), s -> check(s, true));
-    assertThat(LongKeyReduce.TYPED_TICKS.sum() - before).as("ticks that took the typed path").isPositive();
+    assertThat(TypedReduce.TYPED_TICKS.sum() - before).as("ticks that took the typed path").isPositive();
   }
 
   /** With the typed path off (the engine option) the same shapes take the general path and match the oracle too. */
   @Test
   void withTheTypedPathOffTheGeneralPathMatchesTheOracle() {
-    long before = LongKeyReduce.TYPED_TICKS.sum();
+    long before = TypedReduce.TYPED_TICKS.sum();
     Property.tries(30).forAll(samples(), s -> check(s, false));
-    assertThat(LongKeyReduce.TYPED_TICKS.sum() - before).as("ticks that took the typed path while it was off").isZero();
+    assertThat(TypedReduce.TYPED_TICKS.sum() - before).as("ticks that took the typed path while it was off").isZero();
+  }
+
+  @Test
+  void aTextKeyTakesTheTypedPathAndMatchesTheOracle() {
+    long before = TypedReduce.TYPED_TICKS.sum();
+    Property.tries(60).forAll(samples(true), s -> check(s, true, TEXT_S, TEXT_OUT));
+    assertThat(TypedReduce.TYPED_TICKS.sum() - before).as("ticks that took the typed path").isPositive();
+    Property.tries(20).forAll(samples(true), s -> check(s, false, TEXT_S, TEXT_OUT));
   }
 
   /** Runs {@code s} on an engine with the default options, or with the typed path turned off. */
   private static void check(Sample s, boolean typed) {
-    ScriptedConnector c = new ScriptedConnector().script("s", new Script(S, List.of(), s.ticks()));
+    check(s, typed, S, OUT);
+  }
+
+  private static void check(Sample s, boolean typed, Schema in, Schema outSchema) {
+    ScriptedConnector c = new ScriptedConnector().script("s", new Script(in, List.of(), s.ticks()));
     Engine.Builder b = Engine.builder().workers(s.workers()).tickPolicy(new TickPolicy(1_000_000, Duration.ZERO)).connector(c);
     if (!typed) {
       b.typedReduce(false);
     }
     try (Engine e = b.build()) {
       e.createSource(1, ScriptedConnector.definition("s"));
-      e.createView(2, "agg", new Plan.Reduce(new Plan.Get("s", S), new int[] {0}, AGGS, OUT));
+      e.createView(2, "agg", new Plan.Reduce(new Plan.Get("s", in), new int[] {0}, AGGS, outSchema));
       Map<Row, Long> input = new HashMap<>();
       for (int t = 0; t < s.ticks().size(); t++) {
         c.release(t + 1);
@@ -114,12 +136,12 @@ class TypedReducePropertyTest {
 
   /** The aggregate computed from scratch over the input multiset. */
   static Map<Row, Long> oracle(Map<Row, Long> input) {
-    Map<Long, long[]> longs = new HashMap<>(); // n, nx, sx
-    Map<Long, double[]> doubles = new HashMap<>(); // sy, ny
+    Map<Object, long[]> longs = new HashMap<>(); // n, nx, sx
+    Map<Object, double[]> doubles = new HashMap<>(); // sy, ny
     for (Map.Entry<Row, Long> en : input.entrySet()) {
       Row row = en.getKey();
       long m = en.getValue();
-      Long k = (Long) row.get(0);
+      Object k = row.get(0);
       long[] l = longs.computeIfAbsent(k, x -> new long[3]);
       double[] d = doubles.computeIfAbsent(k, x -> new double[2]);
       l[0] += m;

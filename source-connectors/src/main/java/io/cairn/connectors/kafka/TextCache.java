@@ -13,25 +13,36 @@ import java.util.Arrays;
  * their identity check instead of walking two copies; the state holds one copy. A lookup costs a
  * hash of the bytes and, on a hit, one comparison of them, instead of a new string.
  *
- * <p>Direct-mapped ({@value #SLOTS} slots; a colliding value replaces the older one), for values of
- * at most {@value #MAX_BYTES} bytes (longer text rarely repeats). A column whose values do not
- * repeat (free text, ids as text) stops looking up after {@value #PROBATION} lookups with fewer than
- * one hit in {@value #MIN_HIT_RATIO_INVERSE}, and decodes as without the cache from then on.
+ * <p>Direct-mapped (a colliding value replaces the older one), for values of at most {@value
+ * #MAX_BYTES} bytes (longer text rarely repeats). It starts with {@value #MIN_SLOTS} slots and is
+ * judged every {@value #WINDOW} lookups:
+ * <ul>
+ *   <li>a column whose values do not repeat (free text, ids as text) has fewer than one hit in
+ *       {@value #MIN_HIT_RATIO_INVERSE} in its first window; it stops looking up, and decodes as
+ *       without the cache from then on;
+ *   <li>a column with more distinct values than slots (10,000 customers in 4,096 slots) misses
+ *       more than one lookup in {@value #GROW_MISS_RATIO_INVERSE} because its values evict each
+ *       other: the slots are multiplied by 4 (emptied), up to {@value #MAX_SLOTS} (at most a few MB
+ *       per column: a slot holds at most {@value #MAX_BYTES} bytes and their string).
+ * </ul>
  *
  * <p>Owned by one decoder, which one source thread uses at a time; entries are immutable, so a
  * racing reader would see either no entry or a whole one.
  */
 final class TextCache {
   static final int MAX_BYTES = 128;
-  private static final int SLOTS = 4096;
-  private static final int PROBATION = 1 << 16;
+  static final int MIN_SLOTS = 4096;
+  static final int MAX_SLOTS = 65536;
+  private static final int WINDOW = 1 << 16;
   private static final int MIN_HIT_RATIO_INVERSE = 8;
+  private static final int GROW_MISS_RATIO_INVERSE = 4;
 
   private record Entry(byte[] bytes, String value) {}
 
-  private final Entry[] slots = new Entry[SLOTS];
+  private Entry[] slots = new Entry[MIN_SLOTS];
   private long lookups;
   private long hits;
+  private int windowHits;
   private boolean off;
 
   /** The string of the ISO-8859-1 (here: ASCII) bytes {@code b[from, from + len)}. */
@@ -43,20 +54,39 @@ final class TextCache {
     for (int i = from; i < from + len; i++) {
       h = 31 * h + b[i];
     }
-    int slot = (h ^ (h >>> 15)) & (SLOTS - 1);
-    lookups++;
-    Entry e = slots[slot];
+    Entry[] table = slots;
+    int slot = (h ^ (h >>> 15)) & (table.length - 1);
+    if (++lookups % WINDOW == 0) {
+      judge();
+    }
+    Entry e = table[slot];
     if (e != null && e.bytes.length == len && Arrays.equals(e.bytes, 0, len, b, from, from + len)) {
       hits++;
+      windowHits++;
       return e.value;
     }
     String s = new String(b, from, len, StandardCharsets.ISO_8859_1);
-    slots[slot] = new Entry(Arrays.copyOfRange(b, from, from + len), s);
-    if (lookups == PROBATION && hits * MIN_HIT_RATIO_INVERSE < lookups) {
-      off = true;
-      Arrays.fill(slots, null);
+    if (!off) {
+      table[slot] = new Entry(Arrays.copyOfRange(b, from, from + len), s);
     }
     return s;
+  }
+
+  /** At the end of a window of lookups: turn off, grow, or keep the size (see the class comment). */
+  private void judge() {
+    int misses = WINDOW - windowHits;
+    if (lookups == WINDOW && windowHits * MIN_HIT_RATIO_INVERSE < WINDOW) {
+      off = true;
+      slots = new Entry[1];
+    } else if (misses * GROW_MISS_RATIO_INVERSE > WINDOW && slots.length < MAX_SLOTS) {
+      slots = new Entry[slots.length * 4];
+    }
+    windowHits = 0;
+  }
+
+  /** The number of slots (for tests). */
+  int slots() {
+    return slots.length;
   }
 
   /** Lookups that found the value (for tests and the decoder's figures). */

@@ -59,6 +59,24 @@ class TextCacheTest {
   }
 
   @Test
+  void moreDistinctValuesThanSlotsGrowTheCacheUntilTheyHit() {
+    TextCache c = new TextCache();
+    Random r = new Random(3);
+    int distinct = 10_000; // more than the first size's slots: they evict each other
+    long hitsBefore = 0;
+    for (int round = 0; round < 8; round++) {
+      hitsBefore = c.hits();
+      for (int i = 0; i < 65_536; i++) {
+        byte[] v = b("Customer " + r.nextInt(distinct));
+        assertThat(c.get(v, 0, v.length)).isEqualTo(new String(v, StandardCharsets.ISO_8859_1));
+      }
+    }
+    assertThat(c.off()).isFalse();
+    assertThat(c.slots()).isGreaterThan(TextCache.MIN_SLOTS).isLessThanOrEqualTo(TextCache.MAX_SLOTS);
+    assertThat(c.hits() - hitsBefore).as("hits in the last 65,536 lookups").isGreaterThan(65_536 * 3 / 4);
+  }
+
+  @Test
   void aDecoderGivesOneStringForACustomerInEveryRecord() {
     JsonRecordDecoder d = new JsonRecordDecoder(Schema.parse("id BIGINT, customer TEXT, amount BIGINT"), List.of("id"),
         Envelope.UPSERT, Optional.empty());

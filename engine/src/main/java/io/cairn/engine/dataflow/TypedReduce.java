@@ -11,22 +11,31 @@ import io.cairn.engine.trace.Spine;
 import java.util.Arrays;
 
 /**
- * The typed path of {@link ReduceOp} for the common shape: one BIGINT/TIMESTAMP group key and only
- * COUNT, SUM and AVG. The tick's input is sorted by the key as a {@code long[]} (radix), the old
- * accumulator of each group is read from the accumulator arrangement's columns without building
- * rows, accumulated in a reused {@code long[]} (a DOUBLE sum as its raw bits) and staged back
- * column by column. It reads and writes the same arrangement, in the same layout, with the same
- * arithmetic as the general path ({@code ReduceOp.accumulate}), so the two may alternate tick by
- * tick: a tick whose input holds a NULL key goes the general way. A DOUBLE is held as {@link
- * Double#doubleToLongBits} (one NaN), so equal bits mean {@link Double#equals}, as for rows.
+ * The typed path of {@link ReduceOp} for the common shape: only COUNT, SUM and AVG over BIGINT or
+ * DOUBLE (any group key). The old accumulator of each group is read from the accumulator
+ * arrangement's columns without building rows, accumulated in a reused {@code long[]} (a DOUBLE sum
+ * as its raw bits) and staged back column by column. It reads and writes the same arrangement, in
+ * the same layout, with the same arithmetic as the general path ({@code ReduceOp.accumulate}), so
+ * the two may alternate tick by tick. A DOUBLE is held as {@link Double#doubleToLongBits} (one
+ * NaN), so equal bits mean {@link Double#equals}, as for rows.
+ *
+ * <p>The tick's input is sorted by its group key:
+ * <ul>
+ *   <li>one BIGINT/TIMESTAMP key: as a {@code long[]} (radix), and the key is never boxed; a tick
+ *       whose input holds a NULL key goes the general way;
+ *   <li>any other key (TEXT, several columns, NULLs): as rows ({@link KeySort#byKey}: equal keys
+ *       looked up once, only the distinct ones compared).
+ * </ul>
  *
  * <p>One instance per operator shard: it keeps scratch buffers, and shards run on different
  * workers at the same time.
  */
-final class LongKeyReduce {
+final class TypedReduce {
   /** Shard-ticks that took this path (for tests: a property over the typed path must reach it). */
   static final java.util.concurrent.atomic.LongAdder TYPED_TICKS = new java.util.concurrent.atomic.LongAdder();
-  private final int keyCol;
+  private final int[] keyCols;
+  /** One BIGINT/TIMESTAMP key column: the tick is sorted and looked up by {@code long}. */
+  private final boolean longKey;
   private final Aggregate[] aggs;
   private final int[] slot;
   private final boolean[] doubleSlot; // per accumulator column: holds a double's raw bits
@@ -37,29 +46,26 @@ final class LongKeyReduce {
   private final OldAccumulator old;
   private final long[] next;
 
-  private LongKeyReduce(int keyCol, Aggregate[] aggs, int[] slot, boolean[] doubleSlot, Arrangement acc) {
-    this.keyCol = keyCol;
+  private TypedReduce(int[] keyCols, boolean longKey, Aggregate[] aggs, int[] slot, boolean[] doubleSlot, Arrangement acc) {
+    this.keyCols = keyCols;
+    this.longKey = longKey;
     this.aggs = aggs;
     this.slot = slot;
     this.doubleSlot = doubleSlot;
     this.accWidth = doubleSlot.length;
     this.acc = acc;
-    this.outWidth = 1 + aggs.length;
+    this.outWidth = keyCols.length + aggs.length;
     this.old = new OldAccumulator(accWidth);
     this.next = new long[accWidth];
   }
 
   /**
-   * The typed path for one shard (a new instance per shard), or null when the shape does not fit (several or non-integer
-   * group keys, MIN/MAX, an accumulator column that is neither BIGINT nor DOUBLE).
+   * The typed path for one shard (a new instance per shard), or null when the shape does not fit (no GROUP BY, MIN/MAX,
+   * an accumulator column that is neither BIGINT nor DOUBLE).
    */
-  static LongKeyReduce of(Schema input, int[] groupBy, Aggregate[] aggs, int[] slot, Arrangement acc) {
-    if (groupBy.length != 1) {
-      return null;
-    }
-    Type kt = input.type(groupBy[0]);
-    if (!kt.isLong()) {
-      return null;
+  static TypedReduce of(Schema input, int[] groupBy, Aggregate[] aggs, int[] slot, Arrangement acc) {
+    if (groupBy.length == 0) {
+      return null; // the row of no rows is the general path's
     }
     for (Aggregate a : aggs) {
       if (a.kind() == Aggregate.Kind.MIN || a.kind() == Aggregate.Kind.MAX) {
@@ -76,16 +82,23 @@ final class LongKeyReduce {
         return null;
       }
     }
-    return new LongKeyReduce(groupBy[0], aggs, slot, dbl, acc);
+    boolean longKey = groupBy.length == 1 && input.type(groupBy[0]).isLong();
+    return new TypedReduce(groupBy, longKey, aggs, slot, dbl, acc);
   }
 
   /**
-   * Processes one shard's input of a tick; returns false, having done nothing, when a group key
-   * is NULL (the caller then takes the general path).
+   * Processes one shard's input of a tick; returns false, having done nothing, when the key is one
+   * BIGINT/TIMESTAMP column and a group key is NULL (the caller then takes the general path).
    */
   boolean process(int shard, long tick, Rows in, Rows out) {
+    if (!longKey) {
+      processRows(shard, tick, in, out);
+      TYPED_TICKS.increment();
+      return true;
+    }
     int n = in.size();
     long[] keys = new long[n];
+    int keyCol = keyCols[0];
     for (int i = 0; i < n; i++) {
       Object k = in.row(i).get(keyCol);
       if (k == null) {
@@ -129,6 +142,49 @@ final class LongKeyReduce {
     }
     TYPED_TICKS.increment();
     return true;
+  }
+
+  /** As {@link #process}, for a key of any other shape: sorted and looked up as rows. */
+  private void processRows(int shard, long tick, Rows in, Rows out) {
+    int n = in.size();
+    Row[] keys = new Row[n];
+    for (int i = 0; i < n; i++) {
+      keys[i] = in.row(i).select(keyCols);
+    }
+    int[] perm = KeySort.byKey(keys, n);
+    Spine.Reader reader = acc.spine(shard).reader();
+    int i = 0;
+    while (i < n) {
+      Row key = keys[perm[i]];
+      int start = i;
+      while (i < n && keys[perm[i]].equals(key)) {
+        i++;
+      }
+      old.clear();
+      reader.forEach(key, old);
+      boolean hadOld = old.single(acc.name(), key);
+      if (hadOld) {
+        System.arraycopy(old.current, 0, next, 0, accWidth);
+      } else {
+        initial(next);
+      }
+      for (int j = start; j < i; j++) {
+        accumulate(next, in.row(perm[j]), in.diff(perm[j]));
+      }
+      settle(next);
+      boolean hasNew = next[0] != 0;
+      if (hadOld && hasNew && Arrays.equals(old.current, next)) {
+        continue;
+      }
+      if (hadOld) {
+        acc.stageKeyLongs(shard, key, old.current, tick, -1);
+        out.add(output(key, old.current), -1);
+      }
+      if (hasNew) {
+        acc.stageKeyLongs(shard, key, next, tick, 1);
+        out.add(output(key, next), 1);
+      }
+    }
   }
 
   private static int[] sortedByKey(long[] keys, int n) {
@@ -193,10 +249,25 @@ final class LongKeyReduce {
   private Row output(long key, long[] a) {
     Object[] v = new Object[outWidth];
     v[0] = key;
+    return outputAggregates(v, a);
+  }
+
+  /** As {@code ReduceOp.output}, for a key row. */
+  private Row output(Row key, long[] a) {
+    Object[] v = new Object[outWidth];
+    for (int k = 0; k < keyCols.length; k++) {
+      v[k] = key.get(k);
+    }
+    return outputAggregates(v, a);
+  }
+
+  /** Fills the aggregates after the key in {@code v}. */
+  private Row outputAggregates(Object[] v, long[] a) {
+    int first = keyCols.length;
     for (int g = 0; g < aggs.length; g++) {
       Aggregate agg = aggs[g];
       int s = slot[g];
-      v[1 + g] = switch (agg.kind()) {
+      v[first + g] = switch (agg.kind()) {
         case COUNT -> agg.column() < 0 ? a[0] : a[s];
         case SUM -> a[s + 1] > 0 ? (doubleSlot[s] ? (Object) Double.longBitsToDouble(a[s]) : (Object) a[s]) : null;
         case AVG -> a[s + 1] > 0 ? (doubleSlot[s] ? Double.longBitsToDouble(a[s]) : (double) a[s]) / a[s + 1] : null;
@@ -211,6 +282,7 @@ final class LongKeyReduce {
    * accumulator (count +1); entries of older ticks not yet merged cancel out here.
    */
   private final class OldAccumulator implements Spine.EntrySink {
+    private static final int CONFLICT = -2;
     private final int width;
     private long[][] rows = new long[8][];
     private long[] diffs = new long[8];
@@ -254,22 +326,48 @@ final class LongKeyReduce {
 
     /** Whether the group has a live accumulator (then in {@link #current}); at most one may be live. */
     boolean single(String arrangement, long key) {
+      int live = live();
+      if (live == CONFLICT) {
+        throw conflict(arrangement, key);
+      }
+      return take(live);
+    }
+
+    /** As {@link #single(String, long)}, for a key row. */
+    boolean single(String arrangement, Row key) {
+      int live = live();
+      if (live == CONFLICT) {
+        throw conflict(arrangement, key);
+      }
+      return take(live);
+    }
+
+    /** The live entry's index, -1 for none, or {@link #CONFLICT}. */
+    private int live() {
       int live = -1;
       for (int k = 0; k < size; k++) {
         if (diffs[k] == 0) {
           continue;
         }
         if (diffs[k] != 1 || live >= 0) {
-          throw new IllegalStateException("Cannot reduce group " + key + ": arrangement '" + arrangement
-              + "' holds more than one accumulator for it (diffs " + Arrays.toString(Arrays.copyOf(diffs, size)) + ")");
+          return CONFLICT;
         }
         live = k;
       }
+      return live;
+    }
+
+    private boolean take(int live) {
       if (live < 0) {
         return false;
       }
       System.arraycopy(rows[live], 0, current, 0, width);
       return true;
+    }
+
+    private IllegalStateException conflict(String arrangement, Object key) {
+      return new IllegalStateException("Cannot reduce group " + key + ": arrangement '" + arrangement
+          + "' holds more than one accumulator for it (diffs " + Arrays.toString(Arrays.copyOf(diffs, size)) + ")");
     }
   }
 }
