@@ -106,6 +106,7 @@ final class TypedReduce {
       }
       keys[i] = (Long) k;
     }
+    Inputs inputs = inputs(in);
     int[] perm = sortedByKey(keys, n);
     Spine.Reader reader = acc.spine(shard).reader();
     int i = 0;
@@ -124,7 +125,7 @@ final class TypedReduce {
         initial(next);
       }
       for (int j = start; j < i; j++) {
-        accumulate(next, in.row(perm[j]), in.diff(perm[j]));
+        accumulate(next, inputs, perm[j]);
       }
       settle(next);
       boolean hasNew = next[0] != 0;
@@ -151,6 +152,7 @@ final class TypedReduce {
     for (int i = 0; i < n; i++) {
       keys[i] = in.row(i).select(keyCols);
     }
+    Inputs inputs = inputs(in);
     int[] perm = KeySort.byKey(keys, n);
     Spine.Reader reader = acc.spine(shard).reader();
     int i = 0;
@@ -169,7 +171,7 @@ final class TypedReduce {
         initial(next);
       }
       for (int j = start; j < i; j++) {
-        accumulate(next, in.row(perm[j]), in.diff(perm[j]));
+        accumulate(next, inputs, perm[j]);
       }
       settle(next);
       boolean hasNew = next[0] != 0;
@@ -204,16 +206,52 @@ final class TypedReduce {
     }
   }
 
-  /** As {@code ReduceOp.accumulate}, on unboxed columns. */
-  private void accumulate(long[] a, Row row, long diff) {
+  /**
+   * The aggregates' input values of a tick, read from the rows in arrival order: the groups then
+   * take them in key order from these arrays, not from rows scattered over the heap.
+   */
+  private record Inputs(long[] diffs, long[][] values, boolean[][] nulls) {}
+
+  /** {@code values[g][i]}: aggregate g's input in row i (a DOUBLE as its bits); {@code nulls[g]} null when none is NULL. */
+  private Inputs inputs(Rows in) {
+    int n = in.size();
+    long[] diffs = new long[n];
+    long[][] values = new long[aggs.length][];
+    boolean[][] nulls = new boolean[aggs.length][];
+    for (int g = 0; g < aggs.length; g++) {
+      if (aggs[g].column() >= 0 && aggs[g].kind() != Aggregate.Kind.COUNT) {
+        values[g] = new long[n];
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      Row row = in.row(i);
+      diffs[i] = in.diff(i);
+      for (int g = 0; g < aggs.length; g++) {
+        int col = aggs[g].column();
+        if (col < 0) {
+          continue;
+        }
+        Object v = row.get(col);
+        if (v == null) {
+          if (nulls[g] == null) {
+            nulls[g] = new boolean[n];
+          }
+          nulls[g][i] = true;
+        } else if (aggs[g].kind() != Aggregate.Kind.COUNT) {
+          values[g][i] = doubleSlot[slot[g]] ? Double.doubleToLongBits(((Number) v).doubleValue()) : (Long) v;
+        }
+      }
+    }
+    return new Inputs(diffs, values, nulls);
+  }
+
+  /** As {@code ReduceOp.accumulate}, on unboxed columns: input row {@code i} of {@code in}. */
+  private void accumulate(long[] a, Inputs in, int i) {
+    long diff = in.diffs[i];
     a[0] += diff;
     for (int g = 0; g < aggs.length; g++) {
       Aggregate agg = aggs[g];
-      if (agg.column() < 0) {
-        continue;
-      }
-      Object v = row.get(agg.column());
-      if (v == null) {
+      if (agg.column() < 0 || in.nulls[g] != null && in.nulls[g][i]) {
         continue;
       }
       int s = slot[g];
@@ -222,10 +260,11 @@ final class TypedReduce {
         continue;
       }
       a[s + 1] += diff;
+      long v = in.values[g][i];
       if (doubleSlot[s]) {
-        a[s] = Double.doubleToLongBits(Double.longBitsToDouble(a[s]) + ((Number) v).doubleValue() * diff);
+        a[s] = Double.doubleToLongBits(Double.longBitsToDouble(a[s]) + Double.longBitsToDouble(v) * diff);
       } else {
-        a[s] = Math.addExact(a[s], Math.multiplyExact((Long) v, diff));
+        a[s] = Math.addExact(a[s], Math.multiplyExact(v, diff));
       }
     }
   }

@@ -26,8 +26,8 @@ import java.util.Arrays;
  *       per column: a slot holds at most {@value #MAX_BYTES} bytes and their string).
  * </ul>
  *
- * <p>Owned by one decoder, which one source thread uses at a time; entries are immutable, so a
- * racing reader would see either no entry or a whole one.
+ * <p>Not thread-safe: owned by one decoder, which its source's poll uses, one poll at a time (a
+ * slot's three arrays are written one after another).
  */
 final class TextCache {
   static final int MAX_BYTES = 128;
@@ -37,9 +37,14 @@ final class TextCache {
   private static final int MIN_HIT_RATIO_INVERSE = 8;
   private static final int GROW_MISS_RATIO_INVERSE = 4;
 
-  private record Entry(byte[] bytes, String value) {}
-
-  private Entry[] slots = new Entry[MIN_SLOTS];
+  /**
+   * Slot i holds the bytes {@code bytes[i]} (null: empty), their hash {@code hashes[i]} and their
+   * string {@code values[i]}. Parallel arrays, so that a miss is mostly decided by the hash alone,
+   * and a hit reads the bytes it compares and the string, not an entry object first.
+   */
+  private int[] hashes = new int[MIN_SLOTS];
+  private byte[][] bytes = new byte[MIN_SLOTS][];
+  private String[] values = new String[MIN_SLOTS];
   private long lookups;
   private long hits;
   private int windowHits;
@@ -54,21 +59,25 @@ final class TextCache {
     for (int i = from; i < from + len; i++) {
       h = 31 * h + b[i];
     }
-    Entry[] table = slots;
-    int slot = (h ^ (h >>> 15)) & (table.length - 1);
     if (++lookups % WINDOW == 0) {
       judge();
+      if (off) {
+        return new String(b, from, len, StandardCharsets.ISO_8859_1);
+      }
     }
-    Entry e = table[slot];
-    if (e != null && e.bytes.length == len && Arrays.equals(e.bytes, 0, len, b, from, from + len)) {
-      hits++;
-      windowHits++;
-      return e.value;
+    int slot = (h ^ (h >>> 15)) & (hashes.length - 1);
+    if (hashes[slot] == h) {
+      byte[] e = bytes[slot];
+      if (e != null && e.length == len && Arrays.equals(e, 0, len, b, from, from + len)) {
+        hits++;
+        windowHits++;
+        return values[slot];
+      }
     }
     String s = new String(b, from, len, StandardCharsets.ISO_8859_1);
-    if (!off) {
-      table[slot] = new Entry(Arrays.copyOfRange(b, from, from + len), s);
-    }
+    hashes[slot] = h;
+    bytes[slot] = Arrays.copyOfRange(b, from, from + len);
+    values[slot] = s;
     return s;
   }
 
@@ -77,16 +86,23 @@ final class TextCache {
     int misses = WINDOW - windowHits;
     if (lookups == WINDOW && windowHits * MIN_HIT_RATIO_INVERSE < WINDOW) {
       off = true;
-      slots = new Entry[1];
-    } else if (misses * GROW_MISS_RATIO_INVERSE > WINDOW && slots.length < MAX_SLOTS) {
-      slots = new Entry[slots.length * 4];
+      resize(1);
+    } else if (misses * GROW_MISS_RATIO_INVERSE > WINDOW && hashes.length < MAX_SLOTS) {
+      resize(hashes.length * 4);
     }
     windowHits = 0;
   }
 
+  /** Empties the cache into {@code slots} slots. */
+  private void resize(int slots) {
+    hashes = new int[slots];
+    bytes = new byte[slots][];
+    values = new String[slots];
+  }
+
   /** The number of slots (for tests). */
   int slots() {
-    return slots.length;
+    return hashes.length;
   }
 
   /** Lookups that found the value (for tests and the decoder's figures). */
