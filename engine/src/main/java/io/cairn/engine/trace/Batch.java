@@ -317,7 +317,7 @@ public final class Batch {
       if (cur != perm) {
         other = perm;
       }
-      if (sortRuns(cur, n, true)) {
+      if (sortRuns(cur, n, ((ColumnVector.Longs) keys[0]).longs())) {
         return cur;
       }
       if (keys.length > 1) {
@@ -330,13 +330,27 @@ public final class Batch {
           other = next == cur ? other : cur;
           cur = next;
         }
-        if (sortRuns(cur, n, false)) {
+        if (sortRuns(cur, n, null)) {
           return cur;
         }
       }
       perm = cur;
       for (int i = 0; i < n; i++) {
         perm[i] = i; // long runs: sort whole entries below instead
+      }
+    } else if (n >= MIN_TEXT_RANK && keys.length > 0 && keys[0] instanceof ColumnVector.Texts texts) {
+      // a TEXT first key column (a group's name, a customer): its distinct values are sorted
+      // once, the entries radix-sorted by their value's rank, and each run of one value by
+      // (key, val, time) as above; a string is compared d log d times for d distinct values,
+      // not n log n times
+      long[] rank = texts.ranks(n);
+      int[] cur = KeySort.radixPasses(rank, false, perm, new int[n], n);
+      if (sortRuns(cur, n, rank)) {
+        return cur;
+      }
+      perm = cur;
+      for (int i = 0; i < n; i++) {
+        perm[i] = i;
       }
     }
     if (allLongsWithoutNulls(keys) && allLongsWithoutNulls(vals)) {
@@ -360,20 +374,23 @@ public final class Batch {
 
   /** Runs of equal keys longer than this are not insertion-sorted. */
   private static final int MAX_INSERTION_RUN = 32;
+  /** Fewer staged entries than this with a TEXT first key are sorted by comparisons alone. */
+  private static final int MIN_TEXT_RANK = 64;
 
   /**
-   * Sorts each run of equal keys (or, {@code firstColumn}, of equal first key columns) in {@code
+   * Sorts each run of equal keys (or, given {@code k0}, of equal first key columns: {@code k0[i]}
+   * the first key column of entry i as a long in the same order, a value or its rank) in {@code
    * perm[0..n)}, already ordered by that stably, by (key, val, time) (short runs: {@link
-   * Consolidation}'s insertion sort); false, leaving {@code perm} partly sorted, as soon as a run is longer than {@value
-   * #MAX_INSERTION_RUN}. Requires all-long key columns without NULLs.
+   * Consolidation}'s insertion sort); false, leaving {@code perm} partly sorted, as soon as a run is
+   * longer than {@value #MAX_INSERTION_RUN}. Without {@code k0}, requires all-long key columns
+   * without NULLs.
    */
-  private boolean sortRuns(int[] perm, int n, boolean firstColumn) {
-    long[] k0 = ((ColumnVector.Longs) keys[0]).longs();
+  private boolean sortRuns(int[] perm, int n, long[] k0) {
     Consolidation.Order order = entryOrder();
     int i = 0;
     while (i < n) {
       int j = i + 1;
-      if (firstColumn) {
+      if (k0 != null) {
         long k = k0[perm[i]];
         while (j < n && k0[perm[j]] == k) {
           j++;

@@ -189,6 +189,46 @@ public abstract sealed class ColumnVector
     }
 
     /**
+     * The rank of each of the first {@code n} values among the distinct ones, in their order (NULL
+     * first, rank 0): equal values have equal ranks, and {@code rank[i] < rank[j]} exactly when
+     * value i sorts before value j. Each distinct value is compared with others only while the
+     * distinct values are sorted.
+     */
+    long[] ranks(int n) {
+      java.util.HashMap<String, Integer> ids = new java.util.HashMap<>();
+      java.util.ArrayList<String> distinct = new java.util.ArrayList<>();
+      int[] id = new int[n];
+      for (int i = 0; i < n; i++) {
+        String v = values[i];
+        if (v == null) {
+          id[i] = -1;
+          continue;
+        }
+        Integer x = ids.get(v);
+        if (x == null) {
+          x = distinct.size();
+          ids.put(v, x);
+          distinct.add(v);
+        }
+        id[i] = x;
+      }
+      Integer[] order = new Integer[distinct.size()];
+      for (int i = 0; i < order.length; i++) {
+        order[i] = i;
+      }
+      java.util.Arrays.sort(order, (a, b) -> distinct.get(a).compareTo(distinct.get(b)));
+      long[] rankOf = new long[order.length];
+      for (int r = 0; r < order.length; r++) {
+        rankOf[order[r]] = r + 1; // distinct strings never compare equal
+      }
+      long[] rank = new long[n];
+      for (int i = 0; i < n; i++) {
+        rank[i] = id[i] < 0 ? 0 : rankOf[id[i]];
+      }
+      return rank;
+    }
+
+    /**
      * {@link Row#compareValues} for two strings (nulls first), without its type tests: equal values
      * the source decoded once are one object, and end at the identity check.
      */
