@@ -118,28 +118,7 @@ final class TypedReduce {
       }
       old.clear();
       reader.forEachLong(key, old);
-      boolean hadOld = old.single(acc.name(), key);
-      if (hadOld) {
-        System.arraycopy(old.current, 0, next, 0, accWidth);
-      } else {
-        initial(next);
-      }
-      for (int j = start; j < i; j++) {
-        accumulate(next, inputs, perm[j]);
-      }
-      settle(next);
-      boolean hasNew = next[0] != 0;
-      if (hadOld && hasNew && Arrays.equals(old.current, next)) {
-        continue;
-      }
-      if (hadOld) {
-        acc.stageLongKey(shard, key, old.current, tick, -1);
-        out.add(output(key, old.current), -1);
-      }
-      if (hasNew) {
-        acc.stageLongKey(shard, key, next, tick, 1);
-        out.add(output(key, next), 1);
-      }
+      group(shard, tick, key, null, old.single(acc.name(), key), inputs, perm, start, i, out);
     }
     TYPED_TICKS.increment();
     return true;
@@ -164,28 +143,45 @@ final class TypedReduce {
       }
       old.clear();
       reader.forEach(key, old);
-      boolean hadOld = old.single(acc.name(), key);
-      if (hadOld) {
-        System.arraycopy(old.current, 0, next, 0, accWidth);
-      } else {
-        initial(next);
-      }
-      for (int j = start; j < i; j++) {
-        accumulate(next, inputs, perm[j]);
-      }
-      settle(next);
-      boolean hasNew = next[0] != 0;
-      if (hadOld && hasNew && Arrays.equals(old.current, next)) {
-        continue;
-      }
-      if (hadOld) {
-        acc.stageKeyLongs(shard, key, old.current, tick, -1);
-        out.add(output(key, old.current), -1);
-      }
-      if (hasNew) {
-        acc.stageKeyLongs(shard, key, next, tick, 1);
-        out.add(output(key, next), 1);
-      }
+      group(shard, tick, 0, key, old.single(acc.name(), key), inputs, perm, start, i, out);
+    }
+  }
+
+  /**
+   * One group: its input rows {@code perm[start, end)} accumulated onto its old accumulator (in
+   * {@code old.current} when {@code hadOld}), the change staged and output. The key is {@code
+   * rowKey}, or {@code key} when {@code rowKey} is null (a BIGINT key, not boxed).
+   */
+  private void group(int shard, long tick, long key, Row rowKey, boolean hadOld, Inputs inputs, int[] perm, int start, int end,
+      Rows out) {
+    if (hadOld) {
+      System.arraycopy(old.current, 0, next, 0, accWidth);
+    } else {
+      initial(next);
+    }
+    for (int j = start; j < end; j++) {
+      accumulate(next, inputs, perm[j]);
+    }
+    settle(next);
+    boolean hasNew = next[0] != 0;
+    if (hadOld && hasNew && Arrays.equals(old.current, next)) {
+      return;
+    }
+    if (hadOld) {
+      stage(shard, key, rowKey, old.current, tick, -1);
+      out.add(rowKey == null ? output(key, old.current) : output(rowKey, old.current), -1);
+    }
+    if (hasNew) {
+      stage(shard, key, rowKey, next, tick, 1);
+      out.add(rowKey == null ? output(key, next) : output(rowKey, next), 1);
+    }
+  }
+
+  private void stage(int shard, long key, Row rowKey, long[] vals, long tick, long diff) {
+    if (rowKey == null) {
+      acc.stageLongKey(shard, key, vals, tick, diff);
+    } else {
+      acc.stageKeyLongs(shard, rowKey, vals, tick, diff);
     }
   }
 

@@ -154,7 +154,7 @@ public abstract sealed class ColumnVector
   public static final class Texts extends ColumnVector {
     private final String[] values;
     /** {@link #heapBytes}, computed on first use (a walk over every string; the vector is immutable). */
-    private long heapBytes = -1;
+    private volatile long heapBytes = -1;
 
     public Texts(String[] values, int size) {
       super(null, size);
@@ -252,7 +252,7 @@ public abstract sealed class ColumnVector
             b += 40 + values[i].length();
           }
         }
-        heapBytes = b; // a race computes the same figure twice
+        heapBytes = b; // racing callers compute the same figure
       }
       return b;
     }
