@@ -411,7 +411,7 @@ final class Recovery {
       while (true) {
         engine.catchUpTick();
         CrashPoints.hit("recovery.tick");
-        progress.update(engine.metrics().recordsIngested(), engine.lastClosedTick());
+        progress.update(engine.recordsIngested(), engine.lastClosedTick());
         if (engine.caughtUp()) {
           long failed = engine.sourceStatuses().values().stream()
               .filter(st -> st.state() != io.cairn.engine.runtime.SourceStatus.State.RUNNING).count()
