@@ -92,16 +92,7 @@ public final class UpdateBuffer {
     }
     ensureCapacity();
     keys[0].addLong(key);
-    for (int c = 0; c < this.vals.length; c++) {
-      if (doubleVal[c]) {
-        this.vals[c].addDouble(Double.longBitsToDouble(vals[c]));
-      } else {
-        this.vals[c].addLong(vals[c]);
-      }
-    }
-    times[size] = time;
-    diffs[size] = diff;
-    size++;
+    appendLongVals(vals, time, diff);
   }
 
   /** As {@link #addLongKey}, for a key of any shape: its values from {@code key}. */
@@ -113,6 +104,11 @@ public final class UpdateBuffer {
     for (int c = 0; c < keys.length; c++) {
       keys[c].add(key.get(c));
     }
+    appendLongVals(vals, time, diff);
+  }
+
+  /** Appends the value columns of an update whose key columns were appended, as {@link #addLongKey} takes them. */
+  private void appendLongVals(long[] vals, long time, long diff) {
     for (int c = 0; c < this.vals.length; c++) {
       if (doubleVal[c]) {
         this.vals[c].addDouble(Double.longBitsToDouble(vals[c]));
