@@ -7,12 +7,23 @@ import io.cairn.objectstore.ObjectStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A standby's copy of the batch files it has loaded, so that loading the owner's next snapshot
@@ -28,13 +39,24 @@ import java.util.concurrent.atomic.AtomicLong;
  *       which then serves it and its ranges.
  *   <li>{@link #retainOnly} after each load deletes the copies the loaded snapshot did not read, so
  *       the directory holds about one snapshot's files; {@link #close} deletes the directory.
+ *   <li>A standby killed without closing (kill -9, a crash) cannot delete its directory, so the
+ *       directory holds a {@code lock} file that its cache keeps locked (an OS file lock, which the
+ *       kernel releases when the process dies, whatever the pid namespace). A new cache first
+ *       deletes every sibling {@code cairn-standby-batches-*} directory whose lock it can take:
+ *       its owner is gone. A directory is considered only once it is a minute old, so that one
+ *       created an instant before its lock was taken is never mistaken for a dead one.
  *   <li>Writes pass through to the store untouched (a standby writes nothing; after a takeover the
  *       owner's writes do not need the cache).
  * </ul>
  */
 final class BatchFileCache extends ForwardingObjectStore {
   private final ObjectStore store;
+  static final String PREFIX = "cairn-standby-batches-";
+  private static final Duration YOUNG = Duration.ofMinutes(1);
+  private static final Logger LOG = LoggerFactory.getLogger(BatchFileCache.class);
+
   private final Path dir;
+  private final FileChannel lockChannel;
   private final LocalObjectStore copies;
   /** Keys copied so far (the value is unused: computeIfAbsent makes concurrent readers wait for one download). */
   private final ConcurrentHashMap<String, Boolean> copied = new ConcurrentHashMap<>();
@@ -46,14 +68,80 @@ final class BatchFileCache extends ForwardingObjectStore {
   /** What the cache saved: files and bytes downloaded, files served from a copy (since it was made). */
   record Counts(long downloadedFiles, long downloadedBytes, long reusedFiles) {}
 
+  /** A cache in the JVM's temporary directory ({@code java.io.tmpdir}). */
   BatchFileCache(ObjectStore store) {
+    this(store, Path.of(System.getProperty("java.io.tmpdir")));
+  }
+
+  /** A cache in a new directory under {@code parent}, after sweeping the directories dead standbys left there. */
+  BatchFileCache(ObjectStore store, Path parent) {
     this.store = store;
-    try {
-      this.dir = Files.createTempDirectory("cairn-standby-batches-");
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot make a directory for the standby's batch files: " + e.getMessage(), e);
+    int swept = sweep(parent);
+    if (swept > 0) {
+      LOG.info("Deleted {} batch-file directories left in {} by standbys that had stopped without closing", swept, parent);
     }
-    this.copies = new LocalObjectStore(dir);
+    try {
+      this.dir = Files.createTempDirectory(parent, PREFIX);
+      this.lockChannel = FileChannel.open(dir.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      lockChannel.lock();
+      this.copies = new LocalObjectStore(Files.createDirectory(dir.resolve("copies")));
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot make a directory for the standby's batch files under " + parent + ": "
+          + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Deletes the {@code cairn-standby-batches-*} directories under {@code parent} that no live
+   * cache holds (their lock can be taken) and that are at least a minute old; returns how many.
+   * A directory it cannot judge (unreadable, held, young) is left alone.
+   */
+  static int sweep(Path parent) {
+    int deleted = 0;
+    try (DirectoryStream<Path> dirs = Files.newDirectoryStream(parent, PREFIX + "*")) {
+      for (Path d : dirs) {
+        if (isAbandoned(d)) {
+          deleteTree(d);
+          deleted++;
+        }
+      }
+    } catch (IOException | UncheckedIOException e) {
+      LOG.warn("Could not look for batch-file directories left by stopped standbys in {}: {}", parent, e.getMessage());
+    }
+    return deleted;
+  }
+
+  private static boolean isAbandoned(Path d) {
+    try {
+      if (!Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)
+          || Files.getLastModifiedTime(d).toInstant().isAfter(Instant.now().minus(YOUNG))) {
+        return false;
+      }
+      Path lock = d.resolve("lock");
+      if (!Files.exists(lock)) {
+        return true; // older than a minute and never locked: its maker died before taking the lock
+      }
+      try (FileChannel ch = FileChannel.open(lock, StandardOpenOption.WRITE)) {
+        FileLock held = ch.tryLock();
+        if (held == null) {
+          return false; // a live process holds it
+        }
+        held.release();
+        return true;
+      } catch (OverlappingFileLockException e) {
+        return false; // a cache in this JVM holds it
+      }
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static void deleteTree(Path root) {
+    try (var s = Files.walk(root)) {
+      s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException | UncheckedIOException e) {
+      // whatever could not be deleted stays for a later sweep
+    }
   }
 
   @Override
@@ -131,10 +219,11 @@ final class BatchFileCache extends ForwardingObjectStore {
   @Override
   public void close() {
     copies.close();
-    try (var s = Files.walk(dir)) {
-      s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    deleteTree(dir);
+    try {
+      lockChannel.close(); // after the delete: a sweep never sees this directory unlocked
     } catch (IOException e) {
-      // a temporary directory left behind
+      // the lock goes with the process anyway
     }
     store.close();
   }
