@@ -76,7 +76,12 @@ final class SqlFixture {
 
   /** The generator's table (id → row) after {@code upTo} records with keys=200, seed=7. */
   static Map<Long, Row> table(long upTo) {
-    var s = new LoadGeneratorConnector.Settings(200, 10, 7, 10, 5000, 0);
+    return table(200, upTo);
+  }
+
+  /** The generator's table (id → row) after {@code upTo} records with {@code keys}, seed=7 (10 categories). */
+  static Map<Long, Row> table(long keys, long upTo) {
+    var s = new LoadGeneratorConnector.Settings(keys, 10, 7, 10, upTo, 0);
     Map<Long, Row> t = new HashMap<>();
     for (long i = 0; i < upTo; i++) {
       var r = LoadGeneratorConnector.recordAt(s, i);

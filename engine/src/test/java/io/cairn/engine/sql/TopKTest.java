@@ -87,6 +87,26 @@ class TopKTest {
     SqlFixture.assertViewsEqualOracleAcrossARestore(STATEMENTS, expected);
   }
 
+  /**
+   * Groups of thousands of rows, so that the operator keeps their heads between ticks: the same
+   * oracle through upserts, deletes and a restore (whose fresh engine starts without heads).
+   */
+  @Test
+  void largeGroupsEqualTheOracleAcrossARestore() {
+    List<Row> gen = new ArrayList<>(SqlFixture.table(4000, 9000).values());
+    assertThat(gen).as("one group of thousands of rows").hasSizeGreaterThan(3000);
+    Map<String, List<Row>> expected = new TreeMap<>();
+    expected.put("top_big", window(gen.stream().map(g -> Row.of(g.getLong(0), g.getLong(2))).collect(Collectors.toList()),
+        col(1).reversed(), 0, 5));
+    expected.put("page_big", window(gen, col(2).thenComparing(col(0)), 40, 9));
+    expected.values().forEach(r -> r.sort(Row::compareTo));
+    SqlFixture.assertViewsEqualOracleAcrossARestore(List.of(
+        "CREATE SOURCE gen FROM LOAD GENERATOR (keys = 4000, limit = 9000, seed = 7) ENVELOPE UPSERT",
+        "CREATE MATERIALIZED VIEW top_big AS SELECT id, amount FROM gen ORDER BY amount DESC LIMIT 5",
+        "CREATE MATERIALIZED VIEW page_big AS SELECT id, category, amount FROM gen ORDER BY amount, id LIMIT 9 OFFSET 40"),
+        expected);
+  }
+
   @Test
   void explainShowsTheTopKAndItsMistakesAreNamed() {
     try (Engine e = SqlFixture.engine(1)) {
