@@ -18,8 +18,11 @@ import java.util.Objects;
  * aggregate its running sum / non-null count, or its current MIN/MAX), so invertible aggregates
  * are maintained in O(1) per update without keeping the input; and, for each MIN or MAX, an
  * arrangement of the group's non-null input values with their counts, so a retraction of the
- * current minimum finds the next one. For every group touched in a tick the operator derives the
- * old output from the old accumulator and emits {@code -old, +new} when they differ. A group with
+ * current minimum finds the next one. The values are read only then: a tick that retracts no
+ * value at or past the current extremum takes the better of it and the values the tick adds, so
+ * a MAX over a group of millions costs a tick its updates. For every group touched in a tick the
+ * operator derives the old output from the old accumulator and emits {@code -old, +new} when they
+ * differ. A group with
  * no rows has no output row — except without GROUP BY, where SQL's one row stands for no rows
  * (COUNT 0, the other aggregates NULL): emitted when the view is computed afresh and whenever the
  * last input row leaves.
@@ -38,6 +41,9 @@ final class ReduceOp extends Operator {
   private final int accWidth;
   private final TypedReduce[] typed; // per shard; null when the shape does not fit or the typed path is off
   private volatile boolean hydrating = true;
+  /** Group-ticks of a MIN or MAX decided without reading the group's values, and with (for tests: both paths must be reached). */
+  static final java.util.concurrent.atomic.LongAdder EXTREMA_WITHOUT_READ = new java.util.concurrent.atomic.LongAdder();
+  static final java.util.concurrent.atomic.LongAdder EXTREMA_READ = new java.util.concurrent.atomic.LongAdder();
 
   ReduceOp(
       String name, Operator input, int[] groupBy, List<Aggregate> aggregates, Schema schema, int shards,
@@ -151,7 +157,7 @@ final class ReduceOp extends Operator {
       settle(next);
       for (int a = 0; a < aggs.length; a++) {
         if (values[a] != null) {
-          next[slot[a]] = extremum(shard, tick, a, key, d, start, i, valueReaders[a], vals);
+          next[slot[a]] = extremum(shard, tick, a, key, d, start, i, valueReaders[a], vals, oldAcc == null ? null : oldAcc.get(slot[a]));
         }
       }
       Row newAcc = (Long) next[0] == 0 ? null : Row.wrap(next);
@@ -251,21 +257,53 @@ final class ReduceOp extends Operator {
     }
   }
 
+  /**
+   * The group's new MIN or MAX (aggregate {@code a}) after the tick's updates {@code d[from, to)},
+   * whose values it stages into the values arrangement. {@code old} is the extremum before the tick
+   * (the accumulator's). When no update retracts a value at or beyond {@code old} (for MIN: at or
+   * below it), the new extremum is {@code old} or the best value the tick adds, and the group's
+   * values are not read; otherwise they are read whole, as a retraction of the extremum needs the
+   * next one.
+   */
   private Object extremum(
-      int shard, long tick, int a, Row key, List<Keyed> d, int from, int to, Spine.Reader reader, Values scratch) {
-    scratch.clear();
-    reader.values(key, scratch);
+      int shard, long tick, int a, Row key, List<Keyed> d, int from, int to, Spine.Reader reader, Values scratch, Object old) {
+    boolean min = aggs[a].kind() == Aggregate.Kind.MIN;
     int col = aggs[a].column();
+    java.util.TreeMap<Object, Long> net = new java.util.TreeMap<>(Row::compareValues);
     for (int j = from; j < to; j++) {
       Object v = d.get(j).row().get(col);
       if (v != null) {
-        Row vr = Row.of(v);
-        scratch.add(vr, d.get(j).diff());
-        values[a].stage(shard, key, vr, tick, d.get(j).diff());
+        values[a].stage(shard, key, Row.of(v), tick, d.get(j).diff());
+        net.merge(v, d.get(j).diff(), Long::sum);
+      }
+    }
+    Object best = old;
+    boolean readAll = false;
+    for (java.util.Map.Entry<Object, Long> e : net.entrySet()) {
+      int c = old == null ? 0 : Row.compareValues(e.getKey(), old);
+      if (e.getValue() < 0 && (old == null || (min ? c <= 0 : c >= 0))) {
+        readAll = true;
+        break;
+      }
+      if (e.getValue() > 0 && (best == null || better(min, e.getKey(), best))) {
+        best = e.getKey();
+      }
+    }
+    if (!readAll) {
+      EXTREMA_WITHOUT_READ.increment();
+      return best;
+    }
+    EXTREMA_READ.increment();
+    scratch.clear();
+    reader.values(key, scratch);
+    for (int j = from; j < to; j++) {
+      Object v = d.get(j).row().get(col);
+      if (v != null) {
+        scratch.add(Row.of(v), d.get(j).diff());
       }
     }
     scratch.consolidate();
-    if (aggs[a].kind() == Aggregate.Kind.MIN) {
+    if (min) {
       for (int k = 0; k < scratch.size(); k++) {
         if (scratch.diff(k) > 0) {
           return scratch.val(k).get(0);
@@ -279,6 +317,11 @@ final class ReduceOp extends Operator {
       }
     }
     return null;
+  }
+
+  private static boolean better(boolean min, Object candidate, Object than) {
+    int c = Row.compareValues(candidate, than);
+    return min ? c < 0 : c > 0;
   }
 
   private Row output(Row key, Row accRow) {

@@ -1,0 +1,144 @@
+package io.cairn.engine.dataflow;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.cairn.engine.plan.Aggregate;
+import io.cairn.engine.plan.Plan;
+import io.cairn.engine.row.Column;
+import io.cairn.engine.row.Row;
+import io.cairn.engine.row.Schema;
+import io.cairn.engine.row.Type;
+import io.cairn.engine.runtime.Engine;
+import io.cairn.engine.runtime.TickPolicy;
+import io.cairn.engine.testkit.Gen;
+import io.cairn.engine.testkit.Multisets;
+import io.cairn.engine.testkit.Property;
+import io.cairn.engine.testkit.ScriptedConnector;
+import io.cairn.engine.testkit.ScriptedConnector.Rec;
+import io.cairn.engine.testkit.ScriptedConnector.Script;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * MIN and MAX against an oracle that scans each group, tick by tick: with GROUP BY and without,
+ * 1–3 workers, NULL values, values present several times, ticks that retract the current MIN or
+ * MAX (the group's values are read for the next one) or only other values (decided without a
+ * read), and ticks that insert and retract one value (netting to nothing).
+ */
+class ExtremumPropertyTest {
+  static final Schema S = Schema.of(Column.of("g", Type.BIGINT), Column.of("v", Type.BIGINT));
+  static final List<Aggregate> AGGS = List.of(Aggregate.countStar(), new Aggregate(Aggregate.Kind.MIN, 1, Type.BIGINT),
+      new Aggregate(Aggregate.Kind.MAX, 1, Type.BIGINT));
+
+  record Sample(List<List<Rec>> ticks, int workers, boolean grouped) {
+    @Override
+    public String toString() {
+      return "workers=" + workers + " grouped=" + grouped + " ticks=" + ticks;
+    }
+  }
+
+  static Gen<Sample> samples() {
+    return (Random r, int size) -> {
+      boolean grouped = r.nextBoolean();
+      int groups = grouped ? 1 + r.nextInt(4) : 1;
+      int range = 1 + r.nextInt(60);
+      List<Row> live = new ArrayList<>();
+      List<List<Rec>> ticks = new ArrayList<>();
+      int nTicks = 1 + r.nextInt(12);
+      for (int t = 0; t < nTicks; t++) {
+        List<Rec> recs = new ArrayList<>();
+        int n = r.nextInt(Math.max(1, size / 2) + 2);
+        for (int i = 0; i < n; i++) {
+          int kind = r.nextInt(6);
+          if (kind == 0 && !live.isEmpty()) { // the group's extreme value: its MIN or its MAX goes
+            boolean low = r.nextBoolean();
+            Row pick = null;
+            for (Row x : live) {
+              if (x.get(1) != null && (pick == null
+                  || (low ? x.getLong(1) < pick.getLong(1) : x.getLong(1) > pick.getLong(1)))) {
+                pick = x;
+              }
+            }
+            if (pick != null) {
+              live.remove(pick);
+              recs.add(Rec.append(pick, -1));
+            }
+          } else if (kind == 1 && !live.isEmpty()) {
+            recs.add(Rec.append(live.remove(r.nextInt(live.size())), -1));
+          } else if (kind == 2) { // in and out within the tick
+            Row row = Row.of((long) r.nextInt(groups), (long) (r.nextInt(3 * range) - range));
+            recs.add(Rec.append(row, 1));
+            recs.add(Rec.append(row, -1));
+          } else {
+            Row row = Row.of((long) r.nextInt(groups), r.nextInt(8) == 0 ? null : (long) r.nextInt(range));
+            live.add(row);
+            recs.add(Rec.append(row, 1));
+          }
+        }
+        ticks.add(recs);
+      }
+      return new Sample(ticks, 1 + r.nextInt(3), grouped);
+    };
+  }
+
+  @Test
+  void minAndMaxMatchTheOracleTickByTick() {
+    long without = ReduceOp.EXTREMA_WITHOUT_READ.sum();
+    long read = ReduceOp.EXTREMA_READ.sum();
+    Property.tries(150).forAll(samples(), ExtremumPropertyTest::check);
+    assertThat(ReduceOp.EXTREMA_WITHOUT_READ.sum() - without).as("extrema decided without reading the group").isPositive();
+    assertThat(ReduceOp.EXTREMA_READ.sum() - read).as("extrema that read the group").isPositive();
+  }
+
+  private static void check(Sample s) {
+    ScriptedConnector c = new ScriptedConnector().script("s", new Script(S, List.of(), s.ticks()));
+    Schema out = s.grouped()
+        ? Schema.of(Column.of("g", Type.BIGINT), Column.of("n", Type.BIGINT), Column.of("lo", Type.BIGINT), Column.of("hi", Type.BIGINT))
+        : Schema.of(Column.of("n", Type.BIGINT), Column.of("lo", Type.BIGINT), Column.of("hi", Type.BIGINT));
+    try (Engine e = Engine.builder().workers(s.workers()).tickPolicy(new TickPolicy(1_000_000, Duration.ZERO)).connector(c)
+        .build()) {
+      e.createSource(1, ScriptedConnector.definition("s"));
+      e.createView(2, "ext", new Plan.Reduce(new Plan.Get("s", S), s.grouped() ? new int[] {0} : new int[0], AGGS, out));
+      Map<Row, Long> input = new HashMap<>();
+      for (int t = 0; t < s.ticks().size(); t++) {
+        c.release(t + 1);
+        e.tick();
+        for (Rec rec : s.ticks().get(t)) {
+          Multisets.add(input, rec.row(), rec.diff());
+        }
+        Multisets.assertSame("ext after tick " + (t + 1), Multisets.contents(e, "ext"), oracle(input, s.grouped()));
+      }
+    }
+  }
+
+  /** Per group: COUNT(*), MIN and MAX of the non-NULL values (NULL when there are none); without GROUP BY one row always. */
+  static Map<Row, Long> oracle(Map<Row, Long> input, boolean grouped) {
+    Map<Long, long[]> count = new HashMap<>();
+    Map<Long, Long> lo = new HashMap<>();
+    Map<Long, Long> hi = new HashMap<>();
+    input.forEach((row, n) -> {
+      if (n <= 0) {
+        return;
+      }
+      long g = grouped ? row.getLong(0) : 0L;
+      count.computeIfAbsent(g, k -> new long[1])[0] += n;
+      if (row.get(1) != null) {
+        lo.merge(g, row.getLong(1), Math::min);
+        hi.merge(g, row.getLong(1), Math::max);
+      }
+    });
+    Map<Row, Long> out = new HashMap<>();
+    if (!grouped) {
+      long n = count.containsKey(0L) ? count.get(0L)[0] : 0;
+      out.put(Row.of(n, lo.get(0L), hi.get(0L)), 1L);
+      return out;
+    }
+    count.forEach((g, n) -> out.put(Row.of(g, n[0], lo.get(g), hi.get(g)), 1L));
+    return out;
+  }
+}
