@@ -182,14 +182,20 @@ final class TopKOp extends Operator {
       }
       Map<Row, Long> change = new HashMap<>();
       window(head.entries, change, -1);
+      // a small group that gets a large group's worth of rows at once (a view's first tick): selected, not sorted whole
+      boolean bulk = !head.large && headRows > 0 && i - start >= cacheMinGroup;
       for (int j = start; j < i; j++) {
         Keyed u = d.get(j);
         if (u.diff() != 0) {
-          head.apply(u.row(), u.diff(), order);
+          if (!bulk) {
+            head.apply(u.row(), u.diff(), order);
+          }
           rows.stage(shard, key, u.row(), tick, u.diff());
         }
       }
-      if (!head.covers(extent)) { // retractions emptied the head before the window's end: read the group again
+      if (bulk) {
+        head = read(reader, key, vals, d, start, i);
+      } else if (!head.covers(extent)) { // retractions emptied the head before the window's end: read the group again
         if (head.large) {
           HEAD_REFILLS.increment();
         }
