@@ -31,7 +31,8 @@ import java.util.TreeMap;
  * too. The windows before and after the tick are read from the head, so a tick costs O(u log
  * h) for u updates and a head of h rows (h ≤ 4 windows + 32), not a read of the group. Only when
  * retractions leave fewer rows before the frontier than the window holds is the group read
- * again, and its head rebuilt by a bounded selection, O(g log h). A view's top-k without groups
+ * again, and its head rebuilt by a bounded selection, O(g log h). A tick that brings a group
+ * that many rows at once (a view's first) selects the head from them the same way. A view's top-k without groups
  * is one group: a "top 10 customers" over a million of them no longer re-sorts the million at
  * every tick.
  *
