@@ -32,9 +32,9 @@ import java.util.TreeMap;
  * h) for u updates and a head of h rows (h ≤ 4 windows + 32), not a read of the group. Only when
  * retractions leave fewer rows before the frontier than the window holds is the group read
  * again, and its head rebuilt by a bounded selection, O(g log h). A tick that brings a group
- * that many rows at once (a view's first) selects the head from them the same way. A view's top-k without groups
- * is one group: a "top 10 customers" over a million of them no longer re-sorts the million at
- * every tick.
+ * that many rows at once (a view's first) selects the head from them the same way. A view's
+ * top-k without groups is one group: a "top 10 customers" over a million of them no longer
+ * re-sorts the million at every tick.
  *
  * <p>The heads are the operator's, per shard, in memory only, and always equal to the first
  * rows of the group in the arrangement: every update of the arrangement passes through {@link
@@ -42,8 +42,9 @@ import java.util.TreeMap;
  * arrangement into a new engine's empty spines, whose operators have no heads yet; a failed
  * dataflow (whose staged updates are discarded) is never processed again. A window of more than
  * {@link #MAX_CACHED_WINDOW} positions (numbered rows without a bound, say) keeps no heads.
- * Memory: at most one head per group of at least {@code cacheMinGroup} rows, each under half its
- * group; a head whose group has become small and complete is dropped.
+ * Memory: at most one head per group that had at least {@code cacheMinGroup} rows when last
+ * read, each of at most {@code 2 × headRows} rows (under half of such a group); a head is dropped
+ * when a read finds its group small.
  *
  * <p>Numbered rows without a bound on the number renumber every row after a change, as
  * ROW_NUMBER must: O(g) output per change.
