@@ -22,10 +22,9 @@ import java.util.Objects;
  * value at or past the current extremum takes the better of it and the values the tick adds, so
  * a MAX over a group of millions costs a tick its updates. For every group touched in a tick the
  * operator derives the old output from the old accumulator and emits {@code -old, +new} when they
- * differ. A group with
- * no rows has no output row — except without GROUP BY, where SQL's one row stands for no rows
- * (COUNT 0, the other aggregates NULL): emitted when the view is computed afresh and whenever the
- * last input row leaves.
+ * differ. A group with no rows has no output row — except without GROUP BY, where SQL's one row
+ * stands for no rows (COUNT 0, the other aggregates NULL): emitted when the view is computed
+ * afresh and whenever the last input row leaves.
  *
  * <p>A GROUP BY with only COUNT, SUM and AVG over BIGINT or DOUBLE (the common shape) takes the
  * typed path of {@link TypedReduce}: same state, same results, no boxed accumulators. Built with {@code
@@ -157,7 +156,8 @@ final class ReduceOp extends Operator {
       settle(next);
       for (int a = 0; a < aggs.length; a++) {
         if (values[a] != null) {
-          next[slot[a]] = extremum(shard, tick, a, key, d, start, i, valueReaders[a], vals, oldAcc == null ? null : oldAcc.get(slot[a]));
+          Object old = oldAcc == null ? null : oldAcc.get(slot[a]);
+          next[slot[a]] = extremum(shard, tick, a, key, d, start, i, valueReaders[a], vals, old);
         }
       }
       Row newAcc = (Long) next[0] == 0 ? null : Row.wrap(next);
