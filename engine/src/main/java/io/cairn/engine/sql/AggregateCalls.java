@@ -4,6 +4,7 @@ import java.util.Locale;
 import java.util.Set;
 import net.sf.jsqlparser.expression.BinaryExpression;
 import net.sf.jsqlparser.expression.Expression;
+import net.sf.jsqlparser.expression.ExpressionVisitorAdapter;
 import net.sf.jsqlparser.expression.Function;
 import net.sf.jsqlparser.expression.NotExpression;
 import net.sf.jsqlparser.expression.SignedExpression;
@@ -36,6 +37,27 @@ final class AggregateCalls {
       }
     }
     return false;
+  }
+
+  /** Whether {@code e} is a call of COUNT. */
+  static boolean isCount(Expression e) {
+    return e instanceof Function f && "count".equalsIgnoreCase(f.getName());
+  }
+
+  /**
+   * Whether {@code e} calls COUNT anywhere in it: in any operand, function argument, cast or CASE
+   * (not inside a subquery, which is planned on its own).
+   */
+  static boolean callsCount(Expression e) {
+    boolean[] found = {false};
+    e.accept(new ExpressionVisitorAdapter<Void>() {
+      @Override
+      public <S> Void visit(Function f, S context) {
+        found[0] |= isCount(f);
+        return super.visit(f, context);
+      }
+    }, null);
+    return found[0];
   }
 
   /** Whether {@code e} is or contains an aggregate call. */

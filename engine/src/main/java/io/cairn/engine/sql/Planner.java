@@ -544,17 +544,23 @@ final class Planner {
    *       {@code input} — an outer row without a group gets no value, as SQL's NULL compares.
    * </ul>
    *
-   * Then compared, and the subquery's columns dropped again. COUNT is refused (over no rows it is
-   * 0, not absent), as is a correlation other than equalities.
+   * Then compared, and the subquery's columns dropped again. COUNT counts 0 over no rows, not
+   * NULL: uncorrelated, the subquery's one row is SQL's row of no rows anyway (COUNT 0); correlated,
+   * the outer rows without a group (an anti-join on the keys) are added with a count of 0, so there
+   * the subquery must be COUNT alone (an expression of it would need its value at 0). A
+   * correlation other than equalities is refused.
    */
   private Plan scalarComparison(net.sf.jsqlparser.expression.operators.relational.ComparisonOperator cmp, Plan input, Scope rowScope) {
     boolean subRight = cmp.getRightExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect;
     var sub = (net.sf.jsqlparser.statement.select.ParenthesedSelect) (subRight ? cmp.getRightExpression() : cmp.getLeftExpression());
     if (!(sub.getSelect() instanceof PlainSelect inner) || inner.getGroupBy() != null || !AggregateCalls.hasAggregate(inner)
-        || inner.getSelectItems().size() != 1 || inner.toString().toLowerCase(java.util.Locale.ROOT).matches("(?s).*\\bcount\\s*\\(.*")) {
-      throw errors.error(sub, "unsupported syntax: a scalar subquery must be one SUM, AVG, MIN or MAX without GROUP BY"
-          + " (not COUNT)");
+        || inner.getSelectItems().size() != 1) {
+      throw errors.error(sub, "unsupported syntax: a scalar subquery must be one COUNT, SUM, AVG, MIN or MAX (or an expression of"
+          + " them) without GROUP BY");
     }
+    net.sf.jsqlparser.expression.Expression item = inner.getSelectItems().get(0).getExpression();
+    boolean count = AggregateCalls.isCount(item);
+    boolean countInside = !count && AggregateCalls.callsCount(item);
     List<Relation> innerRels = new ArrayList<>();
     Plan from = new FromClause(errors, catalog, this::planSubquery).plan(inner, innerRels);
     Correlation cor = correlate(inner, new Scope(errors, innerRels, from.schema()), input, rowScope, "WHERE of a scalar subquery");
@@ -584,6 +590,10 @@ final class Planner {
         throw errors.error(cor.crossing().get(0), "unsupported syntax: a correlated scalar subquery may relate its columns to the outer"
             + " query's by equalities only");
       }
+      if (countInside) {
+        throw errors.error(sub, "unsupported syntax: in a correlated scalar subquery COUNT must stand alone ('" + item
+            + "'): over no rows its value is 0, which cairn adds only for COUNT itself");
+      }
       // the subquery without its correlations, grouped by its correlated columns, which lead its select list
       inner.setWhere(cor.local().isEmpty() ? null : and(cor.local()));
       net.sf.jsqlparser.statement.select.GroupByElement group = new net.sf.jsqlparser.statement.select.GroupByElement();
@@ -601,7 +611,11 @@ final class Planner {
       for (int k = 0; k < m; k++) {
         valueKeys[k] = k;
       }
-      joined = Plan.Join.of(input, value, cor.outerKeys().stream().mapToInt(i -> i).toArray(), valueKeys);
+      int[] outerKeys = cor.outerKeys().stream().mapToInt(i -> i).toArray();
+      joined = Plan.Join.of(input, value, outerKeys, valueKeys);
+      if (count) {
+        joined = withZeroCounts(input, value, joined, outerKeys);
+      }
     }
     Scope joinedScope = new Scope(errors, rowScope.relations(), joined.schema());
     Expr outer = new ExpressionTranslator(errors, joinedScope, null).expr(subRight ? cmp.getLeftExpression() : cmp.getRightExpression());
@@ -618,6 +632,37 @@ final class Planner {
         : (subRight ? Expr.CmpOp.LE : Expr.CmpOp.GE);
     Plan kept = new Plan.Filter(joined, new Expr.Cmp(op, outer, v));
     return new Plan.Map(kept, columnsOf(input.schema()), input.schema());
+  }
+
+  /**
+   * A correlated COUNT's join ({@code input} ⋈ {@code value} on {@code outerKeys}: the outer row,
+   * the group's keys, its count) plus the outer rows that have no group, each with its own key
+   * columns and a count of 0, as SQL counts over no rows. Both parts carry the outer row's key
+   * columns in the middle, so their columns agree.
+   */
+  private static Plan withZeroCounts(Plan input, Plan value, Plan joined, int[] outerKeys) {
+    int n = input.schema().size();
+    int m = outerKeys.length;
+    List<io.cairn.engine.row.Column> cols = new ArrayList<>(input.schema().columns());
+    List<Expr> matched = new ArrayList<>(columnsOf(input.schema()));
+    List<Expr> lonely = new ArrayList<>(columnsOf(input.schema()));
+    List<Expr> keyCols = new ArrayList<>();
+    List<io.cairn.engine.row.Column> keySchema = new ArrayList<>();
+    for (int k = 0; k < m; k++) {
+      io.cairn.engine.row.Type t = input.schema().type(outerKeys[k]);
+      cols.add(new io.cairn.engine.row.Column("#k" + k, t));
+      matched.add(Expr.col(outerKeys[k], t));
+      lonely.add(Expr.col(outerKeys[k], t));
+      keyCols.add(Expr.col(k, value.schema().type(k)));
+      keySchema.add(new io.cairn.engine.row.Column("#k" + k, value.schema().type(k)));
+    }
+    cols.add(new io.cairn.engine.row.Column("#count", io.cairn.engine.row.Type.BIGINT));
+    matched.add(Expr.col(n + m, io.cairn.engine.row.Type.BIGINT));
+    lonely.add(Expr.lit(0L));
+    Schema schema = new Schema(cols);
+    Plan groups = new Plan.Map(value, keyCols, new Schema(keySchema));
+    Plan withoutGroup = semiJoin(input, groups, outerKeys, true);
+    return new Plan.Union(new Plan.Map(joined, matched, schema), new Plan.Map(withoutGroup, lonely, schema));
   }
 
   /**

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * IN (subquery), [NOT] EXISTS (correlated subquery) and a comparison with a scalar aggregate
- * subquery in WHERE, decorrelated into semi-, anti- and constant-key joins: in views maintained over upserts and deletes of both sources, and in queries, against
+ * subquery in WHERE (COUNT included: 0 over no rows), decorrelated into semi-, anti- and constant-key joins: in views maintained over upserts and deletes of both sources, and in queries, against
  * the same test in Java over the final tables.
  */
 class SubqueryTest {
@@ -32,8 +32,26 @@ class SubqueryTest {
     long maxSide = side.values().stream().mapToLong(r -> r.getLong(2)).max().orElseThrow();
     cases.put("amount > (SELECT AVG(amount) FROM gen)", r -> r.getLong(2) > avg);
     cases.put("(SELECT MAX(amount) FROM side WHERE id < 100) <= amount + 300", r -> maxSide <= r.getLong(2) + 300);
-    for (Predicate<Row> p : cases.values()) {
-      assertThat(gen.values()).anyMatch(p).anyMatch(p.negate());
+    // COUNT counts 0 over no rows: side's categories are 0-2, gen's 0-9
+    Map<Long, Long> perCategory = new java.util.HashMap<>();
+    Map<Long, Long> bigPerCategory = new java.util.HashMap<>();
+    side.values().forEach(r -> {
+      perCategory.merge(r.getLong(1), 1L, Long::sum);
+      if (r.getLong(2) > 300) {
+        bigPerCategory.merge(r.getLong(1), 1L, Long::sum);
+      }
+    });
+    long bigSide500 = side.values().stream().filter(r -> r.getLong(2) > 500).count();
+    cases.put("(SELECT COUNT(*) FROM side WHERE side.category = gen.category) = 0",
+        r -> perCategory.getOrDefault(r.getLong(1), 0L) == 0);
+    cases.put("(SELECT COUNT(*) FROM side WHERE side.category = gen.category) >= 3",
+        r -> perCategory.getOrDefault(r.getLong(1), 0L) >= 3);
+    cases.put("amount / 200 > (SELECT COUNT(amount) FROM side WHERE side.category = gen.category AND side.amount > 300)",
+        r -> r.getLong(2) / 200 > bigPerCategory.getOrDefault(r.getLong(1), 0L));
+    cases.put("(SELECT COUNT(*) FROM side WHERE amount > 500) < amount / 100", r -> bigSide500 < r.getLong(2) / 100);
+    for (Map.Entry<String, Predicate<Row>> c : cases.entrySet()) {
+      assertThat(gen.values()).as("some rows pass and some do not: %s (side per category %s)", c.getKey(), perCategory)
+          .anyMatch(c.getValue()).anyMatch(c.getValue().negate());
     }
     for (int workers = 1; workers <= 2; workers++) {
       try (Engine e = SqlFixture.engine(workers)) {
@@ -79,8 +97,14 @@ class SubqueryTest {
       s.execute(OuterJoinTest.SIDE);
       assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE EXISTS (SELECT 1 FROM side WHERE side.amount > 5)"))
           .hasMessageContaining("EXISTS needs its WHERE to equate a column of the subquery with a column of the outer query");
-      assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE amount > (SELECT COUNT(*) FROM side)"))
-          .hasMessageContaining("a scalar subquery must be one SUM, AVG, MIN or MAX without GROUP BY (not COUNT");
+      assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE amount > (SELECT COUNT(*) + 1 FROM side WHERE side.category = gen.category)"))
+          .hasMessageContaining("in a correlated scalar subquery COUNT must stand alone ('COUNT(*) + 1')");
+      assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE amount > (SELECT COALESCE(MAX(amount), COUNT(*)) FROM side"
+          + " WHERE side.category = gen.category)"))
+          .hasMessageContaining("a scalar subquery must be one COUNT, SUM, AVG, MIN or MAX");
+      assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE amount > (SELECT MAX(amount) + COUNT(*) FROM side"
+          + " WHERE side.category = gen.category)"))
+          .hasMessageContaining("in a correlated scalar subquery COUNT must stand alone");
       assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE amount > (SELECT MAX(amount) FROM side WHERE side.id > gen.category)"))
           .hasMessageContaining("a scalar subquery must be uncorrelated or correlated by equalities");
       assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE amount > (SELECT MAX(amount) FROM side WHERE side.id = gen.category"
