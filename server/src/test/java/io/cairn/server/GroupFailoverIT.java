@@ -338,7 +338,7 @@ class GroupFailoverIT {
   private static void checkAgainstOracle(int port, Scenario scenario, String when) throws Exception {
     Map<String, List<Row>> want = Map.of(
         "by_category", scenario.expectedByCategory(), "by_customer", scenario.expectedByCustomer(),
-        "joined", scenario.expectedJoined(), "by_region", scenario.expectedByRegion());
+        "joined", scenario.expectedJoined(), "by_region", scenario.expectedByRegion(), "top_gen", scenario.expectedTopGen());
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
     Map<String, List<Row>> got = Map.of();
     while (System.nanoTime() < deadline) {

@@ -276,6 +276,7 @@ class KillRecoveryIT {
         assertThat(engine.peek("by_category")).as("by_category").containsExactlyElementsOf(scenario.expectedByCategory());
         assertThat(engine.peek("by_customer")).as("by_customer").containsExactlyElementsOf(scenario.expectedByCustomer());
         assertThat(engine.peek("joined")).as("joined").containsExactlyElementsOf(scenario.expectedJoined());
+        assertThat(engine.peek("top_gen")).as("top_gen").containsExactlyElementsOf(scenario.expectedTopGen());
         long pgDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!engine.peek("by_region").equals(scenario.expectedByRegion()) && System.nanoTime() < pgDeadline) {
           engine.tick();

@@ -17,10 +17,10 @@ import java.util.TreeMap;
 
 /**
  * The kill-test workload: a load generator (upserts), a keyed Kafka topic (upserts with
- * tombstones) and a Postgres table (CDC), four views (an aggregate over each source, and an
- * aggregate over the join of the generator and the topic), and a naive oracle that recomputes each
- * view from the raw input (for Postgres: the table itself). Producing is thread-safe, so records
- * can arrive while the node runs.
+ * tombstones) and a Postgres table (CDC), five views (an aggregate over each source, an
+ * aggregate over the join of the generator and the topic, and a top-k of the generator's rows),
+ * and a naive oracle that recomputes each view from the raw input (for Postgres: the table
+ * itself). Producing is thread-safe, so records can arrive while the node runs.
  */
 final class Scenario {
   static final int GEN_KEYS = 3000;
@@ -140,7 +140,9 @@ final class Scenario {
             + " MIN(amount) AS lo, MAX(amount) AS hi FROM gen GROUP BY category",
         "CREATE MATERIALIZED VIEW by_customer AS SELECT customer, COUNT(*) AS n, SUM(amount) AS total FROM orders GROUP BY customer",
         "CREATE MATERIALIZED VIEW joined AS SELECT gen.category, COUNT(*) AS n, SUM(orders.amount) AS total"
-            + " FROM gen JOIN orders ON gen.id = orders.id GROUP BY gen.category");
+            + " FROM gen JOIN orders ON gen.id = orders.id GROUP BY gen.category",
+        // one group of the generator's ~2,700 live rows: large enough that the top-k keeps its head between ticks
+        "CREATE MATERIALIZED VIEW top_gen AS SELECT id, amount FROM gen ORDER BY amount DESC, id LIMIT 5");
   }
 
   Path writeConfig(Path dir, String storeUri, Map<String, String> storeProps, String cron) {
@@ -189,6 +191,18 @@ final class Scenario {
     List<Row> out = new ArrayList<>();
     g.forEach((c, v) -> out.add(Row.of(c, (long) v.size(), sum(v), v.stream().mapToLong(x -> x).min().getAsLong(),
         v.stream().mapToLong(x -> x).max().getAsLong())));
+    return out;
+  }
+
+  /** {@code top_gen}: the five largest amounts of the generator's table (ties by id), sorted as rows. */
+  List<Row> expectedTopGen() {
+    List<Row> rows = new ArrayList<>(genTable().values());
+    rows.sort(java.util.Comparator.<Row>comparingLong(r -> -r.getLong(2)).thenComparingLong(r -> r.getLong(0)));
+    List<Row> out = new ArrayList<>();
+    for (Row r : rows.subList(0, Math.min(5, rows.size()))) {
+      out.add(Row.of(r.getLong(0), r.getLong(2)));
+    }
+    out.sort(null);
     return out;
   }
 
