@@ -227,12 +227,13 @@ final class TopKOp extends Operator {
         vals.add(d.get(j).row(), d.get(j).diff());
       }
     }
-    vals.consolidate();
+    // not consolidated: the spine's batches may hold a row more than once; the selection works on
+    // the entries, and every entry at or before the frontier is summed into the head
     int n = vals.size();
     if (headRows == 0 || n < cacheMinGroup) {
-      return new Head(whole(vals), null, false);
+      return new Head(merged(vals, null), null, false);
     }
-    // the first headRows rows: a max-heap of the best seen so far, its root the worst of them
+    // the first headRows entries: a max-heap of the best seen so far, its root the worst of them
     java.util.PriorityQueue<Integer> best = new java.util.PriorityQueue<>(headRows + 1,
         (a, b) -> order.compare(vals.val(b), vals.val(a)));
     for (int v = 0; v < n; v++) {
@@ -243,21 +244,21 @@ final class TopKOp extends Operator {
         best.add(v);
       }
     }
-    TreeMap<Row, Long> first = new TreeMap<>(order);
-    for (int v : best) {
-      first.put(vals.val(v), vals.diff(v));
-    }
-    Head h = new Head(first, first.lastKey(), true);
-    // counts that are not positive (a transient state) may leave the selection short of the window
-    return h.covers(extent) ? h : new Head(whole(vals), null, false);
+    Row frontier = vals.val(best.peek());
+    Head h = new Head(merged(vals, frontier), frontier, true);
+    // counts that sum to nothing or less (a row retracted in one batch, a transient state) may leave it short of the window
+    return h.covers(extent) ? h : new Head(merged(vals, null), null, false);
   }
 
-  private TreeMap<Row, Long> whole(Values vals) {
-    TreeMap<Row, Long> all = new TreeMap<>(order);
+  /** The entries of {@code vals} at or before {@code frontier} (all when null), equal rows summed, zero sums dropped. */
+  private TreeMap<Row, Long> merged(Values vals, Row frontier) {
+    TreeMap<Row, Long> out = new TreeMap<>(order);
     for (int v = 0; v < vals.size(); v++) {
-      all.put(vals.val(v), vals.diff(v));
+      if (frontier == null || order.compare(vals.val(v), frontier) <= 0) {
+        out.merge(vals.val(v), vals.diff(v), (x, y) -> x + y == 0 ? null : x + y);
+      }
     }
-    return all;
+    return out;
   }
 
   /** Keeps the head of a large group for the next tick (trimmed back when it has doubled), or forgets another. */
