@@ -260,33 +260,29 @@ final class ReduceOp extends Operator {
   /**
    * The group's new MIN or MAX (aggregate {@code a}) after the tick's updates {@code d[from, to)},
    * whose values it stages into the values arrangement. {@code old} is the extremum before the tick
-   * (the accumulator's). When no update retracts a value at or beyond {@code old} (for MIN: at or
-   * below it), the new extremum is {@code old} or the best value the tick adds, and the group's
-   * values are not read; otherwise they are read whole, as a retraction of the extremum needs the
-   * next one.
+   * (the accumulator's). When no update retracts a value at or before {@code old} in the
+   * aggregate's order (for MIN: at or below it), the new extremum is {@code old} or the best value
+   * the tick inserts: a value inserted and retracted within the tick that would beat {@code old} is
+   * such a retraction. Then the group's values are not read; otherwise they are read whole, as a
+   * retraction of the extremum needs the next one.
    */
   private Object extremum(
       int shard, long tick, int a, Row key, List<Keyed> d, int from, int to, Spine.Reader reader, Values scratch, Object old) {
     boolean min = aggs[a].kind() == Aggregate.Kind.MIN;
     int col = aggs[a].column();
-    java.util.TreeMap<Object, Long> net = new java.util.TreeMap<>(Row::compareValues);
-    for (int j = from; j < to; j++) {
-      Object v = d.get(j).row().get(col);
-      if (v != null) {
-        values[a].stage(shard, key, Row.of(v), tick, d.get(j).diff());
-        net.merge(v, d.get(j).diff(), Long::sum);
-      }
-    }
     Object best = old;
     boolean readAll = false;
-    for (java.util.Map.Entry<Object, Long> e : net.entrySet()) {
-      int c = old == null ? 0 : Row.compareValues(e.getKey(), old);
-      if (e.getValue() < 0 && (old == null || (min ? c <= 0 : c >= 0))) {
-        readAll = true;
-        break;
+    for (int j = from; j < to; j++) {
+      Object v = d.get(j).row().get(col);
+      long diff = d.get(j).diff();
+      if (v == null) {
+        continue;
       }
-      if (e.getValue() > 0 && (best == null || better(min, e.getKey(), best))) {
-        best = e.getKey();
+      values[a].stage(shard, key, Row.of(v), tick, diff);
+      if (diff < 0 && (old == null || !better(min, old, v))) {
+        readAll = true;
+      } else if (diff > 0 && (best == null || better(min, v, best))) {
+        best = v;
       }
     }
     if (!readAll) {

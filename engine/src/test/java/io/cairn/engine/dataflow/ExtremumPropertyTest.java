@@ -8,15 +8,10 @@ import io.cairn.engine.row.Column;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.row.Type;
-import io.cairn.engine.runtime.Engine;
-import io.cairn.engine.runtime.TickPolicy;
 import io.cairn.engine.testkit.Gen;
-import io.cairn.engine.testkit.Multisets;
 import io.cairn.engine.testkit.Property;
-import io.cairn.engine.testkit.ScriptedConnector;
 import io.cairn.engine.testkit.ScriptedConnector.Rec;
-import io.cairn.engine.testkit.ScriptedConnector.Script;
-import java.time.Duration;
+import io.cairn.engine.testkit.ScriptedView;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -96,24 +91,11 @@ class ExtremumPropertyTest {
   }
 
   private static void check(Sample s) {
-    ScriptedConnector c = new ScriptedConnector().script("s", new Script(S, List.of(), s.ticks()));
     Schema out = s.grouped()
         ? Schema.of(Column.of("g", Type.BIGINT), Column.of("n", Type.BIGINT), Column.of("lo", Type.BIGINT), Column.of("hi", Type.BIGINT))
         : Schema.of(Column.of("n", Type.BIGINT), Column.of("lo", Type.BIGINT), Column.of("hi", Type.BIGINT));
-    try (Engine e = Engine.builder().workers(s.workers()).tickPolicy(new TickPolicy(1_000_000, Duration.ZERO)).connector(c)
-        .build()) {
-      e.createSource(1, ScriptedConnector.definition("s"));
-      e.createView(2, "ext", new Plan.Reduce(new Plan.Get("s", S), s.grouped() ? new int[] {0} : new int[0], AGGS, out));
-      Map<Row, Long> input = new HashMap<>();
-      for (int t = 0; t < s.ticks().size(); t++) {
-        c.release(t + 1);
-        e.tick();
-        for (Rec rec : s.ticks().get(t)) {
-          Multisets.add(input, rec.row(), rec.diff());
-        }
-        Multisets.assertSame("ext after tick " + (t + 1), Multisets.contents(e, "ext"), oracle(input, s.grouped()));
-      }
-    }
+    ScriptedView.assertEqualsOracleTickByTick(S, s.ticks(), s.workers(), b -> b,
+        new Plan.Reduce(new Plan.Get("s", S), s.grouped() ? new int[] {0} : new int[0], AGGS, out), in -> oracle(in, s.grouped()));
   }
 
   /** Per group: COUNT(*), MIN and MAX of the non-NULL values (NULL when there are none); without GROUP BY one row always. */

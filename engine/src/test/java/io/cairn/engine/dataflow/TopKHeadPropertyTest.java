@@ -8,15 +8,11 @@ import io.cairn.engine.row.Column;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.row.Type;
-import io.cairn.engine.runtime.Engine;
-import io.cairn.engine.runtime.TickPolicy;
 import io.cairn.engine.testkit.Gen;
 import io.cairn.engine.testkit.Multisets;
 import io.cairn.engine.testkit.Property;
-import io.cairn.engine.testkit.ScriptedConnector;
 import io.cairn.engine.testkit.ScriptedConnector.Rec;
-import io.cairn.engine.testkit.ScriptedConnector.Script;
-import java.time.Duration;
+import io.cairn.engine.testkit.ScriptedView;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -186,22 +182,10 @@ class TopKHeadPropertyTest {
   }
 
   private static void check(Sample s) {
-    ScriptedConnector c = new ScriptedConnector().script("s", new Script(S, List.of(), s.ticks()));
-    try (Engine e = Engine.builder().workers(s.workers()).tickPolicy(new TickPolicy(1_000_000, Duration.ZERO)).connector(c)
-        .build()) {
-      e.createSource(1, ScriptedConnector.definition("s"));
-      e.createView(2, "top", new Plan.TopK(new Plan.Get("s", S), s.grouped() ? new int[] {0} : new int[0],
-          List.of(new SortKey(1, s.descending(), false)), s.offset(), s.limit(), s.numbered() ? "rn" : null));
-      Map<Row, Long> input = new HashMap<>();
-      for (int t = 0; t < s.ticks().size(); t++) {
-        c.release(t + 1);
-        e.tick();
-        for (Rec rec : s.ticks().get(t)) {
-          Multisets.add(input, rec.row(), rec.diff());
-        }
-        Multisets.assertSame("top after tick " + (t + 1), Multisets.contents(e, "top"), oracle(input, s));
-      }
-    }
+    ScriptedView.assertEqualsOracleTickByTick(S, s.ticks(), s.workers(), b -> b,
+        new Plan.TopK(new Plan.Get("s", S), s.grouped() ? new int[] {0} : new int[0],
+            List.of(new SortKey(1, s.descending(), false)), s.offset(), s.limit(), s.numbered() ? "rn" : null),
+        in -> oracle(in, s));
   }
 
   /** Each group sorted from scratch, every copy of a row a position; the window's positions kept (numbered). */

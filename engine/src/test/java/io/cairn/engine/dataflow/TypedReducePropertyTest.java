@@ -8,15 +8,10 @@ import io.cairn.engine.row.Column;
 import io.cairn.engine.row.Row;
 import io.cairn.engine.row.Schema;
 import io.cairn.engine.row.Type;
-import io.cairn.engine.runtime.Engine;
-import io.cairn.engine.runtime.TickPolicy;
 import io.cairn.engine.testkit.Gen;
-import io.cairn.engine.testkit.Multisets;
 import io.cairn.engine.testkit.Property;
-import io.cairn.engine.testkit.ScriptedConnector;
 import io.cairn.engine.testkit.ScriptedConnector.Rec;
-import io.cairn.engine.testkit.ScriptedConnector.Script;
-import java.time.Duration;
+import io.cairn.engine.testkit.ScriptedView;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -114,24 +109,8 @@ class TypedReducePropertyTest {
   }
 
   private static void check(Sample s, boolean typed, Schema in, Schema outSchema) {
-    ScriptedConnector c = new ScriptedConnector().script("s", new Script(in, List.of(), s.ticks()));
-    Engine.Builder b = Engine.builder().workers(s.workers()).tickPolicy(new TickPolicy(1_000_000, Duration.ZERO)).connector(c);
-    if (!typed) {
-      b.typedReduce(false);
-    }
-    try (Engine e = b.build()) {
-      e.createSource(1, ScriptedConnector.definition("s"));
-      e.createView(2, "agg", new Plan.Reduce(new Plan.Get("s", in), new int[] {0}, AGGS, outSchema));
-      Map<Row, Long> input = new HashMap<>();
-      for (int t = 0; t < s.ticks().size(); t++) {
-        c.release(t + 1);
-        e.tick();
-        for (Rec rec : s.ticks().get(t)) {
-          Multisets.add(input, rec.row(), rec.diff());
-        }
-        Multisets.assertSame("agg after tick " + (t + 1), Multisets.contents(e, "agg"), oracle(input));
-      }
-    }
+    ScriptedView.assertEqualsOracleTickByTick(in, s.ticks(), s.workers(), b -> typed ? b : b.typedReduce(false),
+        new Plan.Reduce(new Plan.Get("s", in), new int[] {0}, AGGS, outSchema), TypedReducePropertyTest::oracle);
   }
 
   /** The aggregate computed from scratch over the input multiset. */
