@@ -11,6 +11,10 @@ import org.apache.parquet.column.ColumnDescriptor;
 import org.apache.parquet.column.ColumnReader;
 import org.apache.parquet.column.impl.ColumnReadStoreImpl;
 import org.apache.parquet.column.page.PageReadStore;
+import org.apache.parquet.column.page.PageReader;
+import org.apache.parquet.hadoop.metadata.BlockMetaData;
+import org.apache.parquet.hadoop.metadata.ColumnChunkMetaData;
+import org.apache.parquet.hadoop.metadata.ColumnPath;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.io.api.Converter;
 import org.apache.parquet.io.api.GroupConverter;
@@ -18,9 +22,10 @@ import org.apache.parquet.io.api.PrimitiveConverter;
 import org.apache.parquet.schema.MessageType;
 
 /**
- * Decodes a batch file column by column: for each row group, each column's {@link ColumnReader}
- * fills a primitive array directly (definition level 0 marks a NULL), with no record assembly. The
- * arrays are sized once from the footer's row count.
+ * Decodes a batch file column by column: for each row group, each column chunk fills a primitive
+ * array directly, with no record assembly: in bulk by {@link BulkPageDecoder} where it knows the
+ * chunk's type and encodings, else value by value from parquet-java's {@link ColumnReader}
+ * (definition level 0 marks a NULL). The arrays are sized once from the footer's row count.
  */
 final class ColumnBatchReader {
   private final Schema key;
@@ -37,6 +42,8 @@ final class ColumnBatchReader {
   /** The times and diffs, each kept as one value until a row differs (the common case: see {@link io.cairn.engine.trace.Batch}). */
   private final LongSink times;
   private final LongSink diffs;
+  /** Column chunks read by the {@link BulkPageDecoder} (the tests' proof that it ran). */
+  private int bulkChunks;
 
   /** A required BIGINT column read in row order: one value while every row has it, an array from the first that does not. */
   static final class LongSink {
@@ -58,6 +65,27 @@ final class ColumnBatchReader {
         java.util.Arrays.fill(values, 0, i, first);
         values[i] = v;
       }
+    }
+
+    /** {@link #set} of rows {@code [base, base + n)} to {@code v[0, n)}. */
+    void setAll(int base, long[] v, int n) {
+      int k = 0;
+      if (values == null) {
+        if (base == 0 && n > 0) {
+          first = v[0];
+          k = 1;
+        }
+        long f = first;
+        while (k < n && v[k] == f) {
+          k++;
+        }
+        if (k == n) {
+          return;
+        }
+        values = new long[rows];
+        java.util.Arrays.fill(values, 0, base + k, f);
+      }
+      System.arraycopy(v, k, values, base + k, n - k);
     }
 
     /** The values, or null when every row had {@link #first()}. */
@@ -100,29 +128,60 @@ final class ColumnBatchReader {
 
   /**
    * Reads every row group of {@code reader}, whose schema is {@code schema} (already checked) and
-   * whose row count is {@code rows} (already checked against the manifest).
+   * whose row count is {@code rows} (already checked against the manifest). A column chunk in the
+   * encodings {@link BulkPageDecoder} knows (every chunk cairn writes but BOOLEAN, NUMERIC and
+   * INTERVAL ones) is decoded by it, in bulk; any other through parquet-java's column reader.
    */
   static ColumnBatchReader read(ParquetFileReader reader, MessageType schema, Schema key, Schema val, int rows) throws IOException {
+    return read(reader, schema, key, val, rows, true);
+  }
+
+  /** As {@link #read(ParquetFileReader, MessageType, Schema, Schema, int)}; {@code bulk} false reads every chunk with parquet-java's column reader (the tests' reference). */
+  static ColumnBatchReader read(ParquetFileReader reader, MessageType schema, Schema key, Schema val, int rows, boolean bulk)
+      throws IOException {
     ColumnBatchReader r = new ColumnBatchReader(key, val, rows);
     String createdBy = reader.getFooter().getFileMetaData().getCreatedBy();
     List<ColumnDescriptor> descriptors = schema.getColumns();
+    List<BlockMetaData> blocks = reader.getRowGroups();
+    BulkPageDecoder decoder = bulk ? new BulkPageDecoder() : null;
     GroupConverter ignored = new IgnoringConverter(descriptors.size());
     int base = 0;
-    PageReadStore group;
-    while ((group = reader.readNextRowGroup()) != null) {
-      try (PageReadStore g = group) {
+    long[] scratch = null;
+    for (int index = 0; index < blocks.size(); index++) {
+      if (blocks.get(index).getRowCount() == 0) {
+        continue; // as parquet-java's own iteration does: an empty row group has no pages to read
+      }
+      try (PageReadStore g = reader.readRowGroup(index)) {
         long count = g.getRowCount();
         if (count < 0 || base + count > rows) {
           throw new IOException("row group at row " + base + " has " + count + " rows, past the footer's " + rows);
         }
         int n = (int) count;
+        List<ColumnChunkMetaData> chunks = blocks.get(index).getColumns();
         ColumnReadStoreImpl columns = new ColumnReadStoreImpl(g, ignored, schema, createdBy);
         int k = r.types.length;
-        for (int c = 0; c < k; c++) {
-          r.readColumn(c, columns.getColumnReader(descriptors.get(c)), base, n);
+        for (int c = 0; c < k + 2; c++) {
+          ColumnDescriptor d = descriptors.get(c);
+          boolean fast = decoder != null && c < chunks.size() && chunks.get(c).getPath().equals(ColumnPath.get(d.getPath()))
+              && BulkPageDecoder.decodes(d, chunks.get(c).getEncodings());
+          if (c >= k) { // the times, then the diffs
+            LongSink sink = c == k ? r.times : r.diffs;
+            if (fast) {
+              if (scratch == null || scratch.length < n) {
+                scratch = new long[n];
+              }
+              decoder.readLongs(g.getPageReader(d), d, scratch, null, 0, n);
+              sink.setAll(base, scratch, n);
+              r.bulkChunks++;
+            } else {
+              readRequired(columns.getColumnReader(d), sink, base, n);
+            }
+          } else if (fast && r.readBulk(decoder, c, g.getPageReader(d), d, base, n)) {
+            r.bulkChunks++;
+          } else {
+            r.readColumn(c, columns.getColumnReader(d), base, n);
+          }
         }
-        readRequired(columns.getColumnReader(descriptors.get(k)), r.times, base, n);
-        readRequired(columns.getColumnReader(descriptors.get(k + 1)), r.diffs, base, n);
         base += n;
       }
     }
@@ -130,6 +189,19 @@ final class ColumnBatchReader {
       throw new IOException("its row groups hold " + base + " rows, its footer says " + rows);
     }
     return r;
+  }
+
+  /** Reads column {@code c}'s chunk with {@code decoder} if its type is one it fills; false (nothing read) if not. */
+  private boolean readBulk(BulkPageDecoder decoder, int c, PageReader pr, ColumnDescriptor d, int base, int n) throws IOException {
+    switch (types[c]) {
+      case BIGINT, TIMESTAMP, DATE -> nulls[c] = decoder.readLongs(pr, d, longs[c], nulls[c], base, n);
+      case DOUBLE -> nulls[c] = decoder.readDoubles(pr, d, doubles[c], nulls[c], base, n);
+      case TEXT -> decoder.readStrings(pr, d, texts[c], base, n);
+      default -> {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static void readRequired(ColumnReader cr, LongSink out, int base, int n) {
@@ -272,6 +344,10 @@ final class ColumnBatchReader {
 
   int rows() {
     return rows;
+  }
+
+  int bulkChunks() {
+    return bulkChunks;
   }
 
   /** The column readers want a converter per column; values are taken from the readers instead. */

@@ -328,7 +328,7 @@ public final class ParquetBatchFiles {
     }
   }
 
-  private static final class BytesInputFile implements InputFile {
+  static final class BytesInputFile implements InputFile {
     private final byte[] bytes;
 
     BytesInputFile(byte[] bytes) {

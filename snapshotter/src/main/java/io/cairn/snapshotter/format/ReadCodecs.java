@@ -68,15 +68,27 @@ final class ReadCodecs implements CompressionCodecFactory, AutoCloseable {
 
     @Override
     public BytesInput decompress(BytesInput bytes, int uncompressedSize) throws IOException {
-      byte[] in = bytes.toByteArray();
+      // the page's bytes where they lie (a slice of the column chunk read), not a copy
+      ByteBuffer b = bytes.toByteBuffer();
+      byte[] in;
+      int off;
+      int len = b.remaining();
+      if (b.hasArray()) {
+        in = b.array();
+        off = b.arrayOffset() + b.position();
+      } else {
+        in = new byte[len];
+        b.get(in);
+        off = 0;
+      }
       byte[] out = new byte[uncompressedSize];
       int n;
       try {
-        n = ctx.decompressByteArray(out, 0, uncompressedSize, in, 0, in.length);
+        n = ctx.decompressByteArray(out, 0, uncompressedSize, in, off, len);
       } catch (RuntimeException e) {
-        throw new IOException("Cannot decompress a ZSTD page of " + in.length + " bytes: " + e.getMessage(), e);
+        throw new IOException("Cannot decompress a ZSTD page of " + len + " bytes: " + e.getMessage(), e);
       }
-      check(n, uncompressedSize, in.length);
+      check(n, uncompressedSize, len);
       return BytesInput.from(out);
     }
 
