@@ -378,6 +378,7 @@ final class BulkPageDecoder {
         }
       }
       case TEXT -> {
+        need((long) size * 4); // each entry's length at least: a corrupt size allocates nothing
         dictStrings = new String[size];
         for (int k = 0; k < size; k++) {
           need(4);

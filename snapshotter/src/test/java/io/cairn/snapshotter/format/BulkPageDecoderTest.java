@@ -314,4 +314,59 @@ class BulkPageDecoderTest {
     assertThatThrownBy(() -> new BulkPageDecoder().readLongs(new Pages(null, page(endless, 2, Encoding.DELTA_BINARY_PACKED)),
         REQUIRED_LONG, new long[2], null, 0, 2)).isInstanceOf(IOException.class).hasMessageContaining("varint");
   }
+
+  /**
+   * Random bytes as pages in every encoding (and as dictionaries, with any size in their header):
+   * the decoder ends with values or an {@link IOException}, never another exception, an endless
+   * loop or an allocation the page's bytes do not justify.
+   */
+  @Test
+  void randomBytesInEveryEncodingEndInValuesOrAnIoException() throws Exception {
+    Random r = new Random(7);
+    ColumnDescriptor optionalText =
+        new ColumnDescriptor(new String[] {"s"}, Types.optional(PrimitiveTypeName.BINARY).named("s"), 0, 1);
+    ColumnDescriptor requiredInt =
+        new ColumnDescriptor(new String[] {"d"}, Types.required(PrimitiveTypeName.INT32).named("d"), 0, 0);
+    Encoding[] encodings = {Encoding.PLAIN, Encoding.RLE_DICTIONARY, Encoding.PLAIN_DICTIONARY, Encoding.DELTA_BINARY_PACKED,
+        Encoding.DELTA_BYTE_ARRAY};
+    int ok = 0;
+    int refused = 0;
+    for (int round = 0; round < 20_000; round++) {
+      byte[] bytes = new byte[r.nextInt(120)];
+      r.nextBytes(bytes);
+      if (bytes.length > 4 && r.nextBoolean()) {
+        bytes[0] = (byte) r.nextInt(4); // a plausible level length or bit width now and then
+        bytes[1] = bytes[2] = bytes[3] = 0;
+      }
+      int rows = r.nextInt(40);
+      Encoding e = encodings[r.nextInt(encodings.length)];
+      byte[] dictBytes = new byte[r.nextInt(64)];
+      r.nextBytes(dictBytes);
+      int dictSize = r.nextInt(3) == 0 ? r.nextInt(Integer.MAX_VALUE) : r.nextInt(10);
+      DictionaryPage dict = r.nextBoolean() ? new DictionaryPage(BytesInput.from(dictBytes), dictSize, Encoding.PLAIN) : null;
+      ColumnDescriptor d = switch (r.nextInt(3)) {
+        case 0 -> OPTIONAL_LONG;
+        case 1 -> requiredInt;
+        default -> optionalText;
+      };
+      DataPageV1 page = new DataPageV1(BytesInput.from(bytes), rows, bytes.length, Statistics.createStats(d.getPrimitiveType()),
+          Encoding.BIT_PACKED, d.getMaxDefinitionLevel() > 0 ? Encoding.RLE : Encoding.BIT_PACKED, e);
+      try {
+        if (d == optionalText) {
+          new BulkPageDecoder().readStrings(new Pages(dict, page), d, new String[rows], 0, rows);
+        } else {
+          new BulkPageDecoder().readLongs(new Pages(dict, page), d, new long[rows], null, 0, rows);
+        }
+        ok++;
+      } catch (IOException expected) {
+        refused++;
+      } catch (RuntimeException | Error x) {
+        throw new AssertionError("round " + round + ": " + e + " page of " + bytes.length + " bytes, " + rows + " rows, column "
+            + d + ": " + x, x);
+      }
+    }
+    // both outcomes were reached: the rounds did reach the decoding, not only its first check
+    assertThat(ok).isGreaterThan(500);
+    assertThat(refused).isGreaterThan(500);
+  }
 }
