@@ -486,7 +486,7 @@ class SinkKillIT {
           c.labelsBack++;
           if (c.labelEvents.size() < 6) {
             c.labelEvents.add("record@" + r.offset() + " tick " + (t == null ? "none" : new String(t.value(), StandardCharsets.US_ASCII))
-                + " under progress@" + pr.offset() + " " + p);
+                + " under progress@" + pr.offset() + " " + p + (c.labelEvents.isEmpty() ? "; " + uncommittedAround(kafka, topic, r.offset(), progress, data) : ""));
           }
         }
         if (!Objects.equals(view.get(category), before)) {
@@ -510,6 +510,36 @@ class SinkKillIT {
     c.consumedAll = at == data.size();
     c.finalEqualsOracle = view.equals(oracle.get(LIMIT));
     return c;
+  }
+
+  /**
+   * What a {@code read_uncommitted} reader sees around data offset {@code offset}: the progress
+   * records (committed or not) whose positions end near it, and the data records next to it — so
+   * a record that is committed without its progress record says whether that record was aborted
+   * or never written.
+   */
+  private static String uncommittedAround(KafkaBroker kafka, String topic, long offset, List<ConsumerRecord<byte[], byte[]>> committedProgress,
+      List<ConsumerRecord<byte[], byte[]>> committedData) {
+    java.util.Set<Long> committed = new java.util.HashSet<>();
+    committedProgress.forEach(r -> committed.add(r.offset()));
+    java.util.Set<Long> committedRecords = new java.util.HashSet<>();
+    committedData.forEach(r -> committedRecords.add(r.offset()));
+    StringBuilder b = new StringBuilder("read_uncommitted progress ending near it:");
+    for (ConsumerRecord<byte[], byte[]> pr : kafka.readAll(topic + "-progress", false)) {
+      long upTo = parse(pr.value()).path("positions").path("0").asLong(-1);
+      if (upTo > offset - 10 && upTo <= offset + 10) {
+        b.append(" [@").append(pr.offset()).append(committed.contains(pr.offset()) ? " committed " : " NOT committed ").append(parse(pr.value())).append(']');
+      }
+    }
+    b.append("; data near it:");
+    for (ConsumerRecord<byte[], byte[]> r : kafka.readAll(topic, false)) {
+      if (Math.abs(r.offset() - offset) <= 4) {
+        Header t = r.headers().lastHeader("cairn-tick");
+        b.append(" @").append(r.offset()).append(committedRecords.contains(r.offset()) ? " committed" : " NOT committed").append(" tick ")
+            .append(t == null ? "none" : new String(t.value(), StandardCharsets.US_ASCII));
+      }
+    }
+    return b.toString();
   }
 
   /** The view (category → [n, total]) after the generator's first N records, for every N a progress record names, and LIMIT. */

@@ -18,12 +18,16 @@ import java.util.Map;
  *       progress. After it returns, nothing an older writer had in flight can still commit.
  *   <li>{@link #commit} writes one set of changes and a progress record ("emitted through tick
  *       T", with the sources' offsets at T) atomically: a reader that sees any of it sees all of
- *       it. It may split a large set into several transactions; then only the last progress
+ *       it (as far as the destination keeps its promise: see {@link #readBack}). It may split a large set into several transactions; then only the last progress
  *       record is {@code complete}, and a failure between them leaves a prefix committed, which
  *       {@link #readBack} sees.
  *   <li>{@link #readBack} returns, as (row, diff) pairs, exactly what the committed records after
- *       {@code from} add to what a reader rebuilds, and the position after them: the bookkeeping
- *       subtracts it from what it still has to write.
+ *       {@code from} add to what a reader rebuilds, the position after them and the highest label
+ *       they carry: the bookkeeping subtracts them from what it still has to write and labels on
+ *       above them. Records the destination committed without their progress record (a Kafka
+ *       broker has committed a transaction before its progress record joined it: measured, see
+ *       {@code KafkaSink}) are covered by a progress record of their own label before it returns,
+ *       so that a reader finds every committed record under a progress record of its label.
  *   <li>Any method may throw; the caller closes this sink, backs off, creates a new one and opens
  *       it again. Throwing never leaves a half-committed transaction visible.
  * </ul>
@@ -58,6 +62,7 @@ public interface Sink extends AutoCloseable {
    * @param diffs their diffs
    * @param records how many records were read
    * @param to the destination's position after them
+   * @param lastLabel the highest label among them (-1: none, or the destination does not label records)
    */
-  record ReadBack(List<Row> rows, long[] diffs, long records, Map<String, String> to) {}
+  record ReadBack(List<Row> rows, long[] diffs, long records, Map<String, String> to, long lastLabel) {}
 }

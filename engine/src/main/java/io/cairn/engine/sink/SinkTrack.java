@@ -303,14 +303,15 @@ public final class SinkTrack {
   /**
    * The destination holds, after {@link #positions()}, the committed records {@code back} found,
    * and its progress says it wrote through {@code progressTick}: subtract them from what is
-   * pending.
+   * pending, and label on above both the progress and the records read back (a record committed
+   * without its progress record still carries its label).
    */
   public synchronized void reconcile(Sink.ReadBack back, long progressTick) {
     for (int i = 0; i < back.rows().size(); i++) {
       pending.merge(back.rows().get(i), -back.diffs()[i], SinkTrack::sum);
     }
     positions = Map.copyOf(back.to());
-    lastLabel = Math.max(lastLabel, progressTick);
+    lastLabel = Math.max(lastLabel, Math.max(progressTick, back.lastLabel()));
   }
 
   @Override

@@ -84,7 +84,7 @@ class SinkTrackTest {
           for (int i = startRow; i < end; i++) {
             diffs[i - startRow] = d.diffs.get(i);
           }
-          return new ReadBack(List.copyOf(d.rows.subList(startRow, end)), diffs, end - startRow, Map.of("0", String.valueOf(d.txnEnds.size())));
+          return new ReadBack(List.copyOf(d.rows.subList(startRow, end)), diffs, end - startRow, Map.of("0", String.valueOf(d.txnEnds.size())), -1);
         }
 
         @Override

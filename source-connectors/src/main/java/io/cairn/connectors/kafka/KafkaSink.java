@@ -59,7 +59,8 @@ import org.slf4j.LoggerFactory;
  *       commit added can be read back exactly. DEBEZIUM: value {@code {before, after, op, ts_ms,
  *       source}}. Every commit ends with one progress record (key = the identity) in the progress
  *       topic, in the same transaction: {@code {tick, engine_tick, complete, records, positions,
- *       offsets}}.
+ *       offsets}}, where {@code positions} is the data topic's offset, per partition, after the
+ *       last record it covers (every partition this sink has written, not only this commit's).
  *   <li>Reading progress and records back, and the isolation level. Both read with {@code
  *       read_committed}, up to the end offsets asked for <em>after</em> {@code initTransactions}
  *       returned. Why that is complete: once it returns, this id's older transaction is aborted
@@ -71,6 +72,19 @@ import org.slf4j.LoggerFactory;
  *       asked for before fencing would be stale: a transaction of the old producer could commit
  *       between them and the fence, and its records would then be missed and written again
  *       (duplicates) — the mistake behind the stale-progress duplicates Materialize once had.
+ *   <li>Records committed without their progress record. A transaction is atomic only as far as
+ *       the broker keeps it so: on Kafka 4.3.1 (transaction version 2) a sink's data records were
+ *       seen committed — a COMMIT marker 10 ms after them, on the data partition only — while the
+ *       same transaction's progress record never reached its partition (found by dumping both
+ *       partitions' log segments after a failed takeover test; the writer's thread then waited on
+ *       its progress send). Nothing is lost or repeated by it: {@link #readBack} reads the records
+ *       after the known position whatever progress covers them, and the bookkeeping subtracts
+ *       them. What it breaks is the reader's view: records no progress record of their label
+ *       covers. So every progress record names the whole position it covers ({@code positions},
+ *       every partition), and {@link #readBack} counts the records past the newest progress
+ *       record's position; if there are any, it writes a progress record of their label ({@code
+ *       complete: false}, {@code repair: true}) that covers them before anything else is written,
+ *       and returns their highest label, so the next label is above it.
  *   <li>Large sets of changes. More than {@code max-records-per-transaction} records are split
  *       into several transactions, each with a progress record, only the last one {@code complete}.
  *       Exactly-once holds across a failure between them because the bookkeeping reads back what
@@ -107,6 +121,10 @@ final class KafkaSink implements Sink {
   private final int partitions;
   private final short replication;
   private KafkaProducer<byte[], byte[]> producer;
+  /** The newest committed progress record {@link #open} found (null: none). */
+  private JsonNode newestProgress;
+  /** The destination's position every progress record written so far covers, per partition (the next one names it). */
+  private final Map<String, String> covered = new TreeMap<>();
 
   KafkaSink(SinkDefinition def, Schema schema, int[] keyCols, Secrets secrets, Consumer<String> points) {
     this.def = def;
@@ -205,6 +223,7 @@ final class KafkaSink implements Sink {
 
   /** The newest progress record with this sink's identity: read backwards from the end in steps. */
   private Progress readProgress() {
+    newestProgress = null;
     TopicPartition tp = new TopicPartition(progressTopic, 0);
     try (KafkaConsumer<byte[], byte[]> c = consumer()) {
       c.assign(List.of(tp));
@@ -228,6 +247,7 @@ final class KafkaSink implements Sink {
           }
         }
         if (newest != null) {
+          newestProgress = newest;
           Map<String, SourceOffsets> offsets = new TreeMap<>();
           newest.path("offsets").fields().forEachRemaining(e -> {
             Map<String, String> v = new TreeMap<>();
@@ -249,7 +269,11 @@ final class KafkaSink implements Sink {
     List<Row> rows = new ArrayList<>();
     List<Long> diffs = new ArrayList<>();
     long records = 0;
+    long lastLabel = -1;
+    long uncovered = 0;
+    long uncoveredLabel = -1;
     Map<String, String> to = new TreeMap<>();
+    JsonNode newestPositions = newestProgress == null ? null : newestProgress.path("positions");
     try (KafkaConsumer<byte[], byte[]> c = consumer()) {
       List<TopicPartition> tps = new ArrayList<>();
       for (PartitionInfo pi : c.partitionsFor(topic)) {
@@ -282,14 +306,68 @@ final class KafkaSink implements Sink {
           }
           records++;
           decode(r, rows, diffs);
+          long label = label(r);
+          lastLabel = Math.max(lastLabel, label);
+          // past the newest progress record's position (or any record when there is no progress record at all):
+          // committed without a progress record of its own. A newest record without this partition in its
+          // positions was written before progress records named every partition: nothing can be told
+          JsonNode known = newestPositions == null ? null : newestPositions.get(String.valueOf(tp.partition()));
+          if (newestProgress == null || (known != null && r.offset() >= known.asLong())) {
+            uncovered++;
+            uncoveredLabel = Math.max(uncoveredLabel, label);
+          }
         }
       }
+    }
+    covered.clear();
+    covered.putAll(to);
+    if (uncovered > 0) {
+      cover(uncovered, uncoveredLabel);
     }
     long[] d = new long[diffs.size()];
     for (int i = 0; i < d.length; i++) {
       d[i] = diffs.get(i);
     }
-    return new ReadBack(rows, d, records, to);
+    return new ReadBack(rows, d, records, to, lastLabel);
+  }
+
+  /** A record's label ({@code cairn-tick}), or -1 when it has none that parses. */
+  private static long label(ConsumerRecord<byte[], byte[]> r) {
+    Header h = r.headers().lastHeader(H_TICK);
+    if (h == null) {
+      return -1;
+    }
+    try {
+      return Long.parseLong(new String(h.value(), StandardCharsets.US_ASCII));
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+
+  /**
+   * Writes, in a transaction of its own, a progress record that covers the {@code n} committed
+   * records past the newest progress record: labelled with theirs ({@code label}, or the newest
+   * progress record's when that is higher), not complete, named a repair, up to {@link #covered}.
+   */
+  private void cover(long n, long label) {
+    long tick = Math.max(label, newestProgress == null ? -1 : newestProgress.path("tick").asLong(-1));
+    ObjectNode p = JSON.createObjectNode();
+    p.put("sink", def.name());
+    p.put("id", def.id());
+    p.put("tick", tick);
+    p.put("complete", false);
+    p.put("records", n);
+    p.put("repair", true);
+    ObjectNode pos = p.putObject("positions");
+    covered.forEach(pos::put);
+    p.set("offsets", newestProgress == null ? JSON.createObjectNode() : newestProgress.path("offsets").deepCopy());
+    producer.beginTransaction();
+    producer.send(new ProducerRecord<>(progressTopic, 0, identityBytes, bytes(p)));
+    producer.commitTransaction();
+    LOG.warn("Sink {}: {} records in {} were committed without their progress record (the broker committed their transaction before "
+        + "its progress record joined it); wrote progress record {} to cover them. Nothing was lost or repeated: they count as written",
+        def.name(), n, topic, p);
+    newestProgress = p;
   }
 
   private boolean ours(ConsumerRecord<byte[], byte[]> r) {
@@ -513,6 +591,7 @@ final class KafkaSink implements Sink {
         throw new IllegalStateException("Cannot commit sink '" + def.name() + "': sending to " + topic + " failed: " + e.getCause(), e.getCause());
       }
       positions.putAll(after);
+      covered.putAll(after);
       ObjectNode p = JSON.createObjectNode();
       p.put("sink", def.name());
       p.put("id", def.id());
@@ -524,7 +603,7 @@ final class KafkaSink implements Sink {
         p.put("pending_since_ms", batch.pendingSinceMillis()); // when the oldest tick in it closed: a consumer can time the commit
       }
       ObjectNode pos = p.putObject("positions");
-      after.forEach(pos::put);
+      covered.forEach(pos::put); // every partition: the whole position this record covers (see the class comment)
       ObjectNode offs = p.putObject("offsets");
       batch.offsets().forEach((s, o) -> {
         ObjectNode x = offs.putObject(s);
