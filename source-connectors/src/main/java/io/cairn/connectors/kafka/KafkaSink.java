@@ -82,7 +82,8 @@ import org.slf4j.LoggerFactory;
  *       them. What it breaks is the reader's view: records no progress record of their label
  *       covers. So every progress record names the whole position it covers ({@code positions},
  *       every partition), and {@link #readBack} counts the records past the newest progress
- *       record's position; if there are any, it writes a progress record of their label ({@code
+ *       record's position — reading from there when the known position is past it, since a
+ *       snapshot's position can be —; if there are any, it writes a progress record of their label ({@code
  *       complete: false}, {@code repair: true}) that covers them before anything else is written,
  *       and returns their highest label, so the next label is above it.
  *   <li>Large sets of changes. More than {@code max-records-per-transaction} records are split
@@ -273,6 +274,7 @@ final class KafkaSink implements Sink {
     long uncovered = 0;
     long uncoveredLabel = -1;
     Map<String, String> to = new TreeMap<>();
+    Map<TopicPartition, Long> fromOffset = new HashMap<>();
     JsonNode newestPositions = newestProgress == null ? null : newestProgress.path("positions");
     try (KafkaConsumer<byte[], byte[]> c = consumer()) {
       List<TopicPartition> tps = new ArrayList<>();
@@ -285,6 +287,13 @@ final class KafkaSink implements Sink {
       for (TopicPartition tp : tps) {
         String known = from == null ? null : from.get(String.valueOf(tp.partition()));
         long start = known == null ? begin.get(tp) : Long.parseLong(known);
+        fromOffset.put(tp, start);
+        // from the newest progress record's position when that is lower: records before the known position but past
+        // every progress record were committed without theirs (see the class comment) and must be covered too
+        JsonNode np = newestPositions == null ? null : newestPositions.get(String.valueOf(tp.partition()));
+        if (np != null && np.asLong() < start) {
+          start = Math.max(begin.get(tp), np.asLong());
+        }
         if (start < begin.get(tp)) {
           throw new IllegalArgumentException("Cannot read back sink '" + def.name() + "': its records in " + tp + " from offset " + start
               + " are gone (the topic starts at " + begin.get(tp) + ": retention or compaction removed them). Exactly-once needs the sink's "
@@ -304,10 +313,12 @@ final class KafkaSink implements Sink {
           if (r.offset() >= end.get(tp) || !ours(r)) {
             continue;
           }
-          records++;
-          decode(r, rows, diffs);
           long label = label(r);
           lastLabel = Math.max(lastLabel, label);
+          if (r.offset() >= fromOffset.get(tp)) { // before it: already in what the bookkeeping knows the destination holds
+            records++;
+            decode(r, rows, diffs);
+          }
           // past the newest progress record's position (or any record when there is no progress record at all):
           // committed without a progress record of its own. A newest record without this partition in its
           // positions was written before progress records named every partition: nothing can be told
@@ -321,6 +332,9 @@ final class KafkaSink implements Sink {
     }
     covered.clear();
     covered.putAll(to);
+    LOG.info("Sink {}: read back {} records of {} from {} to {}; the newest progress record (tick {}) covers {}; {} records past it",
+        def.name(), records, topic, from, to, newestProgress == null ? "none" : newestProgress.path("tick").asText(),
+        newestPositions == null ? "nothing" : newestPositions, uncovered);
     if (uncovered > 0) {
       cover(uncovered, uncoveredLabel);
     }

@@ -141,6 +141,47 @@ class KafkaSinkUncoveredRecordsTest {
     }
   }
 
+  /**
+   * The known position (a snapshot's) can already be past such records: they are then not read
+   * back as output (the bookkeeping holds them), but they are still past every progress record,
+   * so they are covered and labelled above all the same.
+   */
+  @Test
+  void uncoveredRecordsBeforeTheKnownPositionAreCoveredToo() throws Exception {
+    String topic = KafkaBroker.uniqueTopic("sink-uncovered-known");
+    KafkaSink a = sink(topic);
+    try {
+      a.open();
+      a.readBack(null);
+      a.commit(5, batch(5, Row.of(1L, 10L), 1L));
+    } finally {
+      a.close();
+    }
+    commitWithoutProgress(a, topic, 8, "{\"category\":1}", "{\"category\":1,\"n\":12}", "{\"category\":1,\"n\":10}");
+    List<ConsumerRecord<byte[], byte[]>> data = broker.readAll(topic, true);
+    Map<String, String> past = Map.of("0", String.valueOf(data.get(data.size() - 1).offset() + 1));
+
+    KafkaSink b = sink(topic);
+    try {
+      assertThat(b.open().tick()).isEqualTo(5);
+      Sink.ReadBack back = b.readBack(past);
+      assertThat(back.records()).as("nothing past the known position").isZero();
+      assertThat(back.lastLabel()).as("the label of the records before it, past every progress record").isEqualTo(8);
+      List<ConsumerRecord<byte[], byte[]>> progress = broker.readAll(topic + "-progress", true);
+      JsonNode repair = JSON.readTree(progress.get(progress.size() - 1).value());
+      assertThat(progress).as("a repair record: %s", repair).hasSize(2);
+      assertThat(repair.path("tick").asLong()).isEqualTo(8);
+      assertThat(repair.path("repair").asBoolean()).isTrue();
+      b.commit(9, batch(9, Row.of(1L, 12L), -1L, Row.of(1L, 13L), 1L));
+    } finally {
+      b.close();
+    }
+    Attribution after = attribution(topic);
+    assertThat(after.uncoveredOrMislabelled).as("every committed record under a progress record of its label: %s", after.events).isZero();
+    assertThat(after.labelsBack).as("labels never go back: %s", after.events).isZero();
+    assertThat(after.records).isEqualTo(3);
+  }
+
   @Test
   void everyProgressRecordNamesTheWholePositionAndNothingIsRepairedWhenAllIsCovered() throws Exception {
     String topic = KafkaBroker.uniqueTopic("sink-covered");

@@ -475,7 +475,11 @@ public final class KafkaBroker implements AutoCloseable {
     }
   }
 
-  /** Stops the broker and deletes its directory. Idempotent. */
+  /**
+   * Stops the broker and deletes its directory (kept, and its path printed, when the system
+   * property {@code cairn.test.keep-kafka-dir} is true: the log segments of a failed run can then
+   * be read). Idempotent.
+   */
   @Override
   public synchronized void close() {
     if (closed) {
@@ -495,7 +499,11 @@ public final class KafkaBroker implements AutoCloseable {
           server.shutdown();
           server.awaitShutdown();
         } finally {
-          TempDirs.deleteQuietly(dir);
+          if (Boolean.getBoolean("cairn.test.keep-kafka-dir")) {
+            System.err.println("Kafka broker's directory kept: " + dir);
+          } else {
+            TempDirs.deleteQuietly(dir);
+          }
         }
       }
     }
