@@ -76,8 +76,10 @@ import org.slf4j.LoggerFactory;
  *       the broker keeps it so: on Kafka 4.3.1 (transaction version 2) a sink's data records were
  *       seen committed — a COMMIT marker 10 ms after them, on the data partition only — while the
  *       same transaction's progress record never reached its partition (found by dumping both
- *       partitions' log segments after a failed takeover test; the writer's thread then waited on
- *       its progress send). Nothing is lost or repeated by it: {@link #readBack} reads the records
+ *       partitions' log segments after a failed takeover test). In a second case the writer's
+ *       {@code commitTransaction} returned, so its bookkeeping moved past those records and the
+ *       next snapshot's known position was past them; the writer's next transaction then hung on
+ *       its progress send until the node was killed. Nothing is lost or repeated by it: {@link #readBack} reads the records
  *       after the known position whatever progress covers them, and the bookkeeping subtracts
  *       them. What it breaks is the reader's view: records no progress record of their label
  *       covers. So every progress record names the whole position it covers ({@code positions},
@@ -126,6 +128,10 @@ final class KafkaSink implements Sink {
   private JsonNode newestProgress;
   /** The destination's position every progress record written so far covers, per partition (the next one names it). */
   private final Map<String, String> covered = new TreeMap<>();
+  /** The offset of the last progress record this client wrote and the broker acknowledged (-1: none yet). */
+  private long lastProgressOffset = -1;
+  /** The last few progress acknowledgements ("tick T at offset O"), named when a commit fails. */
+  private final java.util.ArrayDeque<String> recentAcks = new java.util.ArrayDeque<>(4);
 
   KafkaSink(SinkDefinition def, Schema schema, int[] keyCols, Secrets secrets, Consumer<String> points) {
     this.def = def;
@@ -376,7 +382,9 @@ final class KafkaSink implements Sink {
     covered.forEach(pos::put);
     p.set("offsets", newestProgress == null ? JSON.createObjectNode() : newestProgress.path("offsets").deepCopy());
     producer.beginTransaction();
-    producer.send(new ProducerRecord<>(progressTopic, 0, identityBytes, bytes(p)));
+    Future<RecordMetadata> sent = producer.send(new ProducerRecord<>(progressTopic, 0, identityBytes, bytes(p)));
+    producer.flush();
+    acknowledged(tick, sent);
     producer.commitTransaction();
     LOG.warn("Sink {}: {} records in {} were committed without their progress record (the broker committed their transaction before "
         + "its progress record joined it); wrote progress record {} to cover them. Nothing was lost or repeated: they count as written",
@@ -595,6 +603,10 @@ final class KafkaSink implements Sink {
       try {
         for (Future<RecordMetadata> f : sent) {
           RecordMetadata m = f.get();
+          if (!m.hasOffset()) {
+            throw new IllegalStateException("Cannot commit sink '" + def.name() + "': the broker acknowledged a record in " + topic
+                + " without an offset; not committing (the transaction is aborted when the sink opens again)");
+          }
           after.merge(String.valueOf(m.partition()), String.valueOf(m.offset() + 1),
               (a, b) -> Long.parseLong(a) >= Long.parseLong(b) ? a : b);
         }
@@ -623,13 +635,45 @@ final class KafkaSink implements Sink {
         ObjectNode x = offs.putObject(s);
         o.values().forEach(x::put);
       });
-      producer.send(new ProducerRecord<>(progressTopic, 0, identityBytes, bytes(p)));
+      Future<RecordMetadata> progressSent = producer.send(new ProducerRecord<>(progressTopic, 0, identityBytes, bytes(p)));
+      producer.flush();
+      acknowledged(label, progressSent);
       points.accept("sink.before-commit");
       producer.commitTransaction();
       points.accept("sink.after-commit");
       at += n;
     } while (at < all.size());
     return positions;
+  }
+
+  /**
+   * Waits for the progress record's acknowledgement and checks it before the commit: an offset,
+   * past the one before. Why wait, when {@code commitTransaction} sends the commit only after
+   * every record is acknowledged anyway: a transaction was once seen committed with its progress
+   * record missing (see the class comment), so the commit now goes out only for a progress
+   * record the broker has placed, and a failure names the last acknowledgements.
+   */
+  private void acknowledged(long label, Future<RecordMetadata> progressSent) {
+    RecordMetadata m;
+    try {
+      m = progressSent.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("Cannot commit sink '" + def.name() + "': interrupted", e);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("Cannot commit sink '" + def.name() + "': sending progress record of tick " + label + " to "
+          + progressTopic + " failed: " + e.getCause() + " (the last acknowledged: " + recentAcks + ")", e.getCause());
+    }
+    if (!m.hasOffset() || m.offset() <= lastProgressOffset) {
+      throw new IllegalStateException("Cannot commit sink '" + def.name() + "': the broker acknowledged progress record of tick " + label
+          + " at offset " + (m.hasOffset() ? m.offset() : "none") + ", not past the one before (" + recentAcks
+          + "); not committing (the transaction is aborted when the sink opens again)");
+    }
+    lastProgressOffset = m.offset();
+    if (recentAcks.size() == 4) {
+      recentAcks.removeFirst();
+    }
+    recentAcks.addLast("tick " + label + " at " + m.offset());
   }
 
   @Override
