@@ -334,28 +334,59 @@ public final class Snapshotter implements AutoCloseable {
   // ---------------------------------------------------------------- API
 
   /**
-   * Runs the batch-file encoder over two synthetic batches of {@code rows} rows, {@code rounds}
+   * Runs the batch-file encoder over three synthetic batches of {@code rows} rows, {@code rounds}
    * times, into a discarded output; returns the milliseconds it took.
    *
    * <p>A node's first snapshot after a start — and a daily one always is — otherwise runs the
    * encoder in code the JIT has not compiled yet: measured on a freshly started node, 3.2M rows
    * took 0.9–1.0 s against DuckDB's 0.18 s, where a warm encoder is several times faster
    * (benchmarks/RESULTS.md, issue 34). The batches cover the column shapes the encoder has
-   * separate code for: all-BIGINT columns (the long-column path), and TEXT, DOUBLE, BOOLEAN and
-   * TIMESTAMP columns with NULLs; each encode runs on the snapshotter's own encode threads, as a
-   * snapshot's does. Nothing is written to the store.
+   * separate code for: all-BIGINT columns (the long-column path), TEXT, DOUBLE, BOOLEAN and
+   * TIMESTAMP columns with NULLs, and BIGINT columns whose values take every branch of the
+   * integer encoders ({@link #widthsBatch}). Nothing is written to the store.
    */
   public long warmUp(int rows, int rounds) {
     long t0 = System.nanoTime();
     Batch longs = warmUpBatch(rows, false);
     Batch mixed = warmUpBatch(rows, true);
+    Batch widths = widthsBatch(rows);
     for (int r = 0; r < rounds; r++) {
-      for (Batch b : List.of(longs, mixed)) {
+      for (Batch b : List.of(longs, mixed, widths)) {
         ParquetBatchFiles.write("warm-up", 0, b, new CheckedOutputStream(OutputStream.nullOutputStream(), new CRC32C()),
             fileOptions);
       }
     }
     return (System.nanoTime() - t0) / 1_000_000;
+  }
+
+  /**
+   * BIGINT columns that take every branch of the encoder's integer paths, so that the code the
+   * warm-up compiles is not thrown away at the first real snapshot (seen with {@code
+   * -XX:+PrintCompilation}: the compiled delta encoder and bit packer were made not entrant
+   * within a millisecond of the first snapshot's start, and it ran in the first tier). Per run of
+   * 32 values the deltas take another bit width, 0 to 64 ({@code wide}; {@code id}'s keep the key
+   * ascending); {@code grows} pays for a dictionary on the first page and overflows it later;
+   * {@code sparse} is NULL in some pages only, never in others.
+   */
+  private static Batch widthsBatch(int rows) {
+    Schema key = Schema.of(Column.of("id", Type.BIGINT));
+    Schema val = Schema.of(Column.of("wide", Type.BIGINT), Column.of("grows", Type.BIGINT), Column.of("sparse", Type.BIGINT));
+    Batch.SortedBuilder b = new Batch.SortedBuilder(key, val, rows);
+    int pageRows = 5 * 4096; // the encoder's rows per page (format.BulkPageEncoder.PAGE_ROWS)
+    Random r = new Random(rows + 1L);
+    long id = Long.MIN_VALUE / 2;
+    for (int i = 0; i < rows; i++) {
+      int run = i >>> 5;
+      int idWidth = run % 41; // 2^40 per step at most: the key stays below Long.MAX_VALUE over any warm-up
+      id += 1 + (idWidth == 0 ? 0 : r.nextLong() >>> (64 - idWidth));
+      int w = run % 65;
+      long wide = w == 0 ? 7 : w == 64 ? r.nextLong() : r.nextLong() >> (64 - w);
+      long grows = i < pageRows ? i % 100 : i;
+      int page = i / pageRows;
+      Long sparse = page % 3 == 1 && i % 5 == 0 ? null : page % 3 == 2 ? null : (Long) (long) r.nextInt(1_000);
+      b.add(Row.of(id), Row.of(wide, grows, sparse), r.nextInt(4), i % 9 == 0 ? -1 : 1);
+    }
+    return b.build(new Description(0, 4, 0));
   }
 
   private static Batch warmUpBatch(int rows, boolean mixed) {
