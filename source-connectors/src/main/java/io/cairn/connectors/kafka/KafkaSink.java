@@ -79,13 +79,13 @@ import org.slf4j.LoggerFactory;
  *       partitions' log segments after a failed takeover test). In a second case the writer's
  *       {@code commitTransaction} returned, so its bookkeeping moved past those records and the
  *       next snapshot's known position was past them; the writer's next transaction then hung on
- *       its progress send until the node was killed. Nothing is lost or repeated by it: {@link #readBack} reads the records
- *       after the known position whatever progress covers them, and the bookkeeping subtracts
- *       them. What it breaks is the reader's view: records no progress record of their label
+ *       its progress send until the node was killed. Nothing is lost or repeated by it: {@link
+ *       #readBack} reads the records after the known position whatever progress covers them, and
+ *       the bookkeeping subtracts them. What it breaks is the reader's view: records no progress record of their label
  *       covers. So every progress record names the whole position it covers ({@code positions},
  *       every partition), and {@link #readBack} counts the records past the newest progress
- *       record's position — reading from there when the known position is past it, since a
- *       snapshot's position can be —; if there are any, it writes a progress record of their label ({@code
+ *       record's position, reading from there when the known position (a snapshot's) is already
+ *       past it; if there are any, it writes a progress record of their label ({@code
  *       complete: false}, {@code repair: true}) that covers them before anything else is written,
  *       and returns their highest label, so the next label is above it.
  *   <li>Large sets of changes. More than {@code max-records-per-transaction} records are split
@@ -382,9 +382,7 @@ final class KafkaSink implements Sink {
     covered.forEach(pos::put);
     p.set("offsets", newestProgress == null ? JSON.createObjectNode() : newestProgress.path("offsets").deepCopy());
     producer.beginTransaction();
-    Future<RecordMetadata> sent = producer.send(new ProducerRecord<>(progressTopic, 0, identityBytes, bytes(p)));
-    producer.flush();
-    acknowledged(tick, sent);
+    sendProgress(tick, p);
     producer.commitTransaction();
     LOG.warn("Sink {}: {} records in {} were committed without their progress record (the broker committed their transaction before "
         + "its progress record joined it); wrote progress record {} to cover them. Nothing was lost or repeated: they count as written",
@@ -603,10 +601,6 @@ final class KafkaSink implements Sink {
       try {
         for (Future<RecordMetadata> f : sent) {
           RecordMetadata m = f.get();
-          if (!m.hasOffset()) {
-            throw new IllegalStateException("Cannot commit sink '" + def.name() + "': the broker acknowledged a record in " + topic
-                + " without an offset; not committing (the transaction is aborted when the sink opens again)");
-          }
           after.merge(String.valueOf(m.partition()), String.valueOf(m.offset() + 1),
               (a, b) -> Long.parseLong(a) >= Long.parseLong(b) ? a : b);
         }
@@ -635,9 +629,7 @@ final class KafkaSink implements Sink {
         ObjectNode x = offs.putObject(s);
         o.values().forEach(x::put);
       });
-      Future<RecordMetadata> progressSent = producer.send(new ProducerRecord<>(progressTopic, 0, identityBytes, bytes(p)));
-      producer.flush();
-      acknowledged(label, progressSent);
+      sendProgress(label, p);
       points.accept("sink.before-commit");
       producer.commitTransaction();
       points.accept("sink.after-commit");
@@ -647,16 +639,18 @@ final class KafkaSink implements Sink {
   }
 
   /**
-   * Waits for the progress record's acknowledgement and checks it before the commit: an offset,
-   * past the one before. Why wait, when {@code commitTransaction} sends the commit only after
-   * every record is acknowledged anyway: a transaction was once seen committed with its progress
-   * record missing (see the class comment), so the commit now goes out only for a progress
-   * record the broker has placed, and a failure names the last acknowledgements.
+   * Sends the open transaction's progress record and waits for its acknowledgement, which must
+   * place it past the one before. Why wait, when {@code commitTransaction} sends the commit only
+   * after every record is acknowledged anyway: a transaction was once seen committed with its
+   * progress record missing (see the class comment), so the commit now goes out only for a
+   * progress record the broker has placed, and a failure names the last acknowledgements.
    */
-  private void acknowledged(long label, Future<RecordMetadata> progressSent) {
+  private void sendProgress(long label, ObjectNode p) {
+    Future<RecordMetadata> sent = producer.send(new ProducerRecord<>(progressTopic, 0, identityBytes, bytes(p)));
+    producer.flush();
     RecordMetadata m;
     try {
-      m = progressSent.get();
+      m = sent.get();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("Cannot commit sink '" + def.name() + "': interrupted", e);

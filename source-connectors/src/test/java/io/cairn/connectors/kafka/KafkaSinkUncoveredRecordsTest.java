@@ -60,6 +60,21 @@ class KafkaSinkUncoveredRecordsTest {
     return new SinkTrack.Batch(tick, Map.of(), rows, diffs, 0, 0);
   }
 
+  /** A sink's first writer: opens a new topic, commits each batch under its engine tick as label, closes. */
+  private KafkaSink firstWriter(String topic, SinkTrack.Batch... batches) {
+    KafkaSink a = sink(topic);
+    try {
+      a.open();
+      a.readBack(null);
+      for (SinkTrack.Batch b : batches) {
+        a.commit(b.engineTick(), b);
+      }
+    } finally {
+      a.close();
+    }
+    return a;
+  }
+
   /** What the broker left: a committed transaction of this sink's records, labelled {@code label}, and no progress record. */
   private void commitWithoutProgress(KafkaSink like, String topic, long label, String... keyValueBefore) {
     Properties p = new Properties();
@@ -149,14 +164,7 @@ class KafkaSinkUncoveredRecordsTest {
   @Test
   void uncoveredRecordsBeforeTheKnownPositionAreCoveredToo() throws Exception {
     String topic = KafkaBroker.uniqueTopic("sink-uncovered-known");
-    KafkaSink a = sink(topic);
-    try {
-      a.open();
-      a.readBack(null);
-      a.commit(5, batch(5, Row.of(1L, 10L), 1L));
-    } finally {
-      a.close();
-    }
+    KafkaSink a = firstWriter(topic, batch(5, Row.of(1L, 10L), 1L));
     commitWithoutProgress(a, topic, 8, "{\"category\":1}", "{\"category\":1,\"n\":12}", "{\"category\":1,\"n\":10}");
     List<ConsumerRecord<byte[], byte[]>> data = broker.readAll(topic, true);
     Map<String, String> past = Map.of("0", String.valueOf(data.get(data.size() - 1).offset() + 1));
@@ -185,16 +193,7 @@ class KafkaSinkUncoveredRecordsTest {
   @Test
   void everyProgressRecordNamesTheWholePositionAndNothingIsRepairedWhenAllIsCovered() throws Exception {
     String topic = KafkaBroker.uniqueTopic("sink-covered");
-    KafkaSink a = sink(topic);
-    try {
-      a.open();
-      a.readBack(null);
-      a.commit(3, batch(3, Row.of(1L, 1L), 1L));
-      a.commit(4, batch(4, Row.of(1L, 1L), -1L, Row.of(1L, 2L), 1L));
-      a.commit(5, batch(5)); // progress only
-    } finally {
-      a.close();
-    }
+    firstWriter(topic, batch(3, Row.of(1L, 1L), 1L), batch(4, Row.of(1L, 1L), -1L, Row.of(1L, 2L), 1L), batch(5)); // the last: progress only
     List<ConsumerRecord<byte[], byte[]>> progress = broker.readAll(topic + "-progress", true);
     assertThat(progress).hasSize(3);
     JsonNode progressOnly = JSON.readTree(progress.get(2).value());

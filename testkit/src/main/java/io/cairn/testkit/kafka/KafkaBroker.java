@@ -476,9 +476,9 @@ public final class KafkaBroker implements AutoCloseable {
   }
 
   /**
-   * Stops the broker and deletes its directory (kept, and its path printed, when the system
-   * property {@code cairn.test.keep-kafka-dir} is true: the log segments of a failed run can then
-   * be read). Idempotent.
+   * Stops the broker and deletes its directory (a broker in this JVM keeps it, and prints its
+   * path, when the system property {@code cairn.test.keep-kafka-dir} is true: the log segments of
+   * a failed run can then be read). Idempotent.
    */
   @Override
   public synchronized void close() {
