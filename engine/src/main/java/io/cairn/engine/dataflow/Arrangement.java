@@ -97,13 +97,13 @@ public final class Arrangement {
   }
 
   /** Stages an update keyed by one non-null long, values as in {@link UpdateBuffer#addLongKey}. */
-  public void stageLongKey(int shard, long key, long[] vals, long time, long diff) {
-    staged[shard].addLongKey(key, vals, time, diff);
+  public void stageLongKey(int shard, long key, long[] vals, long nulls, long time, long diff) {
+    staged[shard].addLongKey(key, vals, nulls, time, diff);
   }
 
   /** Stages an update under a key row, values as in {@link UpdateBuffer#addLongKey}. */
-  public void stageKeyLongs(int shard, Row key, long[] vals, long time, long diff) {
-    staged[shard].addKeyLongs(key, vals, time, diff);
+  public void stageKeyLongs(int shard, Row key, long[] vals, long nulls, long time, long diff) {
+    staged[shard].addKeyLongs(key, vals, nulls, time, diff);
   }
 
   /** Drops staged updates (a failed dataflow's partial tick). */

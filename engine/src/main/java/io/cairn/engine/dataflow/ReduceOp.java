@@ -26,8 +26,9 @@ import java.util.Objects;
  * stands for no rows (COUNT 0, the other aggregates NULL): emitted when the view is computed
  * afresh and whenever the last input row leaves.
  *
- * <p>A GROUP BY with only COUNT, SUM and AVG over BIGINT or DOUBLE (the common shape) takes the
- * typed path of {@link TypedReduce}: same state, same results, no boxed accumulators. Built with {@code
+ * <p>Aggregates over BIGINT or DOUBLE only (the common shape: COUNT, SUM, AVG, MIN, MAX, with GROUP
+ * BY or without) take the typed path of {@link TypedReduce}: same state, same results, no boxed
+ * accumulators or values. Built with {@code
  * typedReduce} false (tests, through {@code Engine.Builder.typedReduce}), every shape takes the
  * general path: the typed path's oracle.
  */
@@ -81,7 +82,7 @@ final class ReduceOp extends Operator {
     this.acc = new Arrangement(name + "-acc", keySchema, new Schema(accCols), shards);
     TypedReduce[] perShard = new TypedReduce[shards];
     for (int s = 0; s < shards && typedReduce; s++) {
-      perShard[s] = TypedReduce.of(input.schema(), groupBy, aggs, slot, acc);
+      perShard[s] = TypedReduce.of(input.schema(), groupBy, aggs, slot, acc, values);
     }
     this.typed = perShard[0] == null ? null : perShard;
   }
@@ -117,7 +118,7 @@ final class ReduceOp extends Operator {
 
   @Override
   public void process(int shard, long tick, Rows[] in) {
-    if (typed != null && typed[shard].process(shard, tick, in[0], out(shard))) {
+    if (typed != null && typed[shard].process(shard, tick, in[0], out(shard), hydrating)) {
       return;
     }
     List<Keyed> d = Keyed.sort(in[0], groupBy, false);

@@ -83,20 +83,21 @@ public final class UpdateBuffer {
 
   /**
    * Appends one update keyed by a single non-null BIGINT/TIMESTAMP {@code key}, whose values are
-   * all non-null BIGINT/TIMESTAMP or DOUBLE: {@code vals[c]} holds the long, or the double's
-   * bits ({@link Double#doubleToLongBits}). A zero diff is ignored.
+   * all BIGINT/TIMESTAMP or DOUBLE: {@code vals[c]} holds the long, or the double's bits ({@link
+   * Double#doubleToLongBits}), and value {@code c} is NULL when bit {@code c} of {@code nulls} is set
+   * (then {@code vals[c]} is ignored; at most 64 value columns). A zero diff is ignored.
    */
-  public void addLongKey(long key, long[] vals, long time, long diff) {
+  public void addLongKey(long key, long[] vals, long nulls, long time, long diff) {
     if (diff == 0) {
       return;
     }
     ensureCapacity();
     keys[0].addLong(key);
-    appendLongVals(vals, time, diff);
+    appendLongVals(vals, nulls, time, diff);
   }
 
   /** As {@link #addLongKey}, for a key of any shape: its values from {@code key}. */
-  public void addKeyLongs(Row key, long[] vals, long time, long diff) {
+  public void addKeyLongs(Row key, long[] vals, long nulls, long time, long diff) {
     if (diff == 0) {
       return;
     }
@@ -104,13 +105,15 @@ public final class UpdateBuffer {
     for (int c = 0; c < keys.length; c++) {
       keys[c].add(key.get(c));
     }
-    appendLongVals(vals, time, diff);
+    appendLongVals(vals, nulls, time, diff);
   }
 
   /** Appends the value columns of an update whose key columns were appended, as {@link #addLongKey} takes them. */
-  private void appendLongVals(long[] vals, long time, long diff) {
+  private void appendLongVals(long[] vals, long nulls, long time, long diff) {
     for (int c = 0; c < this.vals.length; c++) {
-      if (doubleVal[c]) {
+      if ((nulls & (1L << c)) != 0) {
+        this.vals[c].add(null);
+      } else if (doubleVal[c]) {
         this.vals[c].addDouble(Double.longBitsToDouble(vals[c]));
       } else {
         this.vals[c].addLong(vals[c]);

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The typed reduce path ({@link TypedReduce}) against a naive oracle, tick by tick: COUNT(*),
- * COUNT, SUM and AVG over BIGINT and DOUBLE columns with NULLs and retractions, 1–3 workers,
+ * COUNT, SUM, AVG, MIN and MAX over BIGINT and DOUBLE columns with NULLs and retractions, 1–3 workers,
  * grouped by a BIGINT key (some ticks hold a NULL group key: those take the general path, so the
  * two paths alternate over one accumulator arrangement) or by a TEXT key (NULLs included, all on the
  * typed path's rows). DOUBLE inputs are multiples of 0.25, so sums are exact in any order.
@@ -29,14 +29,17 @@ import org.junit.jupiter.api.Test;
 class TypedReducePropertyTest {
   static final Schema S = Schema.of(Column.of("k", Type.BIGINT), Column.of("x", Type.BIGINT), Column.of("y", Type.DOUBLE));
   static final Schema OUT = Schema.of(Column.of("k", Type.BIGINT), Column.of("n", Type.BIGINT), Column.of("nx", Type.BIGINT),
-      Column.of("sx", Type.BIGINT), Column.of("ax", Type.DOUBLE), Column.of("sy", Type.DOUBLE), Column.of("ay", Type.DOUBLE));
+      Column.of("sx", Type.BIGINT), Column.of("ax", Type.DOUBLE), Column.of("sy", Type.DOUBLE), Column.of("ay", Type.DOUBLE),
+      Column.of("minx", Type.BIGINT), Column.of("maxy", Type.DOUBLE));
   static final List<Aggregate> AGGS = List.of(Aggregate.countStar(), new Aggregate(Aggregate.Kind.COUNT, 1, Type.BIGINT),
       new Aggregate(Aggregate.Kind.SUM, 1, Type.BIGINT), new Aggregate(Aggregate.Kind.AVG, 1, Type.BIGINT),
-      new Aggregate(Aggregate.Kind.SUM, 2, Type.DOUBLE), new Aggregate(Aggregate.Kind.AVG, 2, Type.DOUBLE));
+      new Aggregate(Aggregate.Kind.SUM, 2, Type.DOUBLE), new Aggregate(Aggregate.Kind.AVG, 2, Type.DOUBLE),
+      new Aggregate(Aggregate.Kind.MIN, 1, Type.BIGINT), new Aggregate(Aggregate.Kind.MAX, 2, Type.DOUBLE));
 
   static final Schema TEXT_S = Schema.of(Column.of("k", Type.TEXT), Column.of("x", Type.BIGINT), Column.of("y", Type.DOUBLE));
   static final Schema TEXT_OUT = Schema.of(Column.of("k", Type.TEXT), Column.of("n", Type.BIGINT), Column.of("nx", Type.BIGINT),
-      Column.of("sx", Type.BIGINT), Column.of("ax", Type.DOUBLE), Column.of("sy", Type.DOUBLE), Column.of("ay", Type.DOUBLE));
+      Column.of("sx", Type.BIGINT), Column.of("ax", Type.DOUBLE), Column.of("sy", Type.DOUBLE), Column.of("ay", Type.DOUBLE),
+      Column.of("minx", Type.BIGINT), Column.of("maxy", Type.DOUBLE));
 
   record Sample(List<List<Rec>> ticks, int workers) {
     @Override
@@ -117,6 +120,8 @@ class TypedReducePropertyTest {
   static Map<Row, Long> oracle(Map<Row, Long> input) {
     Map<Object, long[]> longs = new HashMap<>(); // n, nx, sx
     Map<Object, double[]> doubles = new HashMap<>(); // sy, ny
+    Map<Object, Long> minX = new HashMap<>();
+    Map<Object, Double> maxY = new HashMap<>();
     for (Map.Entry<Row, Long> en : input.entrySet()) {
       Row row = en.getKey();
       long m = en.getValue();
@@ -124,6 +129,12 @@ class TypedReducePropertyTest {
       long[] l = longs.computeIfAbsent(k, x -> new long[3]);
       double[] d = doubles.computeIfAbsent(k, x -> new double[2]);
       l[0] += m;
+      if (m > 0 && row.get(1) != null) {
+        minX.merge(k, (Long) row.get(1), Math::min);
+      }
+      if (m > 0 && row.get(2) != null) {
+        maxY.merge(k, (Double) row.get(2), (a, b) -> Double.compare(a, b) >= 0 ? a : b);
+      }
       if (row.get(1) != null) {
         l[1] += m;
         l[2] += m * (Long) row.get(1);
@@ -140,7 +151,7 @@ class TypedReducePropertyTest {
       }
       double[] d = doubles.get(k);
       out.put(Row.of(k, l[0], l[1], l[1] > 0 ? l[2] : null, l[1] > 0 ? (double) l[2] / l[1] : null,
-          d[1] > 0 ? d[0] : null, d[1] > 0 ? d[0] / d[1] : null), 1L);
+          d[1] > 0 ? d[0] : null, d[1] > 0 ? d[0] / d[1] : null, minX.get(k), maxY.get(k)), 1L);
     });
     return out;
   }
