@@ -32,6 +32,8 @@ final class NodeMetrics {
     FunctionCounter.builder("cairn_tick_computing_seconds", engine, e -> e.metrics().computingNanos() / 1e9)
         .description("time ticks spent after reading until they closed (dataflows and seal)").register(registry);
     Gauge.builder("cairn_arrangement_bytes", engine, e -> e.metrics().arrangementBytes()).register(registry);
+    Gauge.builder("cairn_operator_bytes", engine, e -> e.metrics().operatorBytes())
+        .description("heap operators hold beside the arrangements (top-k heads), an estimate").register(registry);
     Gauge.builder("cairn_subscriptions", engine, e -> e.subscribers()).description("SUBSCRIBE readers now").register(registry);
     Gauge.builder("cairn_recovery_seconds", report, r -> r.get().totalMillis() / 1000.0).register(registry);
     Gauge.builder("cairn_recovery_rows_loaded", report, r -> r.get().rowsLoaded()).register(registry);

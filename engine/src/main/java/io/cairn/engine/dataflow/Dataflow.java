@@ -250,7 +250,15 @@ public final class Dataflow implements Collection {
     return all;
   }
 
-  /** Whether the next tick re-reads the inputs' whole contents (a new dataflow, or one recovered without state). */
+  /** The heap its operators hold outside its arrangements ({@link Operator#memoryBytes}); under the engine lock. */
+  public long operatorBytes() {
+    long b = 0;
+    for (Operator op : operators) {
+      b += op.memoryBytes();
+    }
+    return b;
+  }
+
   /**
    * Wall time its operators have run, summed over every tick since it was built (the seal of its
    * arrangements, shared with the other dataflows of a tick, is not in it): what this dataflow costs
@@ -265,6 +273,7 @@ public final class Dataflow implements Collection {
     computeNanos.addAndGet(nanos);
   }
 
+  /** Whether the next tick re-reads the inputs' whole contents (a new dataflow, or one recovered without state). */
   public boolean hydrating() {
     return gets.stream().anyMatch(GetOp::hydrating);
   }

@@ -76,6 +76,14 @@ public abstract class Operator {
   /** Processes one shard's inputs for the open tick {@code tick}. */
   public abstract void process(int shard, long tick, Rows[] inputs);
 
+  /**
+   * An estimate of the heap the operator holds outside its arrangements (state it can rebuild from
+   * them, such as {@link TopKOp}'s heads): 0 by default. Read under the engine lock, between ticks.
+   */
+  public long memoryBytes() {
+    return 0;
+  }
+
   /** The arrangements this operator owns (its state). */
   public List<Arrangement> arrangements() {
     return List.of();

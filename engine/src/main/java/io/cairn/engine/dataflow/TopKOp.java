@@ -311,6 +311,24 @@ final class TopKOp extends Operator {
     return Row.wrap(v);
   }
 
+  /**
+   * The heads kept: per head its map entry, tree and rows ({@link Row#heapBytes}, an estimate; the
+   * rows are also in the arrangement, as columns, so this is memory beyond the state's).
+   */
+  @Override
+  public long memoryBytes() {
+    long b = 0;
+    for (Map<Row, Head> kept : heads) {
+      for (Map.Entry<Row, Head> e : kept.entrySet()) {
+        b += 32 + e.getKey().heapBytes() + 64; // the map's entry, the key, the head and its tree
+        for (Row r : e.getValue().entries.keySet()) {
+          b += 40 + 16 + r.heapBytes(); // the tree's entry, the count, the row
+        }
+      }
+    }
+    return b;
+  }
+
   @Override
   public List<Arrangement> arrangements() {
     return List.of(rows);

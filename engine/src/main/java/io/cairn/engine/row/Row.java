@@ -32,6 +32,24 @@ public final class Row implements Comparable<Row> {
     return new Row(values.toArray());
   }
 
+  /**
+   * An estimate of the heap this row holds: the row, its array and its values (a value shared with
+   * other rows, such as a string the decoder interned, counted again), as {@code
+   * ColumnVector.heapBytes} counts values: for the memory figures of state kept outside
+   * arrangements.
+   */
+  public long heapBytes() {
+    long b = 24L + 16L + 4L * values.length;
+    for (Object v : values) {
+      if (v instanceof String s) {
+        b += 40 + s.length();
+      } else if (v != null) {
+        b += v instanceof Long || v instanceof Double || v instanceof Boolean ? 16 : 48;
+      }
+    }
+    return b;
+  }
+
   public int size() {
     return values.length;
   }

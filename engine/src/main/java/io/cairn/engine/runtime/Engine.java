@@ -135,7 +135,7 @@ public final class Engine implements AutoCloseable {
   private long readingNanos;
   private long computingNanos;
   /** The figures as last computed under the engine lock ({@link #metrics()}). */
-  private volatile Metrics publishedMetrics = new Metrics(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  private volatile Metrics publishedMetrics = new Metrics(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   private final boolean readAhead;
   /** The equivalent operator paths views take ({@link Builder#typedReduce}, {@link Builder#shareJoinTraces}). */
   private final io.cairn.engine.dataflow.Dataflow.Choices choices;
@@ -686,7 +686,7 @@ public final class Engine implements AutoCloseable {
       readingNanos += read - start;
       computingNanos += end - read;
       // the counters only: summing the arrangements' sizes reads every TEXT value, not a per-tick cost
-      publishMetrics(publishedMetrics.arrangementBytes());
+      publishMetrics(publishedMetrics.arrangementBytes(), publishedMetrics.operatorBytes());
       return tick;
     } finally {
       lock.unlock();
@@ -1242,10 +1242,12 @@ public final class Engine implements AutoCloseable {
    * {@code readingNanos} is the time ticks spent reading their sources (the polls on the ticking
    * thread, a fetch's wait and the records' decoding included), {@code computingNanos} the time
    * from there until they closed (the dataflows and the seal; a read-ahead for the next tick runs
-   * meanwhile), both summed over every tick.
+   * meanwhile), both summed over every tick. {@code arrangementBytes} is the state's heap, {@code
+   * operatorBytes} the heap operators hold beside it (top-k heads), both estimates.
    */
   public record Metrics(long ticks, long lastClosedTick, long recordsIngested, long lastTickNanos, long arrangementBytes,
-      long recordsReadAhead, long updatesExchanged, long exchangesSkipped, long readingNanos, long computingNanos) {}
+      long recordsReadAhead, long updatesExchanged, long exchangesSkipped, long readingNanos, long computingNanos,
+      long operatorBytes) {}
 
   /**
    * The engine's figures; any thread, never waits. When no tick (or statement) holds the engine
@@ -1258,12 +1260,14 @@ public final class Engine implements AutoCloseable {
     if (lock.tryLock()) {
       try {
         long bytes = 0;
+        long operatorBytes = 0;
         for (Dataflow d : dataflows.values()) {
           for (Arrangement a : d.arrangements()) {
             bytes += a.heapBytes();
           }
+          operatorBytes += d.operatorBytes();
         }
-        publishMetrics(bytes);
+        publishMetrics(bytes, operatorBytes);
       } finally {
         lock.unlock();
       }
@@ -1280,10 +1284,10 @@ public final class Engine implements AutoCloseable {
     return publishedMetrics.recordsIngested();
   }
 
-  /** Under the engine lock: publishes the figures, with {@code bytes} as the arrangements' size, for {@link #metrics()}. */
-  private void publishMetrics(long bytes) {
+  /** Under the engine lock: publishes the figures, with the arrangements' and the operators' sizes, for {@link #metrics()}. */
+  private void publishMetrics(long bytes, long operatorBytes) {
     publishedMetrics = new Metrics(ticks, lastClosedTick, recordsIngested, lastTickNanos, bytes, ingest.prefetched(),
-        runner.updatesExchanged(), runner.exchangesSkipped(), readingNanos, computingNanos);
+        runner.updatesExchanged(), runner.exchangesSkipped(), readingNanos, computingNanos, operatorBytes);
   }
 
   public Clock clock() {

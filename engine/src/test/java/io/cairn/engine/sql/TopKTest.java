@@ -107,6 +107,31 @@ class TopKTest {
         expected);
   }
 
+  /**
+   * The heads a top-k keeps over a large group count in the engine's memory figures beside the
+   * arrangements: a few windows of rows, not the group; none once the view is dropped.
+   */
+  @Test
+  void keptHeadsCountInTheMemoryFigures() {
+    try (Engine e = SqlFixture.engine(2)) {
+      SqlSession s = SqlFixture.session(e);
+      s.execute("CREATE SOURCE gen FROM LOAD GENERATOR (keys = 4000, limit = 9000, seed = 7) ENVELOPE UPSERT");
+      s.execute("CREATE MATERIALIZED VIEW plain AS SELECT id, amount FROM gen WHERE amount > 0");
+      e.tickUntilCaughtUp(200);
+      assertThat(e.metrics().operatorBytes()).as("no top-k, no heads").isZero();
+      s.execute("CREATE MATERIALIZED VIEW top_big AS SELECT id, amount FROM gen ORDER BY amount DESC LIMIT 5");
+      e.tick();
+      e.tick();
+      Engine.Metrics m = e.metrics();
+      long perRow = Row.of(1L, 2L).heapBytes() + 56;
+      assertThat(m.operatorBytes()).as("one head of at most 2 × (2 × 5 + 16) rows")
+          .isGreaterThanOrEqualTo(perRow).isLessThanOrEqualTo(2 * (2 * 5 + 16) * perRow + 200);
+      assertThat(m.operatorBytes()).as("far less than the group's arrangement").isLessThan(m.arrangementBytes() / 10);
+      s.execute("DROP VIEW top_big");
+      assertThat(e.metrics().operatorBytes()).as("the dropped view's heads").isZero();
+    }
+  }
+
   @Test
   void explainShowsTheTopKAndItsMistakesAreNamed() {
     try (Engine e = SqlFixture.engine(1)) {
