@@ -89,6 +89,8 @@ final class ExpressionTranslator {
   private final PlanErrors errors;
   private final Scope scope;
   private final ReduceSlots agg;
+  /** Subexpressions already planned (a scalar subquery's joined value), by identity: empty unless given. */
+  private final java.util.Map<Expression, Expr> planned;
 
   /**
    * @param errors where failures are reported
@@ -97,13 +99,27 @@ final class ExpressionTranslator {
    * @param agg the Reduce's columns, or null to translate over the input row
    */
   ExpressionTranslator(PlanErrors errors, Scope scope, ReduceSlots agg) {
+    this(errors, scope, agg, java.util.Map.of());
+  }
+
+  /**
+   * As {@link #ExpressionTranslator(PlanErrors, Scope, ReduceSlots)}; {@code planned} maps
+   * subexpressions (by identity) to the columns that already hold their values: a scalar subquery
+   * joined to the row.
+   */
+  ExpressionTranslator(PlanErrors errors, Scope scope, ReduceSlots agg, java.util.Map<Expression, Expr> planned) {
     this.errors = errors;
     this.scope = scope;
     this.agg = agg;
+    this.planned = planned;
   }
 
   /** {@code e} as an {@link Expr}; throws a {@link SqlException} for what cannot be translated. */
   Expr expr(Expression e) {
+    Expr known = planned.isEmpty() ? null : planned.get(e);
+    if (known != null) {
+      return known;
+    }
     if (agg != null) {
       Expr slot = agg.slot(e);
       if (slot != null) {

@@ -276,9 +276,8 @@ final class Planner {
     List<net.sf.jsqlparser.expression.Expression> rest = new ArrayList<>();
     for (net.sf.jsqlparser.expression.Expression c : FromClause.conjuncts(ps.getHaving())) {
       if (c instanceof net.sf.jsqlparser.expression.operators.relational.ComparisonOperator cmp
-          && (cmp.getRightExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect
-              ^ cmp.getLeftExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect)) {
-        boolean subRight = cmp.getRightExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect;
+          && (!scalarSubqueries(cmp.getRightExpression()).isEmpty() ^ !scalarSubqueries(cmp.getLeftExpression()).isEmpty())) {
+        boolean subRight = !scalarSubqueries(cmp.getRightExpression()).isEmpty();
         String name = "#having" + out.size();
         ps.addSelectItem(subRight ? cmp.getLeftExpression() : cmp.getRightExpression(), new net.sf.jsqlparser.expression.Alias("\"" + name + "\""));
         net.sf.jsqlparser.schema.Column ref = new net.sf.jsqlparser.schema.Column("\"" + name + "\"");
@@ -475,8 +474,7 @@ final class Planner {
       return semiJoin(input, new Plan.Distinct(values), new int[] {col.index()}, false);
     }
     if (c instanceof net.sf.jsqlparser.expression.operators.relational.ComparisonOperator cmp
-        && (cmp.getRightExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect
-            || cmp.getLeftExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect)) {
+        && (!scalarSubqueries(cmp.getRightExpression()).isEmpty() || !scalarSubqueries(cmp.getLeftExpression()).isEmpty())) {
       return scalarComparison(cmp, input, rowScope);
     }
     if (c instanceof net.sf.jsqlparser.expression.operators.relational.ExistsExpression ex) {
@@ -533,9 +531,42 @@ final class Planner {
   }
 
   /**
+   * The scalar subqueries of {@code e} that are its whole value or reached through arithmetic, signs
+   * and parentheses only ({@code 2 * (SELECT …) + 1}): operators that give NULL for NULL, so a
+   * subquery's missing value (no row) makes the comparison not TRUE, as a dropped row is. A
+   * subquery under anything else (a function, CASE) is not found here, and is refused as an
+   * expression.
+   */
+  private static List<net.sf.jsqlparser.statement.select.ParenthesedSelect> scalarSubqueries(net.sf.jsqlparser.expression.Expression e) {
+    List<net.sf.jsqlparser.statement.select.ParenthesedSelect> out = new ArrayList<>();
+    scalarSubqueries(e, out);
+    return out;
+  }
+
+  private static void scalarSubqueries(net.sf.jsqlparser.expression.Expression e, List<net.sf.jsqlparser.statement.select.ParenthesedSelect> out) {
+    if (e instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect ps) {
+      out.add(ps);
+    } else if (e instanceof net.sf.jsqlparser.expression.operators.relational.ParenthesedExpressionList<?> p && p.size() == 1) {
+      scalarSubqueries(p.get(0), out);
+    } else if (e instanceof net.sf.jsqlparser.expression.SignedExpression s) {
+      scalarSubqueries(s.getExpression(), out);
+    } else if (e instanceof net.sf.jsqlparser.expression.operators.arithmetic.Addition
+        || e instanceof net.sf.jsqlparser.expression.operators.arithmetic.Subtraction
+        || e instanceof net.sf.jsqlparser.expression.operators.arithmetic.Multiplication
+        || e instanceof net.sf.jsqlparser.expression.operators.arithmetic.Division
+        || e instanceof net.sf.jsqlparser.expression.operators.arithmetic.Modulo) {
+      net.sf.jsqlparser.expression.BinaryExpression b = (net.sf.jsqlparser.expression.BinaryExpression) e;
+      scalarSubqueries(b.getLeftExpression(), out);
+      scalarSubqueries(b.getRightExpression(), out);
+    }
+  }
+
+  /**
    * {@code expr op (SELECT agg(...) FROM ...)}: a subquery that is one SUM, AVG, MIN or MAX (or an
    * expression of them) without GROUP BY, so one value or, over no rows, none — where SQL's value
-   * is NULL and the comparison is not TRUE either:
+   * is NULL and the comparison is not TRUE either. The subquery may stand inside arithmetic on its
+   * side ({@code amount > 2 * (SELECT AVG(amount) FROM t)}, see {@link #scalarSubqueries}); one
+   * subquery per comparison:
    *
    * <ul>
    *   <li>uncorrelated: its one row is joined to every row of {@code input} on a constant;
@@ -551,8 +582,13 @@ final class Planner {
    * correlation other than equalities is refused.
    */
   private Plan scalarComparison(net.sf.jsqlparser.expression.operators.relational.ComparisonOperator cmp, Plan input, Scope rowScope) {
-    boolean subRight = cmp.getRightExpression() instanceof net.sf.jsqlparser.statement.select.ParenthesedSelect;
-    var sub = (net.sf.jsqlparser.statement.select.ParenthesedSelect) (subRight ? cmp.getRightExpression() : cmp.getLeftExpression());
+    List<net.sf.jsqlparser.statement.select.ParenthesedSelect> subs = scalarSubqueries(cmp.getLeftExpression());
+    subs.addAll(scalarSubqueries(cmp.getRightExpression()));
+    if (subs.size() != 1) {
+      throw errors.error(subs.get(subs.size() - 1), "unsupported syntax: a comparison with " + subs.size() + " scalar subqueries ('" + cmp
+          + "'): compare with one (write the others as separate conditions, or join them)");
+    }
+    var sub = subs.get(0);
     if (!(sub.getSelect() instanceof PlainSelect inner) || inner.getGroupBy() != null || !AggregateCalls.hasAggregate(inner)
         || inner.getSelectItems().size() != 1) {
       throw errors.error(sub, "unsupported syntax: a scalar subquery must be one COUNT, SUM, AVG, MIN or MAX (or an expression of"
@@ -617,20 +653,12 @@ final class Planner {
         joined = withZeroCounts(input, value, joined, outerKeys);
       }
     }
+    // the comparison as written, over the joined row: the subquery reads its joined value
     Scope joinedScope = new Scope(errors, rowScope.relations(), joined.schema());
-    Expr outer = new ExpressionTranslator(errors, joinedScope, null).expr(subRight ? cmp.getLeftExpression() : cmp.getRightExpression());
-    Expr v = Expr.col(n + m, joined.schema().type(n + m));
-    boolean ok = outer.type() == v.type() || outer.type() == io.cairn.engine.row.Type.NULL || (outer.type().isNumeric() && v.type().isNumeric());
-    if (!ok) {
-      throw errors.error(cmp, "type mismatch: cannot compare " + outer.type() + " with " + v.type() + " in '" + cmp + "'");
-    }
-    Expr.CmpOp op = cmp instanceof net.sf.jsqlparser.expression.operators.relational.EqualsTo ? Expr.CmpOp.EQ
-        : cmp instanceof net.sf.jsqlparser.expression.operators.relational.NotEqualsTo ? Expr.CmpOp.NE
-        : cmp instanceof net.sf.jsqlparser.expression.operators.relational.GreaterThan ? (subRight ? Expr.CmpOp.GT : Expr.CmpOp.LT)
-        : cmp instanceof net.sf.jsqlparser.expression.operators.relational.GreaterThanEquals ? (subRight ? Expr.CmpOp.GE : Expr.CmpOp.LE)
-        : cmp instanceof net.sf.jsqlparser.expression.operators.relational.MinorThan ? (subRight ? Expr.CmpOp.LT : Expr.CmpOp.GT)
-        : (subRight ? Expr.CmpOp.LE : Expr.CmpOp.GE);
-    Plan kept = new Plan.Filter(joined, new Expr.Cmp(op, outer, v));
+    java.util.Map<net.sf.jsqlparser.expression.Expression, Expr> planned = new java.util.IdentityHashMap<>();
+    planned.put(sub, Expr.col(n + m, joined.schema().type(n + m)));
+    Expr cond = new ExpressionTranslator(errors, joinedScope, null, planned).condition(cmp, "WHERE");
+    Plan kept = new Plan.Filter(joined, cond);
     return new Plan.Map(kept, columnsOf(input.schema()), input.schema());
   }
 

@@ -83,6 +83,10 @@ class CorrelatedSubqueryTest {
     });
     assertThat(h).isNotEmpty().hasSizeLessThan(perCat.size());
     expected.put("h", h);
+    // the same with the subquery inside arithmetic, on the left
+    statements.add("CREATE MATERIALIZED VIEW h2 AS SELECT category, SUM(amount) AS total FROM gen GROUP BY category"
+        + " HAVING 2 * (SELECT AVG(amount) FROM gen) * 10 < SUM(amount) AND COUNT(*) > 1");
+    expected.put("h2", h);
     SqlFixture.assertViewsEqualOracleAcrossARestore(statements, expected);
   }
 }

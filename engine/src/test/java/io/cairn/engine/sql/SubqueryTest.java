@@ -49,6 +49,14 @@ class SubqueryTest {
     cases.put("amount / 200 > (SELECT COUNT(amount) FROM side WHERE side.category = gen.category AND side.amount > 300)",
         r -> r.getLong(2) / 200 > bigPerCategory.getOrDefault(r.getLong(1), 0L));
     cases.put("(SELECT COUNT(*) FROM side WHERE amount > 500) < amount / 100", r -> bigSide500 < r.getLong(2) / 100);
+    // inside arithmetic: uncorrelated, correlated, and a correlated COUNT that is 0 over no rows
+    cases.put("amount > 1.5 * (SELECT AVG(amount) FROM gen) - 100", r -> r.getLong(2) > 1.5 * avg - 100);
+    Map<Long, Long> maxPerCategory = new java.util.HashMap<>();
+    side.values().forEach(r -> maxPerCategory.merge(r.getLong(1), r.getLong(2), Math::max));
+    cases.put("amount + 50 < -(-(SELECT MAX(amount) FROM side WHERE side.category = gen.category)) / 2",
+        r -> maxPerCategory.containsKey(r.getLong(1)) && r.getLong(2) + 50 < maxPerCategory.get(r.getLong(1)) / 2);
+    cases.put("2 * (SELECT COUNT(*) FROM side WHERE side.category = gen.category) + 1 > amount / 100",
+        r -> 2 * perCategory.getOrDefault(r.getLong(1), 0L) + 1 > r.getLong(2) / 100);
     for (Map.Entry<String, Predicate<Row>> c : cases.entrySet()) {
       assertThat(gen.values()).as("some rows pass and some do not: %s (side per category %s)", c.getKey(), perCategory)
           .anyMatch(c.getValue()).anyMatch(c.getValue().negate());
@@ -110,6 +118,12 @@ class SubqueryTest {
       assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE amount > (SELECT MAX(amount) FROM side WHERE side.id = gen.category"
           + " AND side.amount > gen.amount)"))
           .hasMessageContaining("a correlated scalar subquery may relate its columns to the outer query's by equalities only");
+      assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE amount > (SELECT MAX(amount) FROM side) + (SELECT MIN(amount) FROM side)"))
+          .hasMessageContaining("a comparison with 2 scalar subqueries");
+      assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE amount > COALESCE((SELECT MAX(amount) FROM side WHERE id > 9000), 0)"))
+          .hasMessageContaining("unsupported");
+      assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE 'x' = 2 * (SELECT MAX(amount) FROM side)"))
+          .hasMessageContaining("type mismatch");
       assertThatThrownBy(() -> s.execute("SELECT id FROM gen WHERE category IN (SELECT id, amount FROM side)"))
           .hasMessageContaining("the subquery of IN must return one column, not 2");
     }
