@@ -4,7 +4,8 @@
 # (status and metrics polls, SELECTs over HTTP and psql, CREATE/DROP of a view every 2 s, snapshots
 # by hand and on a 20 s schedule, bad SQL, a 50 MB body), a broker restart, `kill -9`, a batch file
 # that only the newest snapshot holds damaged, a restart that must fall back, and the view compared
-# with a naive oracle. Ends with a SIGTERM stop and one cold `cairn recover --until-caught-up`.
+# with a naive oracle (three views: per customer COUNT, SUM, MIN, MAX; the customers above 1.05 times
+# the average, a scalar subquery inside arithmetic; COUNT, MIN and MAX over all orders). Ends with a SIGTERM stop and one cold `cairn recover --until-caught-up`.
 #
 #   benchmarks/trial/run.sh [WORKDIR]      (from anywhere; WORKDIR default: a new /tmp/cairn-trial.*)
 #
@@ -52,7 +53,9 @@ pgwire:
   port: 16875
 init:
   - CREATE SOURCE orders FROM KAFKA (brokers = '$BOOT', topic = 'orders') FORMAT JSON ENVELOPE UPSERT (id BIGINT, customer BIGINT, amount BIGINT, PRIMARY KEY (id))
-  - CREATE MATERIALIZED VIEW by_customer AS SELECT customer, COUNT(*) AS n, SUM(amount) AS total FROM orders GROUP BY customer
+  - CREATE MATERIALIZED VIEW by_customer AS SELECT customer, COUNT(*) AS n, SUM(amount) AS total, MIN(amount) AS lo, MAX(amount) AS hi FROM orders GROUP BY customer
+  - CREATE MATERIALIZED VIEW big AS SELECT customer, total FROM by_customer WHERE total > 1.05 * (SELECT AVG(total) FROM by_customer)
+  - CREATE MATERIALIZED VIEW overall AS SELECT COUNT(*) AS n, MIN(amount) AS lo, MAX(amount) AS hi FROM orders
 EOF
 
 start_node() { # $1: log name
@@ -128,17 +131,21 @@ for _ in $(seq 1 180); do [ -e "$W/oracle.txt" ] && break; sleep 1; done
 [ -e "$W/oracle.txt" ] || { log "FAIL: the live phase did not end"; exit 1; }
 result=FAIL
 for _ in $(seq 1 60); do
-  sql "SELECT customer, n, total FROM by_customer" | tail -n +2 | tr -d '\r' | tr ',' '|' | sort -t'|' -k1,1n > "$W/view.txt"
-  if cmp -s "$W/view.txt" "$W/oracle.txt"; then result=PASS; break; fi
+  sql "SELECT customer, n, total, lo, hi FROM by_customer" | tail -n +2 | tr -d '\r' | tr ',' '|' | sort -t'|' -k1,1n > "$W/view.txt"
+  sql "SELECT customer, total FROM big" | tail -n +2 | tr -d '\r' | tr ',' '|' | sort -t'|' -k1,1n > "$W/view-big.txt"
+  sql "SELECT n, lo, hi FROM overall" | tail -n +2 | tr -d '\r' | tr ',' '|' > "$W/view-overall.txt"
+  if cmp -s "$W/view.txt" "$W/oracle.txt" && cmp -s "$W/view-big.txt" "$W/oracle-big.txt" \
+      && cmp -s "$W/view-overall.txt" "$W/oracle-overall.txt"; then result=PASS; break; fi
   sleep 1
 done
 groups=$(wc -l < "$W/oracle.txt")
-log "view vs oracle: $result ($(wc -l < "$W/view.txt") rows in the view, $groups groups in the oracle)"
+log "views vs oracle: $result ($(wc -l < "$W/view.txt") rows in by_customer, $groups groups in the oracle;" \
+  "$(wc -l < "$W/view-big.txt") of $(wc -l < "$W/oracle-big.txt") in big; overall $(cat "$W/view-overall.txt") vs $(cat "$W/oracle-overall.txt"))"
 if ! grep -q "Rejected snapshot .*$(basename "$manifest")" "$W/node2.log"; then
   log "FAIL: node 2 did not reject the snapshot whose batch file was damaged ($(basename "$manifest"))"
   result=FAIL
 fi
-[ "$result" = PASS ] || diff "$W/oracle.txt" "$W/view.txt" | head -10 | tee -a "$W/trial.log"
+[ "$result" = PASS ] || { diff "$W/oracle.txt" "$W/view.txt"; diff "$W/oracle-big.txt" "$W/view-big.txt"; } | head -10 | tee -a "$W/trial.log"
 touch "$W/stop"
 sleep 1
 for p in "${PIDS[@]}"; do [ "$p" != "$NPID" ] && kill "$p" 2>/dev/null; done

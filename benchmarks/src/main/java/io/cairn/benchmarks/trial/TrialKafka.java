@@ -20,9 +20,12 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * <p>Writes {@code DIR/bootstrap} (the broker's address) once the backlog is in the topic, then
  * produces the live records at the given rate. Restarts the broker (a rolling upgrade: down 3 s,
  * same ports and data) each time {@code DIR/restart-broker} appears, and deletes that file. After
- * the last record it writes {@code DIR/oracle.txt}: for every customer with orders, {@code
- * customer|count|sum} in customer order, computed from the last value of every id, which is
- * what {@code SELECT customer, COUNT(*), SUM(amount) FROM orders GROUP BY customer} must hold.
+ * the last record it writes the naive oracles, computed from the last value of every id:
+ * {@code DIR/oracle.txt}, for every customer with orders {@code customer|count|sum|min|max} in
+ * customer order (what {@code SELECT customer, COUNT(*), SUM(amount), MIN(amount), MAX(amount) FROM
+ * orders GROUP BY customer} must hold); {@code DIR/oracle-big.txt}, {@code customer|sum} of the
+ * customers whose sum is above 1.05 times the average sum; {@code DIR/oracle-overall.txt}, {@code
+ * count|min|max} over every order.
  * It keeps the broker up until {@code DIR/stop-kafka} appears.
  *
  * <p>Arguments: {@code DIR BACKLOG LIVE IDS RATE SEED}.
@@ -116,17 +119,41 @@ public final class TrialKafka {
   }
 
   private static void writeOracle(Path dir, TreeMap<Long, long[]> orders) throws IOException {
-    TreeMap<Long, long[]> byCustomer = new TreeMap<>();
+    TreeMap<Long, long[]> byCustomer = new TreeMap<>(); // count, sum, min, max
+    long lo = Long.MAX_VALUE;
+    long hi = Long.MIN_VALUE;
     for (long[] o : orders.values()) {
-      long[] acc = byCustomer.computeIfAbsent(o[0], c -> new long[2]);
+      long[] acc = byCustomer.computeIfAbsent(o[0], c -> new long[] {0, 0, Long.MAX_VALUE, Long.MIN_VALUE});
       acc[0]++;
       acc[1] += o[1];
+      acc[2] = Math.min(acc[2], o[1]);
+      acc[3] = Math.max(acc[3], o[1]);
+      lo = Math.min(lo, o[1]);
+      hi = Math.max(hi, o[1]);
     }
     StringBuilder sb = new StringBuilder();
-    byCustomer.forEach((c, acc) -> sb.append(c).append('|').append(acc[0]).append('|').append(acc[1]).append('\n'));
-    Path tmp = dir.resolve("oracle.txt.tmp");
-    Files.writeString(tmp, sb.toString());
-    Files.move(tmp, dir.resolve("oracle.txt"), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    byCustomer.forEach((c, acc) -> sb.append(c).append('|').append(acc[0]).append('|').append(acc[1]).append('|').append(acc[2])
+        .append('|').append(acc[3]).append('\n'));
+    long sums = 0;
+    for (long[] acc : byCustomer.values()) {
+      sums += acc[1];
+    }
+    double bar = 1.05 * ((double) sums / byCustomer.size()); // as the view computes it: AVG, then the product
+    StringBuilder big = new StringBuilder();
+    byCustomer.forEach((c, acc) -> {
+      if (acc[1] > bar) {
+        big.append(c).append('|').append(acc[1]).append('\n');
+      }
+    });
+    write(dir, "oracle-big.txt", big.toString());
+    write(dir, "oracle-overall.txt", orders.size() + "|" + lo + "|" + hi + "\n");
+    write(dir, "oracle.txt", sb.toString()); // last: the trial waits for this one
+  }
+
+  private static void write(Path dir, String name, String text) throws IOException {
+    Path tmp = dir.resolve(name + ".tmp");
+    Files.writeString(tmp, text);
+    Files.move(tmp, dir.resolve(name), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
   }
 
   private static void log(String s) {
