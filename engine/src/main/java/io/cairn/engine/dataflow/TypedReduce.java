@@ -109,7 +109,7 @@ final class TypedReduce {
    * hydrating}: the view is being computed afresh (without GROUP BY, no row was emitted before).
    */
   boolean process(int shard, long tick, Rows in, Rows out, boolean hydrating) {
-    java.util.Arrays.fill(valueReaders, null);
+    Arrays.fill(valueReaders, null);
     if (!longKey) {
       if (keyCols.length == 0 && in.size() == 0) {
         return false;
