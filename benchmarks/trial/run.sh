@@ -2,7 +2,7 @@
 # A trial as a user runs it (about 4 minutes): `./cairn run` on a local store, reading a Kafka topic
 # of upserts and tombstones (a backlog, then live records), with the traffic of OPERATIONS.md on it
 # (status and metrics polls, SELECTs over HTTP and psql, CREATE/DROP of a view every 2 s, snapshots
-# by hand and on a 20 s schedule, bad SQL, a 50 MB body), a broker restart, `kill -9`, a batch file
+# by hand and on a 20 s schedule, bad SQL, SQL nested 2,000 deep, a client sending a byte a second, a 50 MB body), a broker restart, `kill -9`, a batch file
 # that only the newest snapshot holds damaged, a restart that must fall back, and the view compared
 # with a naive oracle (three views: per customer COUNT, SUM, MIN, MAX; the customers above 1.05 times
 # the average, a scalar subquery inside arithmetic; COUNT, MIN and MAX over all orders). Ends with a SIGTERM stop and one cold `cairn recover --until-caught-up`.
@@ -81,6 +81,16 @@ bad_sql() { # must answer 400 with a message, not fail anything
   code=$(curl -s -o "$W/bad.out" -w '%{http_code}' --max-time 30 -X POST --data-binary 'SELEC nonsense FROM' "$HTTP/sql")
   [ "$code" = 400 ] || { echo "bad SQL answered $code"; return 1; }
 }
+deep_sql() { # an expression nested 2,000 deep must be refused with a 400, not take the node down
+  local q="SELECT $(printf '(%.0s' $(seq 1 2000))1$(printf ')%.0s' $(seq 1 2000)) FROM orders"
+  code=$(curl -s -o "$W/deep.out" -w '%{http_code}' --max-time 30 -X POST --data-binary "$q" "$HTTP/sql")
+  [ "$code" = 400 ] || { echo "deep SQL answered $code"; return 1; }
+}
+slow_client() { # a client that sends its request a byte a second: the node closes it, and everyone else is served
+  timeout 20 bash -c 'exec 3<>/dev/tcp/127.0.0.1/17077 || exit 0; printf "GET /status HTTP/1.1\r\n" >&3
+    for _ in $(seq 1 15); do printf X >&3 2>/dev/null || exit 0; sleep 1; done' > /dev/null 2>&1
+  return 0
+}
 churn() { # CREATE then DROP a view while data flows
   sql "CREATE MATERIALIZED VIEW churn AS SELECT customer, MAX(amount) AS m FROM orders GROUP BY customer" > /dev/null &&
   sleep 1 && sql "DROP VIEW churn" > /dev/null
@@ -95,6 +105,8 @@ traffic() {
   loop snapshot 15 "$CAIRN" snapshot -c "$W/cairn.yaml"
   loop cli-status 7 "$CAIRN" status -c "$W/cairn.yaml"
   loop bad-sql 5 bad_sql
+  loop deep-sql 7 deep_sql
+  loop slow-client 1 slow_client
 }
 
 start_node node1
