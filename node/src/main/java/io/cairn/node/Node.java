@@ -342,6 +342,7 @@ public final class Node implements AutoCloseable, NodeApi {
    * it has taken the store over ({@link #takeOver}).
    */
   public static Node recover(CairnConfig config, Options options) {
+    HeapGovernor.install();
     List<Frontend.Provider> providers = Frontend.providers();
     for (Frontend.Provider p : providers) {
       p.check(config); // a configuration error before any recovery work

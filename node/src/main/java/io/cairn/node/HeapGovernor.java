@@ -1,0 +1,158 @@
+package io.cairn.node;
+
+import com.sun.management.GarbageCollectionNotificationInfo;
+import com.sun.management.HotSpotDiagnosticMXBean;
+import com.sun.management.VMOption;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryUsage;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.management.NotificationEmitter;
+import javax.management.openmbean.CompositeData;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the heap a node touches in proportion to what it holds, by moving the JVM's soft heap
+ * limit ({@code SoftMaxHeapSize}) after each collection cycle.
+ *
+ * <h2>Why</h2>
+ * A concurrent collector (Shenandoah, cairn's default, and ZGC) starts a cycle as its soft limit
+ * fills, and the soft limit is the maximum heap unless someone sets it. So a fresh process lets its
+ * heap grow to {@code -Xmx} before it collects, whatever its state holds. Each page of heap touched
+ * the first time costs a page fault, and on a virtual machine that is expensive: here about 2 s of
+ * kernel time per GB touched. A 15M-record replay with 0.4 GB of state grew a 6 GB heap to 5.7 GB
+ * and spent 12.7 s of its 58 s of CPU in the kernel (benchmarks/RESULTS.md, "The heap a fresh
+ * process touches"). A restart is always a fresh process, so that is paid on every recovery.
+ *
+ * <h2>The rule</h2>
+ * After each cycle the soft limit becomes {@code max(floor, factor × heap used after the cycle)},
+ * at most the maximum heap: the floor is {@value #FLOOR_GIB} GiB (or the maximum heap, if smaller),
+ * the factor {@value #FACTOR}. The heap used after a cycle is the state plus what was allocated
+ * during the cycle, so the estimate errs on the large side. A smaller floor or factor was measured
+ * to cost more in marking than it saves in page faults; the figures are in RESULTS. The limit is
+ * soft: a collector may still use the whole heap when allocation outruns it, so no allocation fails
+ * that would not have failed without it.
+ *
+ * <h2>When it stays out</h2>
+ * It is installed once per process ({@link #install()}), and only when the collector honours a
+ * soft limit (Shenandoah, ZGC; G1 and the serial collector ignore it on Java 17), the operator did
+ * not set {@code SoftMaxHeapSize} (in {@code CAIRN_JAVA_OPTS}), and {@code -Dcairn.heap.governor=false}
+ * is not given.
+ */
+public final class HeapGovernor {
+  static final long FLOOR_GIB = 3;
+  static final double FACTOR = 3.0;
+  private static final Logger LOG = LoggerFactory.getLogger(HeapGovernor.class);
+  private static final Object LOCK = new Object();
+  private static volatile HeapGovernor installed;
+
+  private final HotSpotDiagnosticMXBean hotspot;
+  private final long maxHeap;
+  private final AtomicLong softLimit = new AtomicLong();
+  private final AtomicLong cycles = new AtomicLong();
+
+  private HeapGovernor(HotSpotDiagnosticMXBean hotspot, long maxHeap) {
+    this.hotspot = hotspot;
+    this.maxHeap = maxHeap;
+  }
+
+  /**
+   * The soft limit for a heap of {@code maxHeap} bytes of which {@code usedAfterCycle} are in use
+   * after a collection cycle: {@code max(floor, factor × used)}, at most {@code maxHeap}.
+   */
+  static long softLimit(long usedAfterCycle, long maxHeap) {
+    long floor = Math.min(maxHeap, FLOOR_GIB << 30);
+    double wanted = Math.max(floor, FACTOR * Math.max(0, usedAfterCycle));
+    return (long) Math.min(maxHeap, wanted);
+  }
+
+  /**
+   * Installs the governor in this process unless it does not apply (see the class comment);
+   * idempotent. Returns it, or null when it stays out.
+   */
+  public static HeapGovernor install() {
+    synchronized (LOCK) {
+      if (installed != null) {
+        return installed;
+      }
+      if (!Boolean.parseBoolean(System.getProperty("cairn.heap.governor", "true"))) {
+        return null;
+      }
+      List<GarbageCollectorMXBean> collectors = ManagementFactory.getGarbageCollectorMXBeans();
+      boolean concurrent = collectors.stream().anyMatch(c -> c.getName().startsWith("Shenandoah") || c.getName().startsWith("ZGC"));
+      if (!concurrent) {
+        return null;
+      }
+      HotSpotDiagnosticMXBean hotspot = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+      VMOption option;
+      try {
+        option = hotspot.getVMOption("SoftMaxHeapSize");
+      } catch (IllegalArgumentException e) {
+        return null; // a JVM without the flag
+      }
+      // ERGONOMIC: the JVM set it to the maximum heap itself
+      boolean ours = option.getOrigin() == VMOption.Origin.DEFAULT || option.getOrigin() == VMOption.Origin.ERGONOMIC;
+      if (!ours || !option.isWriteable()) {
+        LOG.info("Heap governor off: SoftMaxHeapSize is {} ({})", option.getValue(), option.getOrigin());
+        return null;
+      }
+      long max = Runtime.getRuntime().maxMemory();
+      HeapGovernor g = new HeapGovernor(hotspot, max);
+      // the cycle beans where a collector reports cycles and pauses apart ("Shenandoah Cycles", "ZGC Cycles")
+      boolean hasCycles = collectors.stream().anyMatch(c -> c.getName().endsWith("Cycles"));
+      for (GarbageCollectorMXBean c : collectors) {
+        if (c instanceof NotificationEmitter emitter && (!hasCycles || c.getName().endsWith("Cycles"))) {
+          emitter.addNotificationListener((n, handback) -> {
+            if (GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION.equals(n.getType())) {
+              g.afterCycle(GarbageCollectionNotificationInfo.from((CompositeData) n.getUserData()).getGcInfo().getMemoryUsageAfterGc());
+            }
+          }, null, null);
+        }
+      }
+      g.set(softLimit(0, max));
+      LOG.info("Heap governor on: soft heap limit max({} GiB, {} × heap used after a cycle), maximum heap {} MiB",
+          FLOOR_GIB, FACTOR, max >> 20);
+      installed = g;
+      return g;
+    }
+  }
+
+  /** The soft heap limit set last, in bytes. */
+  public long softLimitBytes() {
+    return softLimit.get();
+  }
+
+  /** Collection cycles seen since installed. */
+  public long cycles() {
+    return cycles.get();
+  }
+
+  private void afterCycle(Map<String, MemoryUsage> afterGc) {
+    long used = 0;
+    for (var e : afterGc.entrySet()) {
+      // heap pools only: the collectors' pools are named for the heap ("Shenandoah", "ZHeap")
+      if (!e.getKey().contains("Metaspace") && !e.getKey().contains("CodeHeap") && !e.getKey().contains("Compressed Class")) {
+        used += e.getValue().getUsed();
+      }
+    }
+    cycles.incrementAndGet();
+    set(softLimit(used, maxHeap));
+  }
+
+  private void set(long bytes) {
+    long before = softLimit.getAndSet(bytes);
+    if (before != bytes) {
+      try {
+        hotspot.setVMOption("SoftMaxHeapSize", Long.toString(bytes));
+      } catch (RuntimeException e) {
+        LOG.warn("Heap governor could not set SoftMaxHeapSize to {}: {}", bytes, e.toString());
+      }
+      if (LOG.isDebugEnabled()) {
+        LOG.debug("Soft heap limit {} MiB (was {} MiB)", bytes >> 20, before >> 20);
+      }
+    }
+  }
+}
