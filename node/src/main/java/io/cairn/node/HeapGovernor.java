@@ -37,6 +37,7 @@ import org.slf4j.LoggerFactory;
  * that would not have failed without it.
  *
  * <h2>When it stays out</h2>
+ * {@code -Dcairn.heap.floor=512m} moves the floor (a laptop with a small state can keep its heap smaller).
  * It is installed once per process ({@link #install()}), and only when the collector honours a
  * soft limit (Shenandoah, ZGC; G1 and the serial collector ignore it on Java 17), the operator did
  * not set {@code SoftMaxHeapSize} (in {@code CAIRN_JAVA_OPTS}), and {@code -Dcairn.heap.governor=false}
@@ -51,12 +52,14 @@ public final class HeapGovernor {
 
   private final HotSpotDiagnosticMXBean hotspot;
   private final long maxHeap;
+  private final long floor;
   private final AtomicLong softLimit = new AtomicLong();
   private final AtomicLong cycles = new AtomicLong();
 
-  private HeapGovernor(HotSpotDiagnosticMXBean hotspot, long maxHeap) {
+  private HeapGovernor(HotSpotDiagnosticMXBean hotspot, long maxHeap, long floor) {
     this.hotspot = hotspot;
     this.maxHeap = maxHeap;
+    this.floor = floor;
   }
 
   /**
@@ -64,7 +67,11 @@ public final class HeapGovernor {
    * after a collection cycle: {@code max(floor, factor × used)}, at most {@code maxHeap}.
    */
   static long softLimit(long usedAfterCycle, long maxHeap) {
-    long floor = Math.min(maxHeap, FLOOR_GIB << 30);
+    return softLimit(usedAfterCycle, maxHeap, FLOOR_GIB << 30);
+  }
+
+  static long softLimit(long usedAfterCycle, long maxHeap, long floorBytes) {
+    long floor = Math.min(maxHeap, floorBytes);
     double wanted = Math.max(floor, FACTOR * Math.max(0, usedAfterCycle));
     return (long) Math.min(maxHeap, wanted);
   }
@@ -78,6 +85,7 @@ public final class HeapGovernor {
       if (installed != null) {
         return installed;
       }
+      long t0 = System.nanoTime();
       if (!Boolean.parseBoolean(System.getProperty("cairn.heap.governor", "true"))) {
         return null;
       }
@@ -100,7 +108,14 @@ public final class HeapGovernor {
         return null;
       }
       long max = Runtime.getRuntime().maxMemory();
-      HeapGovernor g = new HeapGovernor(hotspot, max);
+      long floor;
+      try {
+        floor = floorBytes(System.getProperty("cairn.heap.floor"));
+      } catch (IllegalArgumentException e) {
+        floor = FLOOR_GIB << 30;
+        LOG.warn("{}; the floor stays {} GiB", e.getMessage(), FLOOR_GIB);
+      }
+      HeapGovernor g = new HeapGovernor(hotspot, max, floor);
       // the cycle beans where a collector reports cycles and pauses apart ("Shenandoah Cycles", "ZGC Cycles")
       boolean hasCycles = collectors.stream().anyMatch(c -> c.getName().endsWith("Cycles"));
       for (GarbageCollectorMXBean c : collectors) {
@@ -112,11 +127,29 @@ public final class HeapGovernor {
           }, null, null);
         }
       }
-      g.set(softLimit(0, max));
-      LOG.info("Heap governor on: soft heap limit max({} GiB, {} × heap used after a cycle), maximum heap {} MiB",
-          FLOOR_GIB, FACTOR, max >> 20);
+      g.set(softLimit(0, max, floor));
+      LOG.info("Heap governor on: soft heap limit max({} MiB, {} × heap used after a cycle), maximum heap {} MiB ({} ms)",
+          floor >> 20, FACTOR, max >> 20, (System.nanoTime() - t0) / 1_000_000);
       installed = g;
       return g;
+    }
+  }
+
+  /** The floor from {@code -Dcairn.heap.floor} ({@code 512m}, {@code 3g}, bytes), or the default. */
+  static long floorBytes(String text) {
+    if (text == null || text.isBlank()) {
+      return FLOOR_GIB << 30;
+    }
+    String t = text.trim().toLowerCase(java.util.Locale.ROOT);
+    int shift = t.endsWith("g") ? 30 : t.endsWith("m") ? 20 : t.endsWith("k") ? 10 : 0;
+    try {
+      long n = Long.parseLong(shift == 0 ? t : t.substring(0, t.length() - 1));
+      if (n <= 0) {
+        throw new NumberFormatException();
+      }
+      return n << shift;
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("cairn.heap.floor: '" + text + "' is not a size such as 512m or 3g");
     }
   }
 
@@ -139,7 +172,7 @@ public final class HeapGovernor {
       }
     }
     cycles.incrementAndGet();
-    set(softLimit(used, maxHeap));
+    set(softLimit(used, maxHeap, floor));
   }
 
   private void set(long bytes) {
