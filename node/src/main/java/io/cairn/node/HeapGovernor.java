@@ -29,15 +29,14 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>The rule</h2>
  * It starts at a floor of {@value #FLOOR_GIB} GiB (or the maximum heap, if smaller). After each
- * cycle the limit becomes the largest of: the limit before, {@value #FACTOR} × the heap used after
- * the cycle (the state plus what was allocated during the cycle), and, when the collector ran more
- * than a quarter of the time since the previous cycle, {@value #GROWTH} × the limit before; at
- * most the maximum heap. It never goes down: a page once touched costs nothing more to use. The
- * growth when busy is what a large state needs: a governor that kept the limit at 3 × the state
- * made a 100M-record history with 8 GB of state run its collector back to back (333 cycles, 2–3 s
- * each) and ingest 29% slower. A smaller floor or factor was measured to cost more in marking than
- * it saves in page faults. The limit is soft: a collector may still use the whole heap when
- * allocation outruns it, so no allocation fails that would not have failed without it.
+ * cycle the limit becomes the larger of the limit before and {@value #FACTOR} × the heap used after
+ * the cycle (the state plus what was allocated during the cycle), at most the maximum heap. It
+ * never goes down: a page once touched costs nothing more to use. A smaller floor or factor was
+ * measured to cost more in marking than it saves in page faults; a rule that also grew the limit
+ * whenever a cycle ran more than a quarter of the wall time grew it to the maximum within 6 s of a
+ * replay (cycles are slow while the JIT holds the cores) and saved nothing. The limit is soft: a
+ * collector may still use the whole heap when allocation outruns it, so no allocation fails that
+ * would not have failed without it.
  *
  * <h2>When it stays out</h2>
  * {@code -Dcairn.heap.floor=512m} moves the floor (a laptop with a small state can keep its heap smaller).
@@ -49,8 +48,6 @@ import org.slf4j.LoggerFactory;
 public final class HeapGovernor {
   static final long FLOOR_GIB = 3;
   static final double FACTOR = 3.0;
-  static final double BUSY = 0.25;
-  static final double GROWTH = 1.5;
   private static final Logger LOG = LoggerFactory.getLogger(HeapGovernor.class);
   private static final Object LOCK = new Object();
   private static volatile HeapGovernor installed;
@@ -60,8 +57,6 @@ public final class HeapGovernor {
   private final long floor;
   private final AtomicLong softLimit = new AtomicLong();
   private final AtomicLong cycles = new AtomicLong();
-  /** When the last cycle ended, ms since the JVM started (notifications come one at a time, on one thread). */
-  private long lastCycleEnd;
 
   private HeapGovernor(HotSpotDiagnosticMXBean hotspot, long maxHeap, long floor) {
     this.hotspot = hotspot;
@@ -70,17 +65,12 @@ public final class HeapGovernor {
   }
 
   /**
-   * The soft limit after a cycle, from the limit before it ({@code current}), the heap used after
-   * it and the share of the time since the previous cycle that it ran ({@code busy}, 0–1): the
-   * largest of {@code current}, the floor, {@link #FACTOR} × used and, when the collector was
-   * busy more than {@link #BUSY} of the time, {@link #GROWTH} × {@code current}; at most {@code
-   * maxHeap}. It never goes down: pages once touched cost nothing more to use.
+   * The soft limit after a cycle, from the limit before it ({@code current}) and the heap used
+   * after it: the largest of {@code current}, the floor and {@link #FACTOR} × used, at most {@code
+   * maxHeap}. It never goes down: a page once touched costs nothing more to use.
    */
-  static long next(long current, long usedAfterCycle, double busy, long maxHeap, long floorBytes) {
+  static long next(long current, long usedAfterCycle, long maxHeap, long floorBytes) {
     double wanted = Math.max(Math.max(current, Math.min(maxHeap, floorBytes)), FACTOR * Math.max(0, usedAfterCycle));
-    if (busy > BUSY) {
-      wanted = Math.max(wanted, GROWTH * current);
-    }
     return (long) Math.min(maxHeap, wanted);
   }
 
@@ -135,7 +125,7 @@ public final class HeapGovernor {
           }, null, null);
         }
       }
-      g.set(next(0, 0, 0, max, floor));
+      g.set(next(0, 0, max, floor));
       LOG.info("Heap governor on: soft heap limit max({} MiB, {} × heap used after a cycle), maximum heap {} MiB ({} ms)",
           floor >> 20, FACTOR, max >> 20, (System.nanoTime() - t0) / 1_000_000);
       installed = g;
@@ -180,10 +170,7 @@ public final class HeapGovernor {
       }
     }
     cycles.incrementAndGet();
-    long since = info.getEndTime() - lastCycleEnd; // ms since the previous cycle ended (the JVM's start for the first)
-    lastCycleEnd = info.getEndTime();
-    double busy = since <= 0 ? 1.0 : Math.min(1.0, (double) info.getDuration() / since);
-    set(next(softLimit.get(), used, busy, maxHeap, floor));
+    set(next(softLimit.get(), used, maxHeap, floor));
   }
 
   private void set(long bytes) {

@@ -25,20 +25,18 @@ class HeapGovernorTest {
 
   @Test
   void theLimitStartsAtTheFloorAndFollowsThreeTimesTheHeapUsed() {
-    assertThat(HeapGovernor.next(0, 0, 0, 20 * GIB, 3 * GIB)).isEqualTo(3 * GIB);
-    assertThat(HeapGovernor.next(3 * GIB, 500 * MIB, 0.1, 20 * GIB, 3 * GIB)).isEqualTo(3 * GIB);
-    assertThat(HeapGovernor.next(3 * GIB, 2 * GIB, 0.1, 20 * GIB, 3 * GIB)).isEqualTo(6 * GIB);
-    assertThat(HeapGovernor.next(6 * GIB, 9 * GIB, 0.1, 20 * GIB, 3 * GIB)).isEqualTo(20 * GIB);
-    assertThat(HeapGovernor.next(0, 0, 0, 2 * GIB, 3 * GIB)).as("a heap smaller than the floor").isEqualTo(2 * GIB);
-    assertThat(HeapGovernor.next(64 * MIB, 100 * MIB, 0.1, 2 * GIB, 64 * MIB)).isEqualTo(300 * MIB);
+    assertThat(HeapGovernor.next(0, 0, 20 * GIB, 3 * GIB)).isEqualTo(3 * GIB);
+    assertThat(HeapGovernor.next(3 * GIB, 500 * MIB, 20 * GIB, 3 * GIB)).isEqualTo(3 * GIB);
+    assertThat(HeapGovernor.next(3 * GIB, 2 * GIB, 20 * GIB, 3 * GIB)).isEqualTo(6 * GIB);
+    assertThat(HeapGovernor.next(6 * GIB, 9 * GIB, 20 * GIB, 3 * GIB)).isEqualTo(20 * GIB);
+    assertThat(HeapGovernor.next(0, 0, 2 * GIB, 3 * GIB)).as("a heap smaller than the floor").isEqualTo(2 * GIB);
+    assertThat(HeapGovernor.next(64 * MIB, 100 * MIB, 2 * GIB, 64 * MIB)).isEqualTo(300 * MIB);
   }
 
   @Test
-  void aBusyCollectorGrowsTheLimitAndItNeverShrinks() {
-    assertThat(HeapGovernor.next(4 * GIB, 1 * GIB, 0.5, 20 * GIB, 3 * GIB)).isEqualTo(6 * GIB);
-    assertThat(HeapGovernor.next(16 * GIB, 1 * GIB, 0.9, 20 * GIB, 3 * GIB)).as("at most the maximum").isEqualTo(20 * GIB);
-    assertThat(HeapGovernor.next(4 * GIB, 1 * GIB, 0.25, 20 * GIB, 3 * GIB)).as("a quarter is not busy").isEqualTo(4 * GIB);
-    assertThat(HeapGovernor.next(8 * GIB, 100 * MIB, 0.0, 20 * GIB, 3 * GIB)).as("a smaller state keeps the limit").isEqualTo(8 * GIB);
+  void theLimitNeverShrinks() {
+    assertThat(HeapGovernor.next(8 * GIB, 100 * MIB, 20 * GIB, 3 * GIB)).isEqualTo(8 * GIB);
+    assertThat(HeapGovernor.next(20 * GIB, 0, 20 * GIB, 3 * GIB)).isEqualTo(20 * GIB);
   }
 
   @Test
