@@ -342,9 +342,6 @@ public final class Node implements AutoCloseable, NodeApi {
    * it has taken the store over ({@link #takeOver}).
    */
   public static Node recover(CairnConfig config, Options options) {
-    Thread governor = new Thread(HeapGovernor::install, "cairn-heap-governor"); // ~10 ms of a cold JVM, off the start's path
-    governor.setDaemon(true);
-    governor.start();
     List<Frontend.Provider> providers = Frontend.providers();
     for (Frontend.Provider p : providers) {
       p.check(config); // a configuration error before any recovery work

@@ -34,11 +34,6 @@ final class NodeMetrics {
     Gauge.builder("cairn_arrangement_bytes", engine, e -> e.metrics().arrangementBytes()).register(registry);
     Gauge.builder("cairn_operator_bytes", engine, e -> e.metrics().operatorBytes())
         .description("heap operators hold beside the arrangements (top-k heads), an estimate").register(registry);
-    HeapGovernor heap = HeapGovernor.install();
-    if (heap != null) {
-      Gauge.builder("cairn_heap_soft_limit_bytes", heap, HeapGovernor::softLimitBytes)
-          .description("the soft heap limit the heap governor set last").register(registry);
-    }
     Gauge.builder("cairn_subscriptions", engine, e -> e.subscribers()).description("SUBSCRIBE readers now").register(registry);
     Gauge.builder("cairn_recovery_seconds", report, r -> r.get().totalMillis() / 1000.0).register(registry);
     Gauge.builder("cairn_recovery_rows_loaded", report, r -> r.get().rowsLoaded()).register(registry);

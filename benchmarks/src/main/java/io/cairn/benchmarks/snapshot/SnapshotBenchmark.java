@@ -91,8 +91,6 @@ public final class SnapshotBenchmark {
         java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
     System.out.printf(Locale.ROOT, "keys %d, records %d (+%d for the 1%% change), workers %d, upload parallelism %d, store %s%n",
         keys, records, changed, workers, parallelism, dir);
-    // as a node: the soft heap limit follows the state (-Dcairn.heap.governor=false: the JVM's own)
-    System.out.println("heap governor: " + (io.cairn.node.HeapGovernor.install() != null ? "on" : "off"));
     boolean s3 = "s3".equals(System.getProperty("cairn.bench.store", "local"));
     ObjectStore store = s3
         ? S3Bench.newStore(S3ProxyServer.shared(), "bench-store")
