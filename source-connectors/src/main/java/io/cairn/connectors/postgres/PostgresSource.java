@@ -372,7 +372,7 @@ final class PostgresSource implements Source {
   private Properties engineProperties(String snapshotMode) {
     Properties p = new Properties();
     p.setProperty("name", "cairn-" + config.sourceName());
-    p.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
+    p.setProperty("connector.class", PrecheckedPostgresConnector.class.getName());
     p.setProperty("offset.storage", EngineOffsetStore.class.getName());
     p.setProperty(EngineOffsetStore.ID_PROPERTY, storeId);
     p.setProperty("offset.flush.interval.ms", "0");

@@ -456,6 +456,44 @@ class PostgresSourceTest {
     }
   }
 
+  /**
+   * Debezium's own start-time connection check (login, roles) is skipped ({@link
+   * PrecheckedPostgresConnector}): a user who lost the REPLICATION role must still get an error that
+   * says so, from the stream's start, on resume.
+   */
+  @Test
+  void aResumeWithoutTheReplicationRoleFailsNamingIt() {
+    try (PgFixture pg = new PgFixture("norepl")) {
+      createItems(pg, 5);
+      SourceDefinition def = pg.definition("norepl", TABLE, Map.of("slot", "cairn_norepl"));
+      SourceOffsets position;
+      Source first = pg.open(def);
+      try {
+        first.seek(SourceOffsets.EMPTY);
+        Oracle oracle = new Oracle();
+        pg.syncWithTable(first, oracle, TABLE);
+        PgFixture.pollUntil(first, oracle, Duration.ofSeconds(30), first::caughtUp, "caught up after the initial load");
+        position = first.position();
+        first.onSnapshotCommitted(position);
+      } finally {
+        first.close();
+      }
+      // a role that may log in and read the table, but not replicate (the slot and publication exist)
+      pg.exec("CREATE ROLE reader LOGIN NOREPLICATION PASSWORD '" + pg.server.password() + "'",
+          "GRANT SELECT ON " + TABLE + " TO reader");
+      Source source = pg.open(pg.definition("norepl", TABLE, Map.of("slot", "cairn_norepl", "user", "reader")));
+      try {
+        source.seek(position);
+        Oracle oracle = new Oracle();
+        assertThatThrownBy(() -> PgFixture.pollUntil(source, oracle, Duration.ofSeconds(30), () -> false, "a failure"))
+            .hasMessageContaining("norepl")
+            .hasMessageContaining("must be superuser or replication role");
+      } finally {
+        source.close();
+      }
+    }
+  }
+
   @Test
   void badPasswordGivesAClearErrorWithoutTheSecret() {
     try (PgFixture pg = new PgFixture("badpw")) {
