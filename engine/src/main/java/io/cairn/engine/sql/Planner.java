@@ -275,12 +275,10 @@ final class Planner {
     }
     List<net.sf.jsqlparser.expression.Expression> rest = new ArrayList<>();
     for (net.sf.jsqlparser.expression.Expression c : FromClause.conjuncts(ps.getHaving())) {
-      boolean subLeft = c instanceof net.sf.jsqlparser.expression.operators.relational.ComparisonOperator cmp
-          && !scalarSubqueries(cmp.getLeftExpression()).isEmpty();
-      boolean subRight = c instanceof net.sf.jsqlparser.expression.operators.relational.ComparisonOperator cmp
-          && !scalarSubqueries(cmp.getRightExpression()).isEmpty();
+      var cmp = c instanceof net.sf.jsqlparser.expression.operators.relational.ComparisonOperator o ? o : null;
+      boolean subLeft = cmp != null && !scalarSubqueries(cmp.getLeftExpression()).isEmpty();
+      boolean subRight = cmp != null && !scalarSubqueries(cmp.getRightExpression()).isEmpty();
       if (subLeft ^ subRight) {
-        var cmp = (net.sf.jsqlparser.expression.operators.relational.ComparisonOperator) c;
         String name = "#having" + out.size();
         ps.addSelectItem(subRight ? cmp.getLeftExpression() : cmp.getRightExpression(), new net.sf.jsqlparser.expression.Alias("\"" + name + "\""));
         net.sf.jsqlparser.schema.Column ref = new net.sf.jsqlparser.schema.Column("\"" + name + "\"");

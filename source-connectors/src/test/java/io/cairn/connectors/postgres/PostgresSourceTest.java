@@ -222,17 +222,7 @@ class PostgresSourceTest {
       pg.exec("CREATE TABLE other (id BIGINT PRIMARY KEY, v TEXT)");
       SourceDefinition def = pg.definition("idle_items", TABLE, Map.of("slot", "cairn_idle_items"));
       Oracle oracle = new Oracle();
-      SourceOffsets position;
-      Source first = pg.open(def);
-      try {
-        first.seek(SourceOffsets.EMPTY);
-        pg.syncWithTable(first, oracle, TABLE);
-        PgFixture.pollUntil(first, oracle, Duration.ofSeconds(30), first::caughtUp, "caught up after the initial load");
-        position = first.position();
-        first.onSnapshotCommitted(position);
-      } finally {
-        first.close();
-      }
+      SourceOffsets position = loadAndCommit(pg, def, oracle);
       for (int round = 0; round < 8; round++) {
         if (round % 3 == 2) {
           pg.exec("INSERT INTO other VALUES (" + round + ", 'not this source''s table')");
@@ -457,6 +447,24 @@ class PostgresSourceTest {
   }
 
   /**
+   * A first start of {@code def}: the initial load into {@code oracle}, caught up, and its position
+   * committed as a snapshot's would be; the source is closed. Returns that position.
+   */
+  private static SourceOffsets loadAndCommit(PgFixture pg, SourceDefinition def, Oracle oracle) {
+    Source first = pg.open(def);
+    try {
+      first.seek(SourceOffsets.EMPTY);
+      pg.syncWithTable(first, oracle, TABLE);
+      PgFixture.pollUntil(first, oracle, Duration.ofSeconds(30), first::caughtUp, "caught up after the initial load");
+      SourceOffsets position = first.position();
+      first.onSnapshotCommitted(position);
+      return position;
+    } finally {
+      first.close();
+    }
+  }
+
+  /**
    * Debezium's own start-time connection check (login, roles) is skipped ({@link
    * PrecheckedPostgresConnector}): a user who lost the REPLICATION role must still get an error that
    * says so, from the stream's start, on resume.
@@ -466,18 +474,7 @@ class PostgresSourceTest {
     try (PgFixture pg = new PgFixture("norepl")) {
       createItems(pg, 5);
       SourceDefinition def = pg.definition("norepl", TABLE, Map.of("slot", "cairn_norepl"));
-      SourceOffsets position;
-      Source first = pg.open(def);
-      try {
-        first.seek(SourceOffsets.EMPTY);
-        Oracle oracle = new Oracle();
-        pg.syncWithTable(first, oracle, TABLE);
-        PgFixture.pollUntil(first, oracle, Duration.ofSeconds(30), first::caughtUp, "caught up after the initial load");
-        position = first.position();
-        first.onSnapshotCommitted(position);
-      } finally {
-        first.close();
-      }
+      SourceOffsets position = loadAndCommit(pg, def, new Oracle());
       // a role that may log in and read the table, but not replicate (the slot and publication exist)
       pg.exec("CREATE ROLE reader LOGIN NOREPLICATION PASSWORD '" + pg.server.password() + "'",
           "GRANT SELECT ON " + TABLE + " TO reader");
