@@ -390,11 +390,17 @@ class KillRecoveryIT {
     private final List<Window> windows = Collections.synchronizedList(new ArrayList<>());
     private final AtomicInteger deadlocked = new AtomicInteger();
 
-    private record Failure(String loop, long atNanos, String message) {}
+    /** A request of {@code loop} sent at {@code sentNanos} that failed at {@code failedNanos}. */
+    private record Failure(String loop, long sentNanos, long failedNanos, String message) {}
 
     private record Window(long fromNanos, long toNanos, String what, Set<String> loops) {
+      /**
+       * The request was under way while the window was open: sent before it closed and failed
+       * after it opened. (Its failure's own time alone is not enough: a request refused while
+       * Postgres was starting could be recorded a moment after the restart's window had closed.)
+       */
       boolean covers(Failure f) {
-        return f.atNanos() >= fromNanos && f.atNanos() <= toNanos && loops.contains(f.loop());
+        return f.failedNanos() >= fromNanos && f.sentNanos() <= toNanos && loops.contains(f.loop());
       }
     }
 
@@ -455,11 +461,12 @@ class KillRecoveryIT {
       AtomicInteger c = ok.computeIfAbsent(name, k -> new AtomicInteger());
       pool.submit(() -> {
         while (!stop.get()) {
+          long sent = System.nanoTime();
           try {
             body.run();
             c.incrementAndGet();
           } catch (RuntimeException e) {
-            failures.add(new Failure(name, System.nanoTime(), e.toString()));
+            failures.add(new Failure(name, sent, System.nanoTime(), e.toString()));
             sleep(100);
           }
         }
