@@ -59,14 +59,18 @@ public final class Batch {
   private final Description description;
   private final ColumnVector[] keys;
   private final ColumnVector[] vals;
-  /** The times, or null when every entry's time is {@link #time0}. */
-  private final long[] times;
+  /** The times (in one array or chunked, like a merge's columns), or null when every entry's time is {@link #time0}. */
+  private final ColumnVector.Longs times;
   private final long time0;
-  /** The diffs, or null when every entry's diff is {@link #diff0}. */
-  private final long[] diffs;
+  /** The diffs (in one array or chunked), or null when every entry's diff is {@link #diff0}. */
+  private final ColumnVector.Longs diffs;
   private final long diff0;
   private final int size;
-  /** The key columns then the value columns as {@code long[]}s when every one is BIGINT/TIMESTAMP without NULLs; else null. */
+  /**
+   * The key columns then the value columns as {@code long[]}s when every one is BIGINT/TIMESTAMP
+   * without NULLs held in one array; else null (a chunked column, see {@link ColumnVector.Longs},
+   * is compared through the column).
+   */
   private final long[][] longCols;
   /**
    * The first key column as a {@code long[]} when it is BIGINT/TIMESTAMP without NULLs (whatever the
@@ -85,13 +89,18 @@ public final class Batch {
       long[] times,
       long[] diffs,
       int size) {
-    this(id, keySchema, valSchema, description, keys, vals, allEqual(times, size) ? null : times, size == 0 ? 0 : times[0],
-        allEqual(diffs, size) ? null : diffs, size == 0 ? 0 : diffs[0], size);
+    this(id, keySchema, valSchema, description, keys, vals, allEqual(times, size) ? null : column(times, size),
+        size == 0 ? 0 : times[0], allEqual(diffs, size) ? null : column(diffs, size), size == 0 ? 0 : diffs[0], size);
+  }
+
+  /** A times or diffs array as a column of {@code n} values (null stays null). */
+  private static ColumnVector.Longs column(long[] a, int n) {
+    return a == null ? null : new ColumnVector.Longs(io.cairn.engine.row.Type.BIGINT, a, null, n);
   }
 
   /** The one constructor that stores the columns as given ({@code times} null: all {@code time0}; likewise diffs). */
   private Batch(String id, Schema keySchema, Schema valSchema, Description description, ColumnVector[] keys, ColumnVector[] vals,
-      long[] times, long time0, long[] diffs, long diff0, int size) {
+      ColumnVector.Longs times, long time0, ColumnVector.Longs diffs, long diff0, int size) {
     this.id = id;
     this.keySchema = keySchema;
     this.valSchema = valSchema;
@@ -105,6 +114,20 @@ public final class Batch {
     this.size = size;
     this.longCols = longColumns(keys, vals);
     this.key0 = keys.length > 0 && keys[0] instanceof ColumnVector.Longs l && l.nulls == null ? l.longs() : null;
+  }
+
+  /** Whether the first {@code n} entries of {@code a} are all equal (true for none or one). */
+  private static boolean allEqual(ColumnVector.Longs a, int n) {
+    if (n == 0) {
+      return true;
+    }
+    long x = a.getLong(0);
+    for (int i = 1; i < n; i++) {
+      if (a.getLong(i) != x) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Whether the first {@code n} entries of {@code a} are all equal (true for none or one). */
@@ -133,20 +156,36 @@ public final class Batch {
    */
   static Batch ofLongColumns(Schema keySchema, Schema valSchema, Description description, long[][] cols, long[] times,
       long time0, long[] diffs, long diff0, int n) {
+    ColumnVector.Longs[] vectors = new ColumnVector.Longs[cols.length];
+    for (int c = 0; c < cols.length; c++) {
+      vectors[c] = new ColumnVector.Longs(c < keySchema.size() ? keySchema.type(c) : valSchema.type(c - keySchema.size()),
+          trim(cols[c], n), null, n);
+    }
+    return ofLongVectors(keySchema, valSchema, description, vectors, times == null ? null : column(trim(times, n), n), time0,
+        diffs == null ? null : column(trim(diffs, n), n), diff0, n);
+  }
+
+  /**
+   * {@link #ofLongColumns} from key-then-value columns already made (of {@code n} values each, in
+   * one array or chunked), times and diffs likewise ({@code times} null: every time is {@code
+   * time0}; likewise diffs).
+   */
+  static Batch ofLongVectors(Schema keySchema, Schema valSchema, Description description, ColumnVector.Longs[] cols,
+      ColumnVector.Longs times, long time0, ColumnVector.Longs diffs, long diff0, int n) {
     ColumnVector[] k = new ColumnVector[keySchema.size()];
     ColumnVector[] v = new ColumnVector[valSchema.size()];
     for (int c = 0; c < cols.length; c++) {
       if (c < k.length) {
-        k[c] = new ColumnVector.Longs(keySchema.type(c), trim(cols[c], n), null, n);
+        k[c] = cols[c];
       } else {
-        v[c - k.length] = new ColumnVector.Longs(valSchema.type(c - k.length), trim(cols[c], n), null, n);
+        v[c - k.length] = cols[c];
       }
     }
     boolean constTimes = times == null || allEqual(times, n);
     boolean constDiffs = diffs == null || allEqual(diffs, n);
     return new Batch(newId(), keySchema, valSchema, description, k, v,
-        constTimes ? null : trim(times, n), n == 0 ? 0 : times == null ? time0 : times[0],
-        constDiffs ? null : trim(diffs, n), n == 0 ? 0 : diffs == null ? diff0 : diffs[0], n);
+        constTimes ? null : times, n == 0 ? 0 : times == null ? time0 : times.getLong(0),
+        constDiffs ? null : diffs, n == 0 ? 0 : diffs == null ? diff0 : diffs.getLong(0), n);
   }
 
   /**
@@ -165,10 +204,26 @@ public final class Batch {
     long[][] out = new long[keys.length + vals.length][];
     for (int c = 0; c < out.length; c++) {
       ColumnVector v = c < keys.length ? keys[c] : vals[c - keys.length];
-      if (!(v instanceof ColumnVector.Longs l) || v.nulls != null) {
+      if (!(v instanceof ColumnVector.Longs l) || v.nulls != null || l.longs() == null) {
         return null;
       }
       out[c] = l.longs();
+    }
+    return out;
+  }
+
+  /**
+   * The key-then-value columns when every one is BIGINT/TIMESTAMP without NULLs, in one array or
+   * chunked; else null. What a merge reads on its long-column path.
+   */
+  ColumnVector.Longs[] longVectors() {
+    ColumnVector.Longs[] out = new ColumnVector.Longs[keys.length + vals.length];
+    for (int c = 0; c < out.length; c++) {
+      ColumnVector v = c < keys.length ? keys[c] : vals[c - keys.length];
+      if (!(v instanceof ColumnVector.Longs l) || v.nulls != null) {
+        return null;
+      }
+      out[c] = l;
     }
     return out;
   }
@@ -248,8 +303,8 @@ public final class Batch {
     boolean constTimes = times == null || allEqual(times, n);
     boolean constDiffs = diffs == null || allEqual(diffs, n);
     Batch b = new Batch(id, keySchema, valSchema, description, keys.toArray(new ColumnVector[0]), vals.toArray(new ColumnVector[0]),
-        constTimes ? null : times, n == 0 ? 0 : times == null ? time0 : times[0],
-        constDiffs ? null : diffs, n == 0 ? 0 : diffs == null ? diff0 : diffs[0], n);
+        constTimes ? null : column(times, n), n == 0 ? 0 : times == null ? time0 : times[0],
+        constDiffs ? null : column(diffs, n), n == 0 ? 0 : diffs == null ? diff0 : diffs[0], n);
     for (int i = 0; i < n; i++) {
       if (b.diff(i) == 0) {
         throw new IllegalArgumentException("Cannot load batch " + id + ": entry " + i + " has diff 0");
@@ -290,7 +345,7 @@ public final class Batch {
   static Batch sortAndConsolidate(Schema keySchema, Schema valSchema, ColumnVector[] keys, ColumnVector[] vals,
       long[] times, long[] diffs, int n, Description description) {
     // the staged entries keep their arrays as they are (the sort reads them; nothing else sees this batch)
-    Batch raw = new Batch("staged", keySchema, valSchema, description, keys, vals, times, 0, diffs, 0, n);
+    Batch raw = new Batch("staged", keySchema, valSchema, description, keys, vals, column(times, n), 0, column(diffs, n), 0, n);
     int[] perm = raw.sortedPermutation();
     SortedBuilder b = new SortedBuilder(keySchema, valSchema, n);
     Consolidation.scan(perm, n, raw.entryOrder(), x -> diffs[x], (x, sum) -> b.append(raw, x, times[x], sum));
@@ -356,7 +411,7 @@ public final class Batch {
     if (allLongsWithoutNulls(keys) && allLongsWithoutNulls(vals)) {
       int[] a = perm;
       int[] b = new int[n];
-      int[] cur = KeySort.radixPasses(times, false, a, b, n);
+      int[] cur = KeySort.radixPasses(times.longs(), false, a, b, n); // a staged batch: its times in one array
       for (int c = vals.length + keys.length - 1; c >= 0; c--) {
         long[] col = c >= keys.length ? ((ColumnVector.Longs) vals[c - keys.length]).longs() : ((ColumnVector.Longs) keys[c]).longs();
         cur = KeySort.radixPasses(col, false, cur, cur == a ? b : a, n);
@@ -458,17 +513,17 @@ public final class Batch {
   }
 
   public long time(int i) {
-    long[] t = times;
-    return t == null ? time0 : t[i];
+    ColumnVector.Longs t = times;
+    return t == null ? time0 : t.getLong(i);
   }
 
   public long diff(int i) {
-    long[] d = diffs;
-    return d == null ? diff0 : d[i];
+    ColumnVector.Longs d = diffs;
+    return d == null ? diff0 : d.getLong(i);
   }
 
   /** The times column, or null when every entry's time is {@link #constantTime()} (do not modify). */
-  public long[] timesOrNull() {
+  public ColumnVector.Longs timesOrNull() {
     return times;
   }
 
@@ -478,7 +533,7 @@ public final class Batch {
   }
 
   /** The diffs column, or null when every entry's diff is {@link #constantDiff()} (do not modify). */
-  public long[] diffsOrNull() {
+  public ColumnVector.Longs diffsOrNull() {
     return diffs;
   }
 
@@ -648,7 +703,6 @@ public final class Batch {
     return hi;
   }
 
-  /** {@link #seekKey} over a single BIGINT key column without NULLs: the same galloping search on the {@code long[]}. */
   /**
    * The first entry at or after {@code from} whose single BIGINT/TIMESTAMP key is {@code >= key}
    * (galloping search), for batches keyed by one such column; a key column holding NULLs is
@@ -659,9 +713,35 @@ public final class Batch {
       throw new IllegalStateException("Cannot seek a long key in " + this + ": it has " + keys.length + " key columns");
     }
     if (keys[0] instanceof ColumnVector.Longs l && l.nulls == null) {
-      return seekLong(l.longs(), size, key, from);
+      long[] col = l.longs();
+      return col != null ? seekLong(col, size, key, from) : seekLong(l, size, key, from);
     }
     return seekKey(Row.of(key), from);
+  }
+
+  /** {@link #seekLong(long[], int, long, int)} over a column in chunks. */
+  private static int seekLong(ColumnVector.Longs col, int size, long key, int from) {
+    int lo = from;
+    if (lo >= size || col.getLong(lo) >= key) {
+      return lo;
+    }
+    int step = 1;
+    int hi = lo + step;
+    while (hi < size && col.getLong(hi) < key) {
+      lo = hi;
+      step <<= 1;
+      hi = lo + step;
+    }
+    hi = Math.min(hi, size);
+    while (hi - lo > 1) {
+      int mid = (lo + hi) >>> 1;
+      if (col.getLong(mid) < key) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
+    }
+    return hi;
   }
 
   /** Whether the single key of entry {@code i} is the non-null {@code key}. */
@@ -696,7 +776,7 @@ public final class Batch {
 
   /** Approximate heap bytes held by this batch. */
   public long heapBytes() {
-    long b = 80 + (times == null ? 0 : 16L + 8L * times.length) + (diffs == null ? 0 : 16L + 8L * diffs.length);
+    long b = 80 + (times == null ? 0 : times.heapBytes()) + (diffs == null ? 0 : diffs.heapBytes());
     for (ColumnVector v : keys) {
       b += v.heapBytes();
     }

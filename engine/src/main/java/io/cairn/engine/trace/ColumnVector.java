@@ -7,9 +7,9 @@ import java.util.BitSet;
 
 /**
  * One column of a {@link Batch}, stored in a primitive array (TEXT as an array of strings, NUMERIC
- * and INTERVAL as arrays of their value objects): BIGINT, TIMESTAMP and DATE in {@code long[]}, DOUBLE in {@code
- * double[]}, BOOLEAN in {@code boolean[]},
- * with SQL NULLs in a bitmap. Immutable once built.
+ * and INTERVAL as arrays of their value objects): BIGINT, TIMESTAMP and DATE in {@code long[]}
+ * (or, for a large merge's output, in chunks of {@code long[]}: see {@link Longs}), DOUBLE in
+ * {@code double[]}, BOOLEAN in {@code boolean[]}, with SQL NULLs in a bitmap. Immutable once built.
  */
 public abstract sealed class ColumnVector
     permits ColumnVector.Longs, ColumnVector.Doubles, ColumnVector.Texts, ColumnVector.Values, ColumnVector.Booleans {
@@ -49,29 +49,80 @@ public abstract sealed class ColumnVector
     return new Builder(type, capacity);
   }
 
-  /** BIGINT / TIMESTAMP column. */
+  /**
+   * BIGINT / TIMESTAMP column: one {@code long[]}, or, for a merge's output larger than {@link
+   * #CHUNK_ROWS}, chunks of that many values ({@link #chunked}). The JVM zeroes a new array
+   * without reaching a safepoint, so one array of tens of millions of longs stops every thread
+   * for as long as its pages take to fault in (measured: 10–430 ms); a chunk costs a few
+   * milliseconds. Readers go through {@link #getLong}, which serves both forms.
+   */
   public static final class Longs extends ColumnVector {
-    private final long[] values;
+    /** log2 of the values per chunk of a chunked column (8 MiB chunks). */
+    static final int CHUNK_SHIFT = 20;
+    /** The values per chunk of a chunked column. */
+    static final int CHUNK_ROWS = 1 << CHUNK_SHIFT;
+
+    private final long[][] chunks;
+    /** Value {@code i} is {@code chunks[i >>> shift][i & mask]}; one chunk: shift 31, mask all ones. */
+    private final int shift;
+    private final int mask;
     private final Type type;
 
     public Longs(Type type, long[] values, BitSet nulls, int size) {
       super(nulls, size);
       this.type = type;
-      this.values = values;
+      this.chunks = new long[][] {values};
+      this.shift = 31;
+      this.mask = Integer.MAX_VALUE;
+    }
+
+    private Longs(Type type, long[][] chunks, int shift, int size) {
+      super(null, size);
+      this.type = type;
+      this.chunks = chunks;
+      this.shift = shift;
+      this.mask = (1 << shift) - 1;
+    }
+
+    /**
+     * A column without NULLs of {@code size} values held in {@code chunks} of {@code 1 << shift}
+     * values each (the last may be shorter, but covers {@code size}).
+     */
+    static Longs chunked(Type type, long[][] chunks, int shift, int size) {
+      if (shift < 1 || shift > 30 || (long) chunks.length << shift < size) {
+        throw new IllegalArgumentException("Cannot make a chunked column of " + size + " values from " + chunks.length
+            + " chunks of 2^" + shift);
+      }
+      return new Longs(type, chunks, shift, size);
     }
 
     public long getLong(int i) {
-      return values[i];
+      return chunks[i >>> shift][i & mask];
     }
 
-    /** The values array (entries at null positions are 0); do not modify. */
+    /** The values array (entries at null positions are 0) when the column is one array, else null; do not modify. */
     long[] longs() {
-      return values;
+      return shift == 31 ? chunks[0] : null;
+    }
+
+    /** Whether the values are held in chunks ({@link #chunked}) rather than one array. */
+    public boolean isChunked() {
+      return shift != 31;
+    }
+
+    /** The chunks (one when {@link #longs()} is not null); do not modify. */
+    long[][] chunks() {
+      return chunks;
+    }
+
+    /** log2 of the values per chunk; 31 when the column is one array. */
+    int chunkShift() {
+      return shift;
     }
 
     @Override
     public Object get(int i) {
-      return isNull(i) ? null : values[i];
+      return isNull(i) ? null : getLong(i);
     }
 
     @Override
@@ -84,7 +135,7 @@ public abstract sealed class ColumnVector
       if (isNull(i)) {
         return value == null ? 0 : -1;
       }
-      return value == null ? 1 : Long.compare(values[i], (Long) value);
+      return value == null ? 1 : Long.compare(getLong(i), (Long) value);
     }
 
     @Override
@@ -94,12 +145,16 @@ public abstract sealed class ColumnVector
       if (an || bn) {
         return Boolean.compare(!an, !bn);
       }
-      return Long.compare(values[i], ((Longs) other).values[j]);
+      return Long.compare(getLong(i), ((Longs) other).getLong(j));
     }
 
     @Override
     public long heapBytes() {
-      return 16L + 8L * values.length + (nulls == null ? 0 : nulls.size() / 8);
+      long b = 16L + 16L * chunks.length + (nulls == null ? 0 : nulls.size() / 8);
+      for (long[] c : chunks) {
+        b += 8L * c.length;
+      }
+      return b;
     }
   }
 
@@ -478,7 +533,7 @@ public abstract sealed class ColumnVector
         grow();
       }
       switch (type) {
-        case BIGINT, TIMESTAMP, DATE -> longs[size] = ((Longs) from).values[i];
+        case BIGINT, TIMESTAMP, DATE -> longs[size] = ((Longs) from).getLong(i);
         case DOUBLE -> doubles[size] = ((Doubles) from).values[i];
         case TEXT -> texts[size] = ((Texts) from).values[i];
         case NUMERIC, INTERVAL -> objects[size] = ((Values) from).values[i];

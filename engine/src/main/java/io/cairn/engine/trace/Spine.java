@@ -33,10 +33,18 @@ public final class Spine {
   private final List<Object> slots = new ArrayList<>(); // Batch or Merger, oldest first
   private long upper;
   private long since;
+  /** log2 of the values per chunk of a merge's output larger than one chunk ({@link Merger}). */
+  private final int chunkShift;
 
   public Spine(Schema keySchema, Schema valSchema) {
+    this(keySchema, valSchema, ColumnVector.Longs.CHUNK_SHIFT);
+  }
+
+  /** A spine whose merges chunk their output in chunks of {@code 1 << chunkShift} values (tests use small chunks). */
+  Spine(Schema keySchema, Schema valSchema, int chunkShift) {
     this.keySchema = keySchema;
     this.valSchema = valSchema;
+    this.chunkShift = chunkShift;
   }
 
   public Schema keySchema() {
@@ -101,7 +109,7 @@ public final class Spine {
     while (slots.size() > 1) {
       Batch newer = (Batch) slots.remove(slots.size() - 1);
       Batch older = (Batch) slots.remove(slots.size() - 1);
-      Merger m = new Merger(older, newer, since);
+      Merger m = new Merger(older, newer, since, chunkShift);
       m.work(Long.MAX_VALUE);
       slots.add(m.result());
       removeEmpty();
@@ -123,7 +131,7 @@ public final class Spine {
           && slots.get(s - 1) instanceof Batch older
           && older.size() <= 2L * newer.size()) {
         slots.remove(s);
-        slots.set(s - 1, new Merger(older, newer, since));
+        slots.set(s - 1, new Merger(older, newer, since, chunkShift));
       }
     }
   }
@@ -356,7 +364,7 @@ public final class Spine {
       }
     }
 
-    /** Per batch: its single key column as a {@code long[]} when it is BIGINT/TIMESTAMP without NULLs, else null. */
+    /** Per batch: its single key column as a {@code long[]} when it is BIGINT/TIMESTAMP without NULLs in one array, else null. */
     private static long[][] longKeyColumns(List<Batch> batches) {
       long[][] out = new long[batches.size()][];
       for (int b = 0; b < out.length; b++) {

@@ -47,7 +47,8 @@ class ConstantColumnsTest {
   void mixedDiffsKeepTheirColumnAndConstantTimesStillDropTheirs() {
     Batch b = sealed(List.of(new Update(Row.of(1L), Row.of(1L), 3, 1), new Update(Row.of(2L), Row.of(2L), 3, -1)), 3, 4);
     assertThat(b.timesOrNull()).isNull();
-    assertThat(b.diffsOrNull()).containsExactly(1, -1);
+    assertThat(List.of(b.diff(0), b.diff(1))).containsExactly(1L, -1L);
+    assertThat(b.diffsOrNull()).isNotNull();
     Batch c = sealed(List.of(new Update(Row.of(1L), Row.of(1L), 3, 1), new Update(Row.of(1L), Row.of(1L), 4, 1)), 3, 5);
     assertThat(c.timesOrNull()).isNotNull();
     assertThat(c.diffsOrNull()).isNull();

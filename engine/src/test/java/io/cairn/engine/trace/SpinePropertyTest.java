@@ -55,6 +55,13 @@ class SpinePropertyTest {
     return steps((r, size) -> Row.of(ks.next(r, size)), (r, size) -> Row.of(vs.next(r, size)));
   }
 
+  /** One key and two value columns: the general long-column merge, not the two-column one. */
+  static Gen<List<Step>> idPairSteps() {
+    Gen<Long> ks = Gen.of(-3L, 0L, 1L, 2L, 70_000L, Long.MIN_VALUE, Long.MAX_VALUE);
+    Gen<Long> vs = Gen.longs(-2, 3);
+    return steps((r, size) -> Row.of(ks.next(r, size)), (r, size) -> Row.of(vs.next(r, size), vs.next(r, size)));
+  }
+
   static Gen<List<Step>> steps(Gen<Row> keys, Gen<Row> vals) {
     Gen<Integer> dts = Gen.ints(0, 2);
     Gen<Long> diffs = Gen.of(-2L, -1L, 1L, 1L, 2L);
@@ -120,6 +127,25 @@ class SpinePropertyTest {
   void theSameWithOneKeyAndOneValueColumn() {
     Property.tries(100).forAll(idCountSteps(), s -> fueledMergesAndLogicalCompactionPreserveTheCollection(s, ID_KEY, COUNT_VAL));
   }
+
+  /**
+   * Merges whose output is chunked (chunks of 2 and of 8 entries, so most merges here chunk theirs
+   * and later merges read chunked inputs): the same collection at every time, read through the
+   * chunked columns.
+   */
+  @Test
+  void theSameWithMergeOutputInSmallChunks() {
+    chunkedBatchesSeen = 0;
+    for (int shift : new int[] {1, 3}) {
+      Property.tries(60).forAll(longSteps(), s -> fueledMergesAndLogicalCompactionPreserveTheCollection(s, LONG_KEY, LONG_VAL, shift));
+      Property.tries(60).forAll(idCountSteps(), s -> fueledMergesAndLogicalCompactionPreserveTheCollection(s, ID_KEY, COUNT_VAL, shift));
+      Property.tries(60).forAll(idPairSteps(), s -> fueledMergesAndLogicalCompactionPreserveTheCollection(s, ID_KEY, LONG_VAL, shift));
+    }
+    assertThat(chunkedBatchesSeen).as("batches read with chunked columns").isGreaterThan(100);
+  }
+
+  /** Batches with a chunked first column that {@link #checkEveryTime} read (single-threaded tests). */
+  private static int chunkedBatchesSeen;
 
   @Test
   void mergeAllHoldsEveryUpdateOfConsecutiveBatchesSortedAndConsolidated() {
@@ -189,7 +215,12 @@ class SpinePropertyTest {
   }
 
   private static void fueledMergesAndLogicalCompactionPreserveTheCollection(List<Step> steps, Schema keySchema, Schema valSchema) {
-    Spine spine = new Spine(keySchema, valSchema);
+    fueledMergesAndLogicalCompactionPreserveTheCollection(steps, keySchema, valSchema, ColumnVector.Longs.CHUNK_SHIFT);
+  }
+
+  private static void fueledMergesAndLogicalCompactionPreserveTheCollection(List<Step> steps, Schema keySchema, Schema valSchema,
+      int chunkShift) {
+    Spine spine = new Spine(keySchema, valSchema, chunkShift);
     List<Update> all = new ArrayList<>();
     long lower = 0;
     for (Step s : steps) {
@@ -222,6 +253,9 @@ class SpinePropertyTest {
   private static void checkEveryTime(Spine spine, List<Update> all) {
     for (Batch b : spine.batches()) {
       assertWellFormed(b);
+      if (b.keyColumn(0) instanceof ColumnVector.Longs l && l.longs() == null) {
+        chunkedBatchesSeen++;
+      }
       assertThat(b.description().upper()).isLessThanOrEqualTo(spine.upper());
     }
     for (long t = spine.since(); t < spine.upper(); t++) {

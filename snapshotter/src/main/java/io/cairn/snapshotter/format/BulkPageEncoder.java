@@ -105,23 +105,23 @@ final class BulkPageEncoder {
   // ------------------------------------------------------------------ INT64 and DOUBLE
 
   /**
-   * Writes rows {@code [from, to)} of an INT64 column: {@code col} for an optional column or
-   * {@code required} for a required one.
+   * Writes rows {@code [from, to)} of an INT64 column, optional (definition levels, NULLs from
+   * {@code col}) or {@code required}.
    */
-  void writeLongs(PageWriter pw, ColumnDescriptor d, ColumnVector.Longs col, long[] required, int from, int to, boolean dictionary)
+  void writeLongs(PageWriter pw, ColumnDescriptor d, ColumnVector.Longs col, boolean required, int from, int to, boolean dictionary)
       throws IOException {
     writeEightBytes(pw, d, col, null, required, from, to, dictionary);
   }
 
   void writeDoubles(PageWriter pw, ColumnDescriptor d, ColumnVector.Doubles col, int from, int to, boolean dictionary)
       throws IOException {
-    writeEightBytes(pw, d, null, col, null, from, to, dictionary);
+    writeEightBytes(pw, d, null, col, false, from, to, dictionary);
   }
 
-  private void writeEightBytes(PageWriter pw, ColumnDescriptor d, ColumnVector.Longs lc, ColumnVector.Doubles dc, long[] required,
+  private void writeEightBytes(PageWriter pw, ColumnDescriptor d, ColumnVector.Longs lc, ColumnVector.Doubles dc, boolean required,
       int from, int to, boolean dictionary) throws IOException {
     boolean isDouble = dc != null;
-    boolean optional = required == null;
+    boolean optional = !required;
     Encoding fallback = !isDouble && v2Encodings ? Encoding.DELTA_BINARY_PACKED : Encoding.PLAIN;
     Mode mode = dictionary ? Mode.DICTIONARY : Mode.FALLBACK;
     LongDictionary dict = null;
@@ -197,7 +197,7 @@ final class BulkPageEncoder {
           }
         } else {
           for (int i = s; i < e; i++) {
-            long x = required[i];
+            long x = lc.getLong(i);
             v[n++] = x;
             min = Math.min(min, x);
             max = Math.max(max, x);

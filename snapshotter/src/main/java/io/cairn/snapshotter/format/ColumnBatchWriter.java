@@ -265,7 +265,7 @@ final class ColumnBatchWriter {
         boolean dictionary = !unique.contains(d.getPath()[0]);
         ColumnVector col = c < k ? batch.keyColumn(c) : batch.valColumn(c - k);
         if (col instanceof ColumnVector.Longs l) {
-          enc.writeLongs(pw, d, l, null, from, to, dictionary);
+          enc.writeLongs(pw, d, l, false, from, to, dictionary);
         } else if (col instanceof ColumnVector.Doubles dc) {
           enc.writeDoubles(pw, d, dc, from, to, dictionary);
         } else if (col instanceof ColumnVector.Booleans b) {
@@ -274,13 +274,13 @@ final class ColumnBatchWriter {
           enc.writeStrings(pw, d, col, from, to, dictionary);
         }
       }
-      long[] times = batch.timesOrNull();
-      long[] diffs = batch.diffsOrNull();
+      ColumnVector.Longs times = batch.timesOrNull();
+      ColumnVector.Longs diffs = batch.diffsOrNull();
       // a constant column is not stored in the batch: written from an array of the one value
-      enc.writeLongs(pages.getPageWriter(descriptors.get(k + v)), descriptors.get(k + v), null,
-          times != null ? times : filled(to - from, batch.constantTime()), times != null ? from : 0, times != null ? to : to - from, true);
-      enc.writeLongs(pages.getPageWriter(descriptors.get(k + v + 1)), descriptors.get(k + v + 1), null,
-          diffs != null ? diffs : filled(to - from, batch.constantDiff()), diffs != null ? from : 0, diffs != null ? to : to - from, true);
+      enc.writeLongs(pages.getPageWriter(descriptors.get(k + v)), descriptors.get(k + v),
+          times != null ? times : filled(to - from, batch.constantTime()), true, times != null ? from : 0, times != null ? to : to - from, true);
+      enc.writeLongs(pages.getPageWriter(descriptors.get(k + v + 1)), descriptors.get(k + v + 1),
+          diffs != null ? diffs : filled(to - from, batch.constantDiff()), true, diffs != null ? from : 0, diffs != null ? to : to - from, true);
       done = true;
       return new EncodedRowGroup(to - from, pages);
     } catch (IOException e) {
@@ -404,11 +404,11 @@ final class ColumnBatchWriter {
     return set.size() == PROBE;
   }
 
-  /** {@code n} copies of {@code value}. */
-  private static long[] filled(int n, long value) {
+  /** A column of {@code n} copies of {@code value}. */
+  private static ColumnVector.Longs filled(int n, long value) {
     long[] a = new long[n];
     java.util.Arrays.fill(a, value);
-    return a;
+    return new ColumnVector.Longs(io.cairn.engine.row.Type.BIGINT, a, null, n);
   }
 
   /** Writes rows {@code [from, to)} of an optional column: definition level 1 for a value, 0 for NULL. */
