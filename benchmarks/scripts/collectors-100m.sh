@@ -6,7 +6,8 @@
 # (benchmarks/target/cairn-benchmarks-*.jar and target/lib). Usage:
 #   benchmarks/scripts/collectors-100m.sh OUT_DIR [RECORDS] [GC ...]       e.g. /tmp/gc 100000000 Shenandoah G1 Z
 # Environment: STORE=s3 to snapshot into s3proxy instead of a local directory; SNAPSHOT_ONLY=false for
-# the raw copy and load steps too; HEAP (default 20g).
+# the raw copy and load steps too; HEAP (default 20g); TICK_RECORDS=100000 for ticks of a node's default size
+# instead of records/16.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 OUT="$1"; shift
@@ -18,7 +19,8 @@ for gc in "${GCS[@]}"; do
   log="$OUT/$gc.out"
   echo "== $gc: $(date -u +%FT%TZ)" | tee "$log"
   java "-Xmx${HEAP:-20g}" "-XX:+Use${gc}GC" "-Xlog:safepoint:file=$OUT/$gc-safepoint.log:time" \
-    "-Dcairn.bench.snapshot-only=${SNAPSHOT_ONLY:-true}" "-Dcairn.bench.store=${STORE:-local}" -cp "$CP" \
+    "-Dcairn.bench.snapshot-only=${SNAPSHOT_ONLY:-true}" "-Dcairn.bench.store=${STORE:-local}" \
+    ${TICK_RECORDS:+"-Dcairn.bench.tick-records=$TICK_RECORDS"} -cp "$CP" \
     io.cairn.benchmarks.snapshot.SnapshotBenchmark 4000000000 "$RECORDS" 2 4 2>&1 \
     | while IFS= read -r line; do echo "$(date -u +%T.%3N) $line"; done | tee -a "$log"
   python3 "$ROOT/benchmarks/scripts/safepoints.py" "$OUT/$gc-safepoint.log" "$log" "ingested" "capture pause" "snapshot 1: starts" \

@@ -64,6 +64,9 @@ import java.util.concurrent.Executors;
  *       S3ProxyServer}), default part size and multipart parallelism.
  *   <li>{@code -Dcairn.bench.snapshot-only=true}: stop after the snapshots (no raw copy, load or
  *       incremental step).
+ *   <li>{@code -Dcairn.bench.tick-records=N}: ticks of N records instead of records/16 (a node's
+ *       default is 100,000, {@code engine.tick.max-records}); use it with {@code snapshot-only}, as
+ *       the incremental step expects its change in one tick.
  *   <li>{@code -Dcairn.bench.gc-every-ms=N}: also force a full collection every N ms during
  *       snapshot 1 (exact live samples; slows the snapshot).
  * </ul>
@@ -99,7 +102,7 @@ public final class SnapshotBenchmark {
     Map<String, String> opts = Map.of("keys", Long.toString(keys), "limit", Long.toString(records + changed), "seed", "11",
         "delete-percent", "0");
     // ticks of records/16 records: ingestion stops exactly at `records`; the change fits in one tick
-    int perTick = (int) Math.max(1, records / 16);
+    int perTick = Integer.getInteger("cairn.bench.tick-records", (int) Math.max(1, records / 16));
     try (Engine e = Engine.builder().workers(workers).tickPolicy(new TickPolicy(perTick, Duration.ofSeconds(60))).build();
         Snapshotter snapshotter = Snapshotter.builder(store).prefix("bench").parallelism(parallelism).build();
         SnapshotReader reader = new SnapshotReader(store, "bench", parallelism)) {

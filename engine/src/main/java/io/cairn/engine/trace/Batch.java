@@ -719,29 +719,36 @@ public final class Batch {
     return seekKey(Row.of(key), from);
   }
 
-  /** {@link #seekLong(long[], int, long, int)} over a column in chunks. */
+  /**
+   * {@link #seekLong(long[], int, long, int)} over a column in chunks: the chunk that holds the
+   * answer is found first (the one {@code from} is in when its last value is {@code >= key}, else by
+   * a binary search over the chunks' last values), then the same galloping search runs inside that
+   * one array, touching the memory a search of one array would.
+   */
   private static int seekLong(ColumnVector.Longs col, int size, long key, int from) {
-    int lo = from;
-    if (lo >= size || col.getLong(lo) >= key) {
-      return lo;
+    if (from >= size) {
+      return from;
     }
-    int step = 1;
-    int hi = lo + step;
-    while (hi < size && col.getLong(hi) < key) {
-      lo = hi;
-      step <<= 1;
-      hi = lo + step;
-    }
-    hi = Math.min(hi, size);
-    while (hi - lo > 1) {
-      int mid = (lo + hi) >>> 1;
-      if (col.getLong(mid) < key) {
-        lo = mid;
-      } else {
-        hi = mid;
+    long[][] chunks = col.chunks();
+    int shift = col.chunkShift();
+    int full = (1 << shift) - 1;
+    int last = (size - 1) >>> shift;
+    int c = from >>> shift;
+    if (c < last && chunks[c][full] < key) {
+      int lo = c + 1;
+      int hi = last;
+      while (lo < hi) { // the first chunk whose last value is >= key, or the last chunk
+        int mid = (lo + hi) >>> 1;
+        if (chunks[mid][full] < key) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
       }
+      c = lo;
     }
-    return hi;
+    int base = c << shift;
+    return base + seekLong(chunks[c], Math.min(size - base, 1 << shift), key, Math.max(from, base) - base);
   }
 
   /** Whether the single key of entry {@code i} is the non-null {@code key}. */
