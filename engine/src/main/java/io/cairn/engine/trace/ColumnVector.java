@@ -50,17 +50,27 @@ public abstract sealed class ColumnVector
   }
 
   /**
-   * BIGINT / TIMESTAMP column: one {@code long[]}, or, for a merge's output larger than {@link
-   * #CHUNK_ROWS}, chunks of that many values ({@link #chunked}). The JVM zeroes a new array
-   * without reaching a safepoint, so one array of tens of millions of longs stops every thread
-   * for as long as its pages take to fault in (measured: 10–430 ms); a chunk costs a few
-   * milliseconds. Readers go through {@link #getLong}, which serves both forms.
+   * BIGINT / TIMESTAMP column: one {@code long[]}, or, for a merge's output of more than {@link
+   * #CHUNKED_ABOVE} entries, chunks of {@link #CHUNK_ROWS} values ({@link #chunked}). The JVM
+   * zeroes a new array without reaching a safepoint, so one array of tens of millions of longs
+   * stops every thread for as long as its pages take to fault in (measured: 10–2,283 ms); a chunk
+   * takes well under a millisecond. Readers go through {@link #getLong}, which serves both forms.
+   *
+   * <p>A chunk is 512 KiB: small enough to be an ordinary object for the collectors (G1 takes an
+   * array of half a region or more, Shenandoah one of a whole region, as a humongous object of
+   * whole regions, and an array of 2^n longs plus its header would take twice its size in regions
+   * of 2^n × 8 bytes: chunks of 8 MiB did, measured, and cost a quarter of the ingest rate).
    */
   public static final class Longs extends ColumnVector {
-    /** log2 of the values per chunk of a chunked column (8 MiB chunks). */
-    static final int CHUNK_SHIFT = 20;
+    /** log2 of the values per chunk of a chunked column (512 KiB chunks). */
+    static final int CHUNK_SHIFT = 16;
     /** The values per chunk of a chunked column. */
     static final int CHUNK_ROWS = 1 << CHUNK_SHIFT;
+    /**
+     * A merge's output of up to this many entries keeps each column in one array (at most 8 MiB,
+     * zeroed in a few milliseconds), and with it the one-array fast paths of comparisons and seeks.
+     */
+    static final int CHUNKED_ABOVE = 1 << 20;
 
     private final long[][] chunks;
     /** Value {@code i} is {@code chunks[i >>> shift][i & mask]}; one chunk: shift 31, mask all ones. */

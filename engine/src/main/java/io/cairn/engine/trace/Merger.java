@@ -10,9 +10,10 @@ package io.cairn.engine.trace;
  * counts, sums: the common case) the merge works on the {@code long[]} columns directly;
  * otherwise it goes through {@link Batch.SortedBuilder}. Both produce the same batch.
  *
- * <p>Output in chunks: on the long-column path, an output of more than {@code 1 << chunkShift}
- * entries ({@link ColumnVector.Longs#CHUNK_ROWS} unless a test says otherwise) is written into
- * chunks of that many values, each allocated when the merge reaches it, and the result's columns
+ * <p>Output in chunks: on the long-column path, an output of more than {@link
+ * ColumnVector.Longs#CHUNKED_ABOVE} entries is written into chunks of {@link
+ * ColumnVector.Longs#CHUNK_ROWS} values (tests choose smaller ones), each allocated when the
+ * merge reaches it, and the result's columns
  * stay chunked ({@link ColumnVector.Longs#chunked}). A merge of two large batches therefore never
  * allocates one array of its whole size: the JVM zeroes a new array without reaching a safepoint,
  * and an array of tens of millions of longs held every thread at the next safepoint for 10–430 ms
@@ -56,11 +57,14 @@ final class Merger {
   private long lastDiff;
 
   Merger(Batch older, Batch newer, long since) {
-    this(older, newer, since, ColumnVector.Longs.CHUNK_SHIFT);
+    this(older, newer, since, ColumnVector.Longs.CHUNK_SHIFT, ColumnVector.Longs.CHUNKED_ABOVE);
   }
 
-  /** A merge whose long-column output is chunked in chunks of {@code 1 << chunkShift} values when larger than one. */
-  Merger(Batch older, Batch newer, long since, int chunkShift) {
+  /**
+   * A merge whose long-column output, when it has more than {@code chunkedAbove} entries, is
+   * written in chunks of {@code 1 << chunkShift} values.
+   */
+  Merger(Batch older, Batch newer, long since, int chunkShift, int chunkedAbove) {
     this.older = older;
     this.newer = newer;
     this.since = since;
@@ -71,7 +75,7 @@ final class Merger {
       a = la;
       b = lb;
       width = la.length;
-      outShift = cap <= 1 << chunkShift ? 31 : chunkShift;
+      outShift = cap <= chunkedAbove ? 31 : chunkShift;
       int chunks = outShift == 31 ? 1 : (int) ((cap + (1L << outShift) - 1) >>> outShift);
       // both inputs of one time each that advance to the same time (a compacted batch and a sealed
       // tick, both at or below since): the output has that one time, and no times column is made.

@@ -33,18 +33,23 @@ public final class Spine {
   private final List<Object> slots = new ArrayList<>(); // Batch or Merger, oldest first
   private long upper;
   private long since;
-  /** log2 of the values per chunk of a merge's output larger than one chunk ({@link Merger}). */
+  /** log2 of the values per chunk of a merge's output of more than {@link #chunkedAbove} entries ({@link Merger}). */
   private final int chunkShift;
+  private final int chunkedAbove;
 
   public Spine(Schema keySchema, Schema valSchema) {
-    this(keySchema, valSchema, ColumnVector.Longs.CHUNK_SHIFT);
+    this(keySchema, valSchema, ColumnVector.Longs.CHUNK_SHIFT, ColumnVector.Longs.CHUNKED_ABOVE);
   }
 
-  /** A spine whose merges chunk their output in chunks of {@code 1 << chunkShift} values (tests use small chunks). */
-  Spine(Schema keySchema, Schema valSchema, int chunkShift) {
+  /**
+   * A spine whose merges write an output of more than {@code chunkedAbove} entries in chunks of
+   * {@code 1 << chunkShift} values (tests use small chunks).
+   */
+  Spine(Schema keySchema, Schema valSchema, int chunkShift, int chunkedAbove) {
     this.keySchema = keySchema;
     this.valSchema = valSchema;
     this.chunkShift = chunkShift;
+    this.chunkedAbove = chunkedAbove;
   }
 
   public Schema keySchema() {
@@ -109,7 +114,7 @@ public final class Spine {
     while (slots.size() > 1) {
       Batch newer = (Batch) slots.remove(slots.size() - 1);
       Batch older = (Batch) slots.remove(slots.size() - 1);
-      Merger m = new Merger(older, newer, since, chunkShift);
+      Merger m = new Merger(older, newer, since, chunkShift, chunkedAbove);
       m.work(Long.MAX_VALUE);
       slots.add(m.result());
       removeEmpty();
@@ -131,7 +136,7 @@ public final class Spine {
           && slots.get(s - 1) instanceof Batch older
           && older.size() <= 2L * newer.size()) {
         slots.remove(s);
-        slots.set(s - 1, new Merger(older, newer, since, chunkShift));
+        slots.set(s - 1, new Merger(older, newer, since, chunkShift, chunkedAbove));
       }
     }
   }

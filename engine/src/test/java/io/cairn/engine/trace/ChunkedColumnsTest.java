@@ -31,7 +31,7 @@ class ChunkedColumnsTest {
   }
 
   static Batch merge(Batch older, Batch newer, int shift) {
-    Merger m = new Merger(older, newer, 0, shift);
+    Merger m = new Merger(older, newer, 0, shift, shift == 30 ? Integer.MAX_VALUE : 1 << shift);
     while (!m.isDone()) {
       m.work(7); // a little at a time: segments start and stop anywhere
     }

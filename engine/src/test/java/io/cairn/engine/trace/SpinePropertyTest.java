@@ -215,12 +215,12 @@ class SpinePropertyTest {
   }
 
   private static void fueledMergesAndLogicalCompactionPreserveTheCollection(List<Step> steps, Schema keySchema, Schema valSchema) {
-    fueledMergesAndLogicalCompactionPreserveTheCollection(steps, keySchema, valSchema, ColumnVector.Longs.CHUNK_SHIFT);
+    fueledMergesAndLogicalCompactionPreserveTheCollection(steps, keySchema, valSchema, 0);
   }
 
   private static void fueledMergesAndLogicalCompactionPreserveTheCollection(List<Step> steps, Schema keySchema, Schema valSchema,
       int chunkShift) {
-    Spine spine = new Spine(keySchema, valSchema, chunkShift);
+    Spine spine = chunkShift == 0 ? new Spine(keySchema, valSchema) : new Spine(keySchema, valSchema, chunkShift, 1 << chunkShift);
     List<Update> all = new ArrayList<>();
     long lower = 0;
     for (Step s : steps) {
