@@ -722,7 +722,7 @@ public final class Batch {
   /**
    * {@link #seekLong(long[], int, long, int)} over a column in chunks: the chunk that holds the
    * answer is found first (the one {@code from} is in when its last value is {@code >= key}, else by
-   * a binary search over the chunks' last values), then the same galloping search runs inside that
+   * galloping over the next chunks' last values), then the same galloping search runs inside that
    * one array, touching the memory a search of one array would.
    */
   private static int seekLong(ColumnVector.Longs col, int size, long key, int from) {
@@ -735,9 +735,17 @@ public final class Batch {
     int last = (size - 1) >>> shift;
     int c = from >>> shift;
     if (c < last && chunks[c][full] < key) {
+      // galloping over the chunks from the next one (ascending lookups mostly move one chunk on),
+      // then a binary search: the first chunk whose last value is >= key, or the last chunk
       int lo = c + 1;
-      int hi = last;
-      while (lo < hi) { // the first chunk whose last value is >= key, or the last chunk
+      int step = 1;
+      int hi = Math.min(last, lo);
+      while (hi < last && chunks[hi][full] < key) {
+        lo = hi + 1;
+        step <<= 1;
+        hi = Math.min(last, hi + step);
+      }
+      while (lo < hi) {
         int mid = (lo + hi) >>> 1;
         if (chunks[mid][full] < key) {
           lo = mid + 1;
