@@ -30,6 +30,15 @@ public abstract sealed class ColumnVector
     return nulls != null && nulls.get(i);
   }
 
+  /** Whether any of rows {@code [from, to)} is NULL (a scan of the bitmap's words, not of the rows). */
+  public boolean hasNullIn(int from, int to) {
+    if (nulls == null) {
+      return false;
+    }
+    int i = nulls.nextSetBit(from);
+    return i >= 0 && i < to;
+  }
+
   /** The value at {@code i} as a row value (boxed), or null. */
   public abstract Object get(int i);
 
@@ -108,6 +117,22 @@ public abstract sealed class ColumnVector
 
     public long getLong(int i) {
       return chunks[i >>> shift][i & mask];
+    }
+
+    /**
+     * Copies the values of rows {@code [from, to)} (0 at NULL rows) into {@code dst} from {@code
+     * at}: one array copy per chunk the rows span.
+     */
+    public void copyTo(int from, int to, long[] dst, int at) {
+      int i = from;
+      while (i < to) {
+        int c = i >>> shift;
+        int o = i & mask;
+        int n = (int) Math.min(to - i, (long) mask - o + 1);
+        System.arraycopy(chunks[c], o, dst, at, n);
+        at += n;
+        i += n;
+      }
     }
 
     /** The values array (entries at null positions are 0) when the column is one array, else null; do not modify. */

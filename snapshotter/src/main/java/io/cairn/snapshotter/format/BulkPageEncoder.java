@@ -78,6 +78,7 @@ final class BulkPageEncoder {
   private final boolean v2Encodings;
   private final Buf values = new Buf(1 << 16);
   private final Buf levels = new Buf(1 << 10);
+  private final Buf pageBytes = new Buf(1 << 16);
   private final int[] defs = new int[PAGE_ROWS];
   private final int[] ints = new int[PAGE_ROWS];
   private final long[] longs = new long[PAGE_ROWS];
@@ -86,6 +87,8 @@ final class BulkPageEncoder {
   private final byte[][] bytes = new byte[PAGE_ROWS][];
   private final String[] strings = new String[PAGE_ROWS];
   private static final int HASH_BLOCK = 256;
+  /** A page of dictionary ids 0: the ids of a constant column. */
+  private static final int[] ZERO_IDS = new int[PAGE_ROWS];
   private final int[] hashBlock = new int[HASH_BLOCK];
   private final int[] rowOfValue = new int[PAGE_ROWS];
   private LongDictionary longDictionary;
@@ -111,6 +114,39 @@ final class BulkPageEncoder {
   void writeLongs(PageWriter pw, ColumnDescriptor d, ColumnVector.Longs col, boolean required, int from, int to, boolean dictionary)
       throws IOException {
     writeEightBytes(pw, d, col, null, required, from, to, dictionary);
+  }
+
+  /**
+   * Writes {@code rows} copies of {@code value} as a required INT64 column with a dictionary (a
+   * batch's constant {@code _time} or {@code _diff}, which the batch does not store): the same pages
+   * as {@link #writeLongs} over such a column (a dictionary of one entry, every page one run of id
+   * 0), made without a pass over the rows.
+   */
+  void writeConstantLongs(PageWriter pw, ColumnDescriptor d, long value, int rows) throws IOException {
+    int first = Math.min(rows, PAGE_ROWS);
+    values.reset();
+    values.put((byte) 0); // ids of a one-entry dictionary take 0 bits
+    rle(ZERO_IDS, first, 0, values);
+    if (!((long) values.size + 8 < 8L * first)) { // the first page decides, as in writeEightBytes: the dictionary does not pay
+      long[] a = new long[rows];
+      Arrays.fill(a, value);
+      writeLongs(pw, d, new ColumnVector.Longs(io.cairn.engine.row.Type.BIGINT, a, null, rows), true, 0, rows, true);
+      return;
+    }
+    for (int s = 0; s < rows; s += PAGE_ROWS) {
+      int n = Math.min(PAGE_ROWS, rows - s);
+      Statistics<?> stats = Statistics.createStats(d.getPrimitiveType());
+      stats.updateStats(value);
+      stats.updateStats(value);
+      stats.incrementNumNulls(0);
+      values.reset();
+      values.put((byte) 0);
+      rle(ZERO_IDS, n, 0, values);
+      writePage(pw, d, false, n, 0, stats, 0, dictionaryDataEncoding());
+    }
+    byte[] entry = new byte[8];
+    LONG_LE.set(entry, 0, value);
+    pw.writeDictionaryPage(new DictionaryPage(BytesInput.from(entry), 1, dictionaryPageEncoding()));
   }
 
   void writeDoubles(PageWriter pw, ColumnDescriptor d, ColumnVector.Doubles col, int from, int to, boolean dictionary)
@@ -182,7 +218,7 @@ final class BulkPageEncoder {
       } else {
         long min = Long.MAX_VALUE;
         long max = Long.MIN_VALUE;
-        if (optional) {
+        if (optional && lc.hasNullIn(s, e)) {
           for (int i = s; i < e; i++) {
             if (lc.isNull(i)) {
               df[i - s] = 0;
@@ -195,10 +231,11 @@ final class BulkPageEncoder {
               max = Math.max(max, x);
             }
           }
-        } else {
-          for (int i = s; i < e; i++) {
-            long x = lc.getLong(i);
-            v[n++] = x;
+        } else { // no NULL in the page: no definition levels to gather (the page's levels are one run)
+          lc.copyTo(s, e, v, 0);
+          n = rows;
+          for (int k = 0; k < n; k++) {
+            long x = v[k];
             min = Math.min(min, x);
             max = Math.max(max, x);
           }
@@ -216,8 +253,17 @@ final class BulkPageEncoder {
         int before = dict.size();
         boolean overflow = false;
         int[] ids = ints;
+        long last = 0;
+        int lastId = -1;
         for (int k = 0; k < n; k++) {
-          ids[k] = dict.add(v[k]);
+          long x = v[k];
+          if (x == last && lastId >= 0) { // a run (a constant column, repeated values) needs no lookup
+            ids[k] = lastId;
+            continue;
+          }
+          lastId = dict.add(x);
+          last = x;
+          ids[k] = lastId;
           if (dict.bytes() > DICTIONARY_BYTES) {
             overflow = true;
             break;
@@ -580,9 +626,15 @@ final class BulkPageEncoder {
       BytesInput dl = optional ? BytesInput.from(Arrays.copyOf(levels.buf, levels.size)) : BytesInput.empty();
       pw.writePageV2(rows, nulls, rows, BytesInput.empty(), dl, encoding, BytesInput.from(values.buf, 0, values.size), stats, size, geo);
     } else {
-      BytesInput page = optional
-          ? BytesInput.concat(BytesInput.from(levels.buf, 0, levels.size), BytesInput.from(values.buf, 0, values.size))
-          : BytesInput.from(values.buf, 0, values.size);
+      BytesInput page;
+      if (optional) { // levels then values in one reused array, which the compressor reads in place
+        pageBytes.reset();
+        pageBytes.put(levels.buf, 0, levels.size);
+        pageBytes.put(values.buf, 0, values.size);
+        page = BytesInput.from(pageBytes.buf, 0, pageBytes.size);
+      } else {
+        page = BytesInput.from(values.buf, 0, values.size);
+      }
       pw.writePage(page, rows, rows, stats, size, geo, Encoding.BIT_PACKED, optional ? Encoding.RLE : Encoding.BIT_PACKED, encoding);
     }
   }
@@ -663,18 +715,34 @@ final class BulkPageEncoder {
         LONG_LE.set(b, p, acc);
         p += width;
       }
-    } else {
+    } else { // 9 to 32 bits: four bytes written at a time (fewer than 32 bits pending, so a value always fits)
       long acc = 0;
       int bits = 0;
-      for (int idx = start; idx < end; idx++) {
+      int idx = start;
+      for (; idx < full; idx++) {
+        acc |= (v[idx] & 0xFFFFFFFFL) << bits;
+        bits += width;
+        if (bits >= 32) {
+          INT_LE.set(b, p, (int) acc);
+          p += 4;
+          acc >>>= 32;
+          bits -= 32;
+        }
+      }
+      for (; idx < end; idx++) { // the padded group: zeros past n
         long x = idx < n ? v[idx] & 0xFFFFFFFFL : 0;
         acc |= x << bits;
         bits += width;
-        while (bits >= 8) {
-          b[p++] = (byte) acc;
-          acc >>>= 8;
-          bits -= 8;
+        if (bits >= 32) {
+          INT_LE.set(b, p, (int) acc);
+          p += 4;
+          acc >>>= 32;
+          bits -= 32;
         }
+      }
+      for (; bits > 0; bits -= 8) { // 8 values take whole bytes: what is pending is whole bytes
+        b[p++] = (byte) acc;
+        acc >>>= 8;
       }
     }
     out.size = p;

@@ -276,11 +276,19 @@ final class ColumnBatchWriter {
       }
       ColumnVector.Longs times = batch.timesOrNull();
       ColumnVector.Longs diffs = batch.diffsOrNull();
-      // a constant column is not stored in the batch: written from an array of the one value
-      enc.writeLongs(pages.getPageWriter(descriptors.get(k + v)), descriptors.get(k + v),
-          times != null ? times : filled(to - from, batch.constantTime()), true, times != null ? from : 0, times != null ? to : to - from, true);
-      enc.writeLongs(pages.getPageWriter(descriptors.get(k + v + 1)), descriptors.get(k + v + 1),
-          diffs != null ? diffs : filled(to - from, batch.constantDiff()), true, diffs != null ? from : 0, diffs != null ? to : to - from, true);
+      // a constant column is not stored in the batch: its pages are made from the one value
+      ColumnDescriptor timeColumn = descriptors.get(k + v);
+      ColumnDescriptor diffColumn = descriptors.get(k + v + 1);
+      if (times != null) {
+        enc.writeLongs(pages.getPageWriter(timeColumn), timeColumn, times, true, from, to, true);
+      } else {
+        enc.writeConstantLongs(pages.getPageWriter(timeColumn), timeColumn, batch.constantTime(), to - from);
+      }
+      if (diffs != null) {
+        enc.writeLongs(pages.getPageWriter(diffColumn), diffColumn, diffs, true, from, to, true);
+      } else {
+        enc.writeConstantLongs(pages.getPageWriter(diffColumn), diffColumn, batch.constantDiff(), to - from);
+      }
       done = true;
       return new EncodedRowGroup(to - from, pages);
     } catch (IOException e) {
@@ -402,13 +410,6 @@ final class ColumnBatchWriter {
       }
     }
     return set.size() == PROBE;
-  }
-
-  /** A column of {@code n} copies of {@code value}. */
-  private static ColumnVector.Longs filled(int n, long value) {
-    long[] a = new long[n];
-    java.util.Arrays.fill(a, value);
-    return new ColumnVector.Longs(io.cairn.engine.row.Type.BIGINT, a, null, n);
   }
 
   /** Writes rows {@code [from, to)} of an optional column: definition level 1 for a value, 0 for NULL. */
