@@ -51,7 +51,8 @@ import org.apache.parquet.schema.MessageType;
  *       BulkPageEncoder#PAGE_ROWS} rows (≈ 0.6 MB: values as longs twice, ids, definition
  *       levels, string references), the page's encoded bytes (≈ {@link #PAGE_BYTES}; a page of
  *       strings may reach 3× that when UTF-8 takes 3 bytes a char, as pages are cut by chars
- *       when a dictionary is tried), one uncompressed copy of the page made for the compressor,
+ *       when a dictionary is tried), one reused buffer where a v1 page's levels and values are
+ *       put together (the compressor reads a page where it lies, without copying it),
  *       and the column's dictionary: at most 1 MiB of entries (parquet-java's default dictionary
  *       page) plus its hash table: ≤ 8 MiB in all for a full INT64/DOUBLE dictionary (128Ki
  *       entries), up to ≈ 16 MiB for a full dictionary of short strings (256Ki entries, their
