@@ -427,11 +427,14 @@ public final class Snapshotter implements AutoCloseable {
   public CompletableFuture<SnapshotResult> snapshotAsync(Engine engine, LongSupplier catalogPosition) {
     begin();
     try {
-      long t0 = System.nanoTime();
-      record Cut(EngineState state, long position) {}
-      Cut cut = engine.betweenTicks(() -> new Cut(engine.capture(), catalogPosition.getAsLong()));
-      Duration pause = Duration.ofNanos(System.nanoTime() - t0);
-      return startAsync(cut.state(), cut.position(), pause);
+      record Cut(EngineState state, long position, long pauseNanos) {}
+      Cut cut = engine.betweenTicks(() -> {
+        long t0 = System.nanoTime(); // the pause: how long the engine is held, not how long a tick kept this thread waiting
+        EngineState state = engine.capture();
+        long position = catalogPosition.getAsLong();
+        return new Cut(state, position, System.nanoTime() - t0);
+      });
+      return startAsync(cut.state(), cut.position(), Duration.ofNanos(cut.pauseNanos()));
     } catch (RuntimeException e) {
       running.set(false);
       throw e;

@@ -1117,7 +1117,12 @@ public final class Engine implements AutoCloseable {
       for (io.cairn.engine.sink.SinkTrack t : sinks.values()) {
         ss.add(t.state());
       }
-      List<Dataflow> catalog = dataflows.values().stream().filter(d -> !isTransient(d.name())).toList(); // a one-shot query's is not state
+      List<Dataflow> catalog = new ArrayList<>(dataflows.size());
+      for (Dataflow d : dataflows.values()) {
+        if (!isTransient(d.name())) { // a one-shot query's is not state
+          catalog.add(d);
+        }
+      }
       return state.capture(catalog, lastClosedTick, lastOffsets).withSinks(ss);
     } finally {
       lock.unlock();
