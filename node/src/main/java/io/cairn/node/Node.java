@@ -627,12 +627,11 @@ public final class Node implements AutoCloseable, NodeApi {
         }
         try {
           LOG.info("Snapshot encoder warmed up in {} ms (the first snapshot runs compiled code)", snapshots.warmUpEncoder());
-          for (int i = 0; i < 3; i++) { // a capture between two ticks, discarded: the first snapshot's pause is then not its code's first run
-            long held = snapshotService.warmUpCapture();
-            if (i == 2) {
-              LOG.info("Snapshot capture warmed up: the last of three held the engine {} ms", String.format(java.util.Locale.ROOT, "%.3f", held / 1e6));
-            }
+          long held = 0;
+          for (int i = 0; i < 3; i++) { // captures between two ticks, discarded: the first snapshot's pause is then not its code's first run
+            held = snapshotService.warmUpCapture();
           }
+          LOG.info("Snapshot capture warmed up: the last of three held the engine {} ms", String.format(java.util.Locale.ROOT, "%.3f", held / 1e6));
         } catch (RuntimeException | OutOfMemoryError e) {
           LOG.warn("Warming the snapshot encoder and capture up failed (snapshots are not affected): {}", e.toString());
         }

@@ -123,26 +123,25 @@ final class BulkPageEncoder {
    * 0), made without a pass over the rows.
    */
   void writeConstantLongs(PageWriter pw, ColumnDescriptor d, long value, int rows) throws IOException {
-    int first = Math.min(rows, PAGE_ROWS);
-    values.reset();
-    values.put((byte) 0); // ids of a one-entry dictionary take 0 bits
-    rle(ZERO_IDS, first, 0, values);
-    if (!((long) values.size + 8 < 8L * first)) { // the first page decides, as in writeEightBytes: the dictionary does not pay
-      long[] a = new long[rows];
-      Arrays.fill(a, value);
-      writeLongs(pw, d, new ColumnVector.Longs(io.cairn.engine.row.Type.BIGINT, a, null, rows), true, 0, rows, true);
-      return;
-    }
     for (int s = 0; s < rows; s += PAGE_ROWS) {
       int n = Math.min(PAGE_ROWS, rows - s);
+      values.reset();
+      values.put((byte) 0); // ids of a one-entry dictionary take 0 bits
+      rle(ZERO_IDS, n, 0, values);
+      if (s == 0 && !((long) values.size + 8 < 8L * n)) { // the first page decides, as in writeEightBytes: the dictionary does not pay
+        long[] a = new long[rows];
+        Arrays.fill(a, value);
+        writeLongs(pw, d, new ColumnVector.Longs(io.cairn.engine.row.Type.BIGINT, a, null, rows), true, 0, rows, true);
+        return;
+      }
       Statistics<?> stats = Statistics.createStats(d.getPrimitiveType());
       stats.updateStats(value);
       stats.updateStats(value);
       stats.incrementNumNulls(0);
-      values.reset();
-      values.put((byte) 0);
-      rle(ZERO_IDS, n, 0, values);
       writePage(pw, d, false, n, 0, stats, 0, dictionaryDataEncoding());
+    }
+    if (rows == 0) {
+      return; // no pages, no dictionary (as writeLongs over no rows)
     }
     byte[] entry = new byte[8];
     LONG_LE.set(entry, 0, value);
@@ -718,19 +717,8 @@ final class BulkPageEncoder {
     } else { // 9 to 32 bits: four bytes written at a time (fewer than 32 bits pending, so a value always fits)
       long acc = 0;
       int bits = 0;
-      int idx = start;
-      for (; idx < full; idx++) {
-        acc |= (v[idx] & 0xFFFFFFFFL) << bits;
-        bits += width;
-        if (bits >= 32) {
-          INT_LE.set(b, p, (int) acc);
-          p += 4;
-          acc >>>= 32;
-          bits -= 32;
-        }
-      }
-      for (; idx < end; idx++) { // the padded group: zeros past n
-        long x = idx < n ? v[idx] & 0xFFFFFFFFL : 0;
+      for (int idx = start; idx < end; idx++) {
+        long x = idx < n ? v[idx] & 0xFFFFFFFFL : 0; // the last group is padded with zeros
         acc |= x << bits;
         bits += width;
         if (bits >= 32) {
