@@ -584,9 +584,13 @@ public final class LoadOnSourceBenchmark {
       Map<String, Long> sealed = node.engine().updatesSealed();
       long internal = sealed.values().stream().mapToLong(Long::longValue).sum();
       long read = r.sources().stream().mapToLong(RecoveryReport.SourceReport::recordsReplayed).sum();
+      Map<String, Long> emitted = node.engine().updatesEmitted();
+      long passed = emitted.values().stream().mapToLong(Long::longValue).sum();
       if (sealedNoted.add(s.name())) { // the first recovery of a strategy (repeats do the same work)
         notes.add(String.format(Locale.ROOT, "Strategy '%s': %,d updates sealed into arrangements for %,d source records"
-            + " read (%.1f per record; by dataflow %s).", s.name(), internal, read, internal / (double) Math.max(1, read), sealed));
+            + " read (%.1f per record; by dataflow %s); %,d updates passed between operators (%.1f per record; by dataflow %s).",
+            s.name(), internal, read, internal / (double) Math.max(1, read), sealed, passed, passed / (double) Math.max(1, read),
+            emitted));
       }
       if (s.name().equals("daily") && config.adviseTarget() != null) {
         dailyAdvice = node.advise(config.adviseTarget(), statedIngest(r, s, pg, walAtCrash));

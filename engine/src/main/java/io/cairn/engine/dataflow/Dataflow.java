@@ -40,6 +40,7 @@ public final class Dataflow implements Collection {
   private volatile State state = State.RUNNING;
   private volatile String error;
   private final java.util.concurrent.atomic.AtomicLong computeNanos = new java.util.concurrent.atomic.AtomicLong();
+  private final java.util.concurrent.atomic.AtomicLong updatesEmitted = new java.util.concurrent.atomic.AtomicLong();
 
   private Dataflow(
       long id, String name, Kind kind, List<Operator> operators, Collection output, Set<String> deps, List<GetOp> gets, Plan plan) {
@@ -271,6 +272,21 @@ public final class Dataflow implements Collection {
   /** Adds {@code nanos} of operator time (the runner, once per tick that runs it). */
   public void addComputeNanos(long nanos) {
     computeNanos.addAndGet(nanos);
+  }
+
+  /**
+   * Updates its operators have passed on, summed over every operator and tick since it was built:
+   * a source's records as rows, a join's matches, a map's results, a reduce's changed groups. Unlike
+   * the updates its arrangements seal, this counts what flows between operators without being
+   * arranged, such as a join's output feeding a reduce: a change to a joined row fans out here.
+   */
+  public long updatesEmitted() {
+    return updatesEmitted.get();
+  }
+
+  /** Adds {@code n} updates passed on by one operator in one tick (the runner). */
+  public void addUpdatesEmitted(long n) {
+    updatesEmitted.addAndGet(n);
   }
 
   /** Whether the next tick re-reads the inputs' whole contents (a new dataflow, or one recovered without state). */

@@ -100,10 +100,15 @@ final class DataflowRunner {
   private void runDataflow(Collection<Dataflow> all, Dataflow d, long tick) {
     long t0 = System.nanoTime();
     try {
+      long emitted = 0;
       for (Operator op : d.operators()) {
         runOperator(op, tick);
+        for (int s = 0; s < shards; s++) {
+          emitted += op.out(s).size();
+        }
       }
       d.addComputeNanos(System.nanoTime() - t0);
+      d.addUpdatesEmitted(emitted);
     } catch (RuntimeException e) {
       String msg = e.getClass().getSimpleName() + ": " + e.getMessage();
       LOG.warn("Dataflow {} ({}) failed at tick {}: {}", d.name(), d.id(), tick, msg);

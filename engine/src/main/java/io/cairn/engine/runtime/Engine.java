@@ -464,6 +464,25 @@ public final class Engine implements AutoCloseable {
     }
   }
 
+  /**
+   * Per dataflow (catalog order), the updates its operators passed on since it was created in this
+   * engine ({@link Dataflow#updatesEmitted}): with {@link #updatesSealed}, what a source's records
+   * cost inside the dataflows. A change to a joined table that fans out into a reduce shows here,
+   * not in the sealed count, since a join's output is not arranged.
+   */
+  public Map<String, Long> updatesEmitted() {
+    lock.lock();
+    try {
+      Map<String, Long> out = new LinkedHashMap<>();
+      for (Dataflow d : dataflows.values()) {
+        out.put(d.name(), d.updatesEmitted());
+      }
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Names of the dataflows that read {@code name}. */
   public List<String> readersOf(String name) {
     lock.lock();
