@@ -445,7 +445,8 @@ public final class Engine implements AutoCloseable {
   /**
    * Per dataflow (catalog order), the updates sealed into its arrangements since they were created
    * in this engine ({@link io.cairn.engine.dataflow.Arrangement#updatesSealed}): how much a
-   * source's records turned into inside the dataflows, e.g. a change to a joined table fanning out.
+   * source's records turned into inside the dataflows' arrangements. What flows between operators
+   * without being arranged (a join's output feeding a reduce) is in {@link #updatesEmitted}.
    */
   public Map<String, Long> updatesSealed() {
     lock.lock();
