@@ -416,6 +416,12 @@ public final class LoadOnSourceBenchmark {
         applied.recoveryMillis(), text);
   }
 
+  /** {@code "<n> <what> (<n / read> per record; by dataflow {…})"}: an engine's per-dataflow count against the records read. */
+  private static String perRecord(String what, Map<String, Long> byDataflow, long read) {
+    long n = byDataflow.values().stream().mapToLong(Long::longValue).sum();
+    return String.format(Locale.ROOT, "%,d %s (%.1f per record; by dataflow %s)", n, what, n / (double) Math.max(1, read), byDataflow);
+  }
+
   /** Ticks the ingest node until it has read every record produced so far. */
   private long ingestNanos;
   private long snapshotNanos;
@@ -581,16 +587,11 @@ public final class LoadOnSourceBenchmark {
       r = node.report();
       LOG.info("Strategy '{}': recovered in {} ms, phases {}; catch-up {}; CPU ms {}", s.name(), r.totalMillis(), r.phaseMillis(),
           r.catchUpTicks(), cpu.end());
-      Map<String, Long> sealed = node.engine().updatesSealed();
-      long internal = sealed.values().stream().mapToLong(Long::longValue).sum();
-      long read = r.sources().stream().mapToLong(RecoveryReport.SourceReport::recordsReplayed).sum();
-      Map<String, Long> emitted = node.engine().updatesEmitted();
-      long passed = emitted.values().stream().mapToLong(Long::longValue).sum();
       if (sealedNoted.add(s.name())) { // the first recovery of a strategy (repeats do the same work)
-        notes.add(String.format(Locale.ROOT, "Strategy '%s': %,d updates sealed into arrangements for %,d source records"
-            + " read (%.1f per record; by dataflow %s); %,d updates passed between operators (%.1f per record; by dataflow %s).",
-            s.name(), internal, read, internal / (double) Math.max(1, read), sealed, passed, passed / (double) Math.max(1, read),
-            emitted));
+        long read = r.sources().stream().mapToLong(RecoveryReport.SourceReport::recordsReplayed).sum();
+        notes.add(String.format(Locale.ROOT, "Strategy '%s': %s for %,d source records read; %s.", s.name(),
+            perRecord("updates sealed into arrangements", node.engine().updatesSealed(), read), read,
+            perRecord("updates passed between operators", node.engine().updatesEmitted(), read)));
       }
       if (s.name().equals("daily") && config.adviseTarget() != null) {
         dailyAdvice = node.advise(config.adviseTarget(), statedIngest(r, s, pg, walAtCrash));
