@@ -76,6 +76,8 @@ class GroupMembershipTest {
       GroupMembership standby = b;
       await("b to own after a left", SESSION.dividedBy(2), standby::isOwner);
       long handover = (System.nanoTime() - t0) / 1_000_000;
+      // a member sets its owner flag and then calls its listener, on its own thread: wait for the call
+      await("b's listener to hear it owns", Duration.ofSeconds(5), () -> !bEvents.isEmpty());
       assertThat(aEvents).containsExactly(true, false);
       assertThat(bEvents).containsExactly(true);
       System.out.printf("hand-over after a clean leave: %d ms (session timeout %d ms)%n", handover, SESSION.toMillis());
