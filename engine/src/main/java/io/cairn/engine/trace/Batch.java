@@ -78,6 +78,12 @@ public final class Batch {
    * is decided by it almost every time.
    */
   private final long[] key0;
+  /**
+   * The key columns then the value columns when every one is BIGINT/TIMESTAMP without NULLs, in one
+   * array or chunked (what {@link #longVectors()} gives); else null. The comparisons of a chunked
+   * batch (a large merge's output, a large loaded one) read it rather than the columns one by one.
+   */
+  private final ColumnVector.Longs[] longVecs;
 
   private Batch(
       String id,
@@ -114,6 +120,7 @@ public final class Batch {
     this.size = size;
     this.longCols = longColumns(keys, vals);
     this.key0 = keys.length > 0 && keys[0] instanceof ColumnVector.Longs l && l.nulls == null ? l.longs() : null;
+    this.longVecs = longVectors(keys, vals);
   }
 
   /** Whether the first {@code n} entries of {@code a} are all equal (true for none or one). */
@@ -214,9 +221,13 @@ public final class Batch {
 
   /**
    * The key-then-value columns when every one is BIGINT/TIMESTAMP without NULLs, in one array or
-   * chunked; else null. What a merge reads on its long-column path.
+   * chunked; else null (do not modify). What a merge reads on its long-column path.
    */
   ColumnVector.Longs[] longVectors() {
+    return longVecs;
+  }
+
+  private static ColumnVector.Longs[] longVectors(ColumnVector[] keys, ColumnVector[] vals) {
     ColumnVector.Longs[] out = new ColumnVector.Longs[keys.length + vals.length];
     for (int c = 0; c < out.length; c++) {
       ColumnVector v = c < keys.length ? keys[c] : vals[c - keys.length];
@@ -279,18 +290,22 @@ public final class Batch {
     if (diffs.length != times.length) {
       throw new IllegalArgumentException("Cannot load batch " + id + ": column count or length mismatch");
     }
-    return fromColumns(id, keySchema, valSchema, description, keys, vals, times, 0, diffs, 0, times.length);
+    return fromColumns(id, keySchema, valSchema, description, keys, vals, column(times, times.length), 0, column(diffs, diffs.length),
+        0, times.length);
   }
 
   /**
    * {@link #fromColumns(String, Schema, Schema, Description, List, List, long[], long[])} of {@code
    * n} entries whose times ({@code times} null: every one {@code time0}) and diffs ({@code diffs}
-   * null: every one {@code diff0}) may be constant, as a reader that found them so gives them.
+   * null: every one {@code diff0}) may be constant, as a reader that found them so gives them. Any
+   * long column, times and diffs included, may be one array or chunked ({@link
+   * ColumnVector.LongsWriter}); a merge requires the key, value, time and diff columns of a batch
+   * to be chunked alike, so a reader chunks them all by the one rule that writer applies.
    */
   public static Batch fromColumns(String id, Schema keySchema, Schema valSchema, Description description, List<ColumnVector> keys,
-      List<ColumnVector> vals, long[] times, long time0, long[] diffs, long diff0, int n) {
+      List<ColumnVector> vals, ColumnVector.Longs times, long time0, ColumnVector.Longs diffs, long diff0, int n) {
     Objects.requireNonNull(id, "id");
-    if ((times != null && times.length < n) || (diffs != null && diffs.length < n) || keys.size() != keySchema.size()
+    if ((times != null && times.size() < n) || (diffs != null && diffs.size() < n) || keys.size() != keySchema.size()
         || vals.size() != valSchema.size()) {
       throw new IllegalArgumentException("Cannot load batch " + id + ": column count or length mismatch");
     }
@@ -303,8 +318,8 @@ public final class Batch {
     boolean constTimes = times == null || allEqual(times, n);
     boolean constDiffs = diffs == null || allEqual(diffs, n);
     Batch b = new Batch(id, keySchema, valSchema, description, keys.toArray(new ColumnVector[0]), vals.toArray(new ColumnVector[0]),
-        constTimes ? null : column(times, n), n == 0 ? 0 : times == null ? time0 : times[0],
-        constDiffs ? null : column(diffs, n), n == 0 ? 0 : diffs == null ? diff0 : diffs[0], n);
+        constTimes ? null : times, n == 0 ? 0 : times == null ? time0 : times.getLong(0),
+        constDiffs ? null : diffs, n == 0 ? 0 : diffs == null ? diff0 : diffs.getLong(0), n);
     for (int i = 0; i < n; i++) {
       if (b.diff(i) == 0) {
         throw new IllegalArgumentException("Cannot load batch " + id + ": entry " + i + " has diff 0");
@@ -603,6 +618,9 @@ public final class Batch {
       }
       return 0;
     }
+    if (longVecs != null && other.longVecs != null) {
+      return compareLongs(longVecs, i, other.longVecs, j, keys.length);
+    }
     int c = 0;
     if (key0 != null && other.key0 != null) {
       int r = Long.compare(key0[i], other.key0[j]);
@@ -652,12 +670,26 @@ public final class Batch {
       }
       return 0;
     }
+    if (longVecs != null && other.longVecs != null) {
+      return compareLongs(longVecs, i, other.longVecs, j, longVecs.length);
+    }
     int r = compareKey(i, other, j);
     if (r != 0) {
       return r;
     }
     for (int c = 0; c < vals.length; c++) {
       r = vals[c].compare(i, other.vals[c], j);
+      if (r != 0) {
+        return r;
+      }
+    }
+    return 0;
+  }
+
+  /** Compares the first {@code width} columns of entry {@code i} of {@code a} with those of entry {@code j} of {@code b}. */
+  private static int compareLongs(ColumnVector.Longs[] a, int i, ColumnVector.Longs[] b, int j, int width) {
+    for (int c = 0; c < width; c++) {
+      int r = Long.compare(a[c].getLong(i), b[c].getLong(j));
       if (r != 0) {
         return r;
       }

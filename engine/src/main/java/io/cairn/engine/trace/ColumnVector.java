@@ -95,8 +95,8 @@ public abstract sealed class ColumnVector
       this.mask = Integer.MAX_VALUE;
     }
 
-    private Longs(Type type, long[][] chunks, int shift, int size) {
-      super(null, size);
+    private Longs(Type type, long[][] chunks, int shift, BitSet nulls, int size) {
+      super(nulls, size);
       this.type = type;
       this.chunks = chunks;
       this.shift = shift;
@@ -108,11 +108,16 @@ public abstract sealed class ColumnVector
      * values each (the last may be shorter, but covers {@code size}).
      */
     static Longs chunked(Type type, long[][] chunks, int shift, int size) {
+      return chunked(type, chunks, shift, null, size);
+    }
+
+    /** {@link #chunked(Type, long[][], int, int)} with SQL NULLs at the set bits of {@code nulls} (null: none). */
+    static Longs chunked(Type type, long[][] chunks, int shift, BitSet nulls, int size) {
       if (shift < 1 || shift > 30 || (long) chunks.length << shift < size) {
         throw new IllegalArgumentException("Cannot make a chunked column of " + size + " values from " + chunks.length
             + " chunks of 2^" + shift);
       }
-      return new Longs(type, chunks, shift, size);
+      return new Longs(type, chunks, shift, nulls, size);
     }
 
     public long getLong(int i) {
@@ -452,6 +457,132 @@ public abstract sealed class ColumnVector
   }
 
   /** Appends values of one type; {@link #build()} trims the arrays to size. */
+  /**
+   * Fills a BIGINT/TIMESTAMP/DATE column whose size is known in advance (a batch file's rows) in
+   * ranges of rows, in any order, then makes it a {@link Longs}: one array up to {@link
+   * Longs#CHUNKED_ABOVE} values, chunks of {@link Longs#CHUNK_ROWS} above, as a merge's output is
+   * kept. A column loaded from a snapshot is therefore held like one a merge made, and loading
+   * tens of millions of rows never allocates (zeroes) one array of them: the JVM does that without
+   * reaching a safepoint, and every other thread waits for it (measured in a load of 45M rows per
+   * shard: safepoints waiting up to 149 ms for a thread). A chunk is allocated when a range first
+   * reaches it; a range that covers it whole, from a source array, is copied as it is allocated,
+   * which lets the JIT skip zeroing it.
+   */
+  public static final class LongsWriter {
+    private final Type type;
+    private final int size;
+    /** The one array, when the column is not chunked, else null. */
+    private final long[] array;
+    private final long[][] chunks;
+    private final int shift;
+
+    /** A writer of a column of {@code size} values of {@code type}, every one 0 until written. */
+    public LongsWriter(Type type, int size) {
+      this(type, size, Longs.CHUNK_SHIFT, Longs.CHUNKED_ABOVE);
+    }
+
+    /** As {@link #LongsWriter(Type, int)}, chunked in {@code 1 << shift} values above {@code chunkedAbove} (tests choose small ones). */
+    LongsWriter(Type type, int size, int shift, int chunkedAbove) {
+      if (size < 0) {
+        throw new IllegalArgumentException("Cannot write a column of " + size + " values");
+      }
+      this.type = type;
+      this.size = size;
+      if (size <= chunkedAbove) {
+        this.array = new long[size];
+        this.chunks = null;
+        this.shift = 31;
+      } else {
+        this.array = null;
+        this.chunks = new long[(int) ((size + (1L << shift) - 1) >>> shift)][];
+        this.shift = shift;
+      }
+    }
+
+    /**
+     * The column's one array, to write into directly, when it is not chunked; null when it is
+     * (write through {@link #copyFrom}, {@link #fill} and {@link #set}).
+     */
+    public long[] arrayOrNull() {
+      return array;
+    }
+
+    /** Sets row {@code i} to {@code v}. */
+    public void set(int i, long v) {
+      if (array != null) {
+        array[i] = v;
+      } else {
+        chunk(i >>> shift)[i & ((1 << shift) - 1)] = v;
+      }
+    }
+
+    /** Sets rows {@code [at, at + n)} to {@code src[from, from + n)}. */
+    public void copyFrom(long[] src, int from, int at, int n) {
+      java.util.Objects.checkFromIndexSize(at, n, size);
+      if (array != null) {
+        System.arraycopy(src, from, array, at, n);
+        return;
+      }
+      int mask = (1 << shift) - 1;
+      int end = at + n;
+      while (at < end) {
+        int c = at >>> shift;
+        int o = at & mask;
+        int len = chunkLength(c);
+        int k = Math.min(end - at, len - o);
+        if (chunks[c] == null && o == 0 && k == len) {
+          chunks[c] = Arrays.copyOfRange(src, from, from + len);
+        } else {
+          System.arraycopy(src, from, chunk(c), o, k);
+        }
+        at += k;
+        from += k;
+      }
+    }
+
+    /** Sets rows {@code [from, to)} to {@code v}. */
+    public void fill(int from, int to, long v) {
+      java.util.Objects.checkFromToIndex(from, to, size);
+      if (array != null) {
+        Arrays.fill(array, from, to, v);
+        return;
+      }
+      int mask = (1 << shift) - 1;
+      while (from < to) {
+        int c = from >>> shift;
+        int o = from & mask;
+        int k = Math.min(to - from, chunkLength(c) - o);
+        Arrays.fill(chunk(c), o, o + k, v);
+        from += k;
+      }
+    }
+
+    private int chunkLength(int c) {
+      return (int) Math.min(1L << shift, size - ((long) c << shift));
+    }
+
+    private long[] chunk(int c) {
+      long[] chunk = chunks[c];
+      if (chunk == null) {
+        chunk = new long[chunkLength(c)];
+        chunks[c] = chunk;
+      }
+      return chunk;
+    }
+
+    /** The column, with SQL NULLs at the set bits of {@code nulls} (null or empty: none). The writer must not be used afterwards. */
+    public Longs build(BitSet nulls) {
+      BitSet n = nulls == null || nulls.isEmpty() ? null : nulls;
+      if (array != null) {
+        return new Longs(type, array, n, size);
+      }
+      for (int c = 0; c < chunks.length; c++) {
+        chunk(c); // a row never written is 0, as in one array
+      }
+      return Longs.chunked(type, chunks, shift, n, size);
+    }
+  }
+
   public static final class Builder {
     private final Type type;
     private long[] longs;

@@ -32,7 +32,8 @@ final class ColumnBatchReader {
   private final Schema val;
   private final Type[] types;
   private final int rows;
-  private final long[][] longs;
+  /** BIGINT, TIMESTAMP and DATE columns: one array, or chunks above a million rows ({@link ColumnVector.LongsWriter}). */
+  private final ColumnVector.LongsWriter[] longs;
   private final double[][] doubles;
   private final String[][] texts;
   private final java.math.BigDecimal[][] decimals;
@@ -44,11 +45,16 @@ final class ColumnBatchReader {
   private final LongSink diffs;
   /** Column chunks read by the {@link BulkPageDecoder} (the tests' proof that it ran). */
   private int bulkChunks;
+  /** A row group's values, decoded before they are copied into a chunked column or a times or diffs sink. */
+  private long[] scratch;
 
-  /** A required BIGINT column read in row order: one value while every row has it, an array from the first that does not. */
+  /**
+   * A required BIGINT column read in row order: one value while every row has it, a column (one
+   * array or chunked, as the key and value columns) from the first that does not.
+   */
   static final class LongSink {
     private final int rows;
-    private long[] values;
+    private ColumnVector.LongsWriter values;
     private long first;
 
     LongSink(int rows) {
@@ -57,13 +63,13 @@ final class ColumnBatchReader {
 
     void set(int i, long v) {
       if (values != null) {
-        values[i] = v;
+        values.set(i, v);
       } else if (i == 0) {
         first = v;
       } else if (v != first) {
-        values = new long[rows];
-        java.util.Arrays.fill(values, 0, i, first);
-        values[i] = v;
+        values = new ColumnVector.LongsWriter(Type.BIGINT, rows);
+        values.fill(0, i, first);
+        values.set(i, v);
       }
     }
 
@@ -82,15 +88,15 @@ final class ColumnBatchReader {
         if (k == n) {
           return;
         }
-        values = new long[rows];
-        java.util.Arrays.fill(values, 0, base + k, f);
+        values = new ColumnVector.LongsWriter(Type.BIGINT, rows);
+        values.fill(0, base + k, f);
       }
-      System.arraycopy(v, k, values, base + k, n - k);
+      values.copyFrom(v, k, base + k, n - k);
     }
 
     /** The values, or null when every row had {@link #first()}. */
-    long[] valuesOrNull() {
-      return values;
+    ColumnVector.Longs valuesOrNull() {
+      return values == null ? null : values.build(null);
     }
 
     long first() {
@@ -104,7 +110,7 @@ final class ColumnBatchReader {
     this.rows = rows;
     int n = key.size() + val.size();
     types = new Type[n];
-    longs = new long[n][];
+    longs = new ColumnVector.LongsWriter[n];
     doubles = new double[n][];
     texts = new String[n][];
     decimals = new java.math.BigDecimal[n][];
@@ -114,7 +120,7 @@ final class ColumnBatchReader {
     for (int c = 0; c < n; c++) {
       types[c] = c < key.size() ? key.type(c) : val.type(c - key.size());
       switch (types[c]) {
-        case BIGINT, TIMESTAMP, DATE -> longs[c] = new long[rows];
+        case BIGINT, TIMESTAMP, DATE -> longs[c] = new ColumnVector.LongsWriter(types[c], rows);
         case DOUBLE -> doubles[c] = new double[rows];
         case TEXT -> texts[c] = new String[rows];
         case NUMERIC -> decimals[c] = new java.math.BigDecimal[rows];
@@ -146,7 +152,6 @@ final class ColumnBatchReader {
     BulkPageDecoder decoder = bulk ? new BulkPageDecoder() : null;
     GroupConverter ignored = new IgnoringConverter(descriptors.size());
     int base = 0;
-    long[] scratch = null;
     for (int index = 0; index < blocks.size(); index++) {
       if (blocks.get(index).getRowCount() == 0) {
         continue; // as parquet-java's own iteration does: an empty row group has no pages to read
@@ -167,9 +172,7 @@ final class ColumnBatchReader {
           if (c >= k) { // the times, then the diffs
             LongSink sink = c == k ? r.times : r.diffs;
             if (fast) {
-              if (scratch == null || scratch.length < n) {
-                scratch = new long[n];
-              }
+              long[] scratch = r.scratch(n);
               decoder.readLongs(g.getPageReader(d), d, scratch, null, 0, n);
               sink.setAll(base, scratch, n);
               r.bulkChunks++;
@@ -194,7 +197,7 @@ final class ColumnBatchReader {
   /** Reads column {@code c}'s chunk with {@code decoder} if its type is one it fills; false (nothing read) if not. */
   private boolean readBulk(BulkPageDecoder decoder, int c, PageReader pr, ColumnDescriptor d, int base, int n) throws IOException {
     switch (types[c]) {
-      case BIGINT, TIMESTAMP, DATE -> nulls[c] = decoder.readLongs(pr, d, longs[c], nulls[c], base, n);
+      case BIGINT, TIMESTAMP, DATE -> readLongs(decoder, c, pr, d, base, n);
       case DOUBLE -> nulls[c] = decoder.readDoubles(pr, d, doubles[c], nulls[c], base, n);
       case TEXT -> decoder.readStrings(pr, d, texts[c], base, n);
       default -> {
@@ -202,6 +205,36 @@ final class ColumnBatchReader {
       }
     }
     return true;
+  }
+
+  /**
+   * Decodes a long column's chunk straight into its one array, or, when the column is chunked,
+   * into a row group's scratch array copied into the chunks (a row group of the default size
+   * covers whole chunks, which are then allocated as copies: no zeroing).
+   */
+  private void readLongs(BulkPageDecoder decoder, int c, PageReader pr, ColumnDescriptor d, int base, int n) throws IOException {
+    long[] array = longs[c].arrayOrNull();
+    if (array != null) {
+      nulls[c] = decoder.readLongs(pr, d, array, nulls[c], base, n);
+      return;
+    }
+    long[] s = scratch(n);
+    BitSet nl = decoder.readLongs(pr, d, s, null, 0, n);
+    if (nl != null) {
+      for (int i = nl.nextSetBit(0); i >= 0; i = nl.nextSetBit(i + 1)) {
+        s[i] = 0; // the decoder leaves a NULL row's entry as it was; a column holds 0 there
+        setNull(c, base + i);
+      }
+    }
+    longs[c].copyFrom(s, 0, base, n);
+  }
+
+  /** A scratch array of at least {@code n} longs (a row group's), kept for the next. */
+  private long[] scratch(int n) {
+    if (scratch == null || scratch.length < n) {
+      scratch = new long[n];
+    }
+    return scratch;
   }
 
   private static void readRequired(ColumnReader cr, LongSink out, int base, int n) {
@@ -215,23 +248,23 @@ final class ColumnBatchReader {
     int end = base + n;
     switch (types[c]) {
       case BIGINT, TIMESTAMP -> {
-        long[] out = longs[c];
+        ColumnVector.LongsWriter out = longs[c];
         for (int i = base; i < end; i++) {
           if (cr.getCurrentDefinitionLevel() == 0) {
             setNull(c, i);
           } else {
-            out[i] = cr.getLong();
+            out.set(i, cr.getLong());
           }
           cr.consume();
         }
       }
       case DATE -> { // INT32 days (Parquet's DATE)
-        long[] out = longs[c];
+        ColumnVector.LongsWriter out = longs[c];
         for (int i = base; i < end; i++) {
           if (cr.getCurrentDefinitionLevel() == 0) {
             setNull(c, i);
           } else {
-            out[i] = cr.getInteger();
+            out.set(i, cr.getInteger());
           }
           cr.consume();
         }
@@ -299,7 +332,7 @@ final class ColumnBatchReader {
   private ColumnVector column(int c) {
     BitSet nl = nulls[c];
     return switch (types[c]) {
-      case BIGINT, TIMESTAMP, DATE -> new ColumnVector.Longs(types[c], longs[c], nl, rows);
+      case BIGINT, TIMESTAMP, DATE -> longs[c].build(nl);
       case DOUBLE -> new ColumnVector.Doubles(doubles[c], nl, rows);
       case TEXT -> new ColumnVector.Texts(texts[c], rows);
       case NUMERIC -> new ColumnVector.Values(io.cairn.engine.row.Type.NUMERIC, decimals[c], rows);
@@ -325,7 +358,7 @@ final class ColumnBatchReader {
   }
 
   /** The times, or null when every row's is {@link #time0()}. */
-  long[] timesOrNull() {
+  ColumnVector.Longs timesOrNull() {
     return times.valuesOrNull();
   }
 
@@ -334,7 +367,7 @@ final class ColumnBatchReader {
   }
 
   /** The diffs, or null when every row's is {@link #diff0()}. */
-  long[] diffsOrNull() {
+  ColumnVector.Longs diffsOrNull() {
     return diffs.valuesOrNull();
   }
 

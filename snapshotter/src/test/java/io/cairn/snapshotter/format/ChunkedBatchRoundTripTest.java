@@ -20,7 +20,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * A merge's output larger than one chunk keeps its long columns, times and diffs in chunks (see
  * {@code ColumnVector.Longs}); such a batch is written to a batch file and read back entry for
- * entry equal, as a snapshot does with it.
+ * entry equal, as a snapshot does with it, and held in chunks again ({@code ColumnVector.LongsWriter}),
+ * NULLs included.
  */
 @Timeout(value = 2, unit = TimeUnit.MINUTES) // measured under 10 s
 class ChunkedBatchRoundTripTest {
@@ -45,9 +46,49 @@ class ChunkedBatchRoundTripTest {
     byte[] file = ParquetBatchFiles.toBytes("arr", 0, merged);
     Batch back = ParquetBatchFiles.read("test", file, merged.id(), KEY, VAL, merged.description(), merged.size());
     assertThat(back.size()).isEqualTo(merged.size());
-    for (int i = 0; i < merged.size(); i++) {
-      if (!merged.update(i).equals(back.update(i))) {
-        throw new AssertionError("entry " + i + ": wrote " + merged.update(i) + ", read " + back.update(i));
+    assertSameEntries(merged, back);
+    // read back, it is held as the merge held it: every long column chunked alike, times and diffs too
+    assertThat(((ColumnVector.Longs) back.keyColumn(0)).isChunked()).as("the loaded key column is chunked").isTrue();
+    assertThat(((ColumnVector.Longs) back.valColumn(1)).isChunked()).isTrue();
+    assertThat(back.timesOrNull().isChunked()).as("the loaded times are chunked").isTrue();
+    assertThat(back.diffsOrNull().isChunked()).as("the loaded diffs are chunked").isTrue();
+    // and it merges as a merge's output does (a merge refuses a batch whose columns are chunked differently)
+    Batch tick = tick(r, 3, new Description(3, 4, 0));
+    assertSameEntries(Batch.mergeAll(List.of(merged, tick)), Batch.mergeAll(List.of(back, tick)));
+  }
+
+  @Test
+  void aLargeBatchWithNullsIsReadBackChunkedWithItsNulls() {
+    Schema val = Schema.of(Column.of("v", Type.BIGINT), Column.of("at", Type.TIMESTAMP));
+    List<Update> ups = new ArrayList<>();
+    int n = (1 << 20) + 12_345;
+    for (long id = 0; id < n; id++) {
+      ups.add(new Update(Row.of(id), Row.of(id % 1_000 == 7 ? null : id * 3, 1_700_000_000_000L + id), 5, 1));
+    }
+    Batch batch = Batch.fromUpdates(KEY, val, ups, new Description(5, 6, 0));
+    assertThat(((ColumnVector.Longs) batch.keyColumn(0)).isChunked()).as("a sealed batch is one array").isFalse();
+
+    byte[] file = ParquetBatchFiles.toBytes("arr", 0, batch);
+    Batch back = ParquetBatchFiles.read("test", file, batch.id(), KEY, val, batch.description(), batch.size());
+    ColumnVector.Longs v = (ColumnVector.Longs) back.valColumn(0);
+    assertThat(v.isChunked()).as("a loaded column over a million rows is chunked").isTrue();
+    int nullRows = 0;
+    for (int i = 0; i < n; i++) {
+      assertThat(v.isNull(i)).as("row %d", i).isEqualTo(i % 1_000 == 7);
+      if (v.isNull(i)) {
+        assertThat(v.getLong(i)).as("a NULL row holds 0").isZero();
+        nullRows++;
+      }
+    }
+    assertThat(nullRows).isEqualTo((n - 8) / 1_000 + 1);
+    assertSameEntries(batch, back);
+  }
+
+  private static void assertSameEntries(Batch expected, Batch actual) {
+    assertThat(actual.size()).isEqualTo(expected.size());
+    for (int i = 0; i < expected.size(); i++) {
+      if (!expected.update(i).equals(actual.update(i))) {
+        throw new AssertionError("entry " + i + ": expected " + expected.update(i) + ", got " + actual.update(i));
       }
     }
   }
