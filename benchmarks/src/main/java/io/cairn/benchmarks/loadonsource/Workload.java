@@ -8,7 +8,6 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -50,7 +49,12 @@ final class Workload {
   private final long[] historyCount; // per customer id an order may name: records naming it (orderHistory)
   private final long[] historySum; // per customer id: the sum of their amounts
   private final long customerRange; // orders name customers in [0, customerRange)
-  private final Map<Long, long[]> customers = new HashMap<>(); // id -> {region, tier}
+  /**
+   * The customers table's oracle, by id: its region, -1 for an id with no row. Arrays, not a map
+   * of a million boxed ids and rows: the oracle lives in the JVM of the nodes it measures, and every
+   * collection cycle of theirs would mark those objects too.
+   */
+  private final CustomerRows customers = new CustomerRows();
   private final List<IntList> recordSizes = new ArrayList<>(); // per partition, per offset: key+value bytes
   private long nextCustomerId;
   private long ordersProduced;
@@ -72,6 +76,55 @@ final class Workload {
     this.customerRange = Math.max(1, (long) (config.initialCustomers() * 1.1));
     this.historyCount = new long[config.orderHistory() ? (int) customerRange : 0];
     this.historySum = new long[historyCount.length];
+  }
+
+  /** The customers' rows by id (ids are dense: the table's ids are 0, 1, 2, … as they are inserted). */
+  private static final class CustomerRows {
+    private byte[] region = new byte[1024];
+    private int size;
+
+    CustomerRows() {
+      java.util.Arrays.fill(region, (byte) -1);
+    }
+
+    /** Whether id has a row. */
+    boolean has(long id) {
+      return id >= 0 && id < region.length && region[(int) id] >= 0;
+    }
+
+    /** The region of id's row; the row must exist. */
+    long region(long id) {
+      return region[(int) id];
+    }
+
+    /** Inserts or updates id's row (its tier is not kept: no view reads it). */
+    void put(long id, long r) {
+      if (r < 0 || r > Byte.MAX_VALUE || id < 0 || id >= Integer.MAX_VALUE - 8) {
+        throw new IllegalArgumentException("Cannot hold customer " + id + " (region " + r + ") in the oracle");
+      }
+      if (id >= region.length) {
+        int n = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(id + 1, 2L * region.length));
+        int old = region.length;
+        region = java.util.Arrays.copyOf(region, n);
+        java.util.Arrays.fill(region, old, n, (byte) -1);
+      }
+      if (region[(int) id] < 0) {
+        size++;
+      }
+      region[(int) id] = (byte) r;
+    }
+
+    /** Deletes id's row, if it has one. */
+    void remove(long id) {
+      if (has(id)) {
+        region[(int) id] = -1;
+        size--;
+      }
+    }
+
+    int size() {
+      return size;
+    }
   }
 
   /** A growable list of ints: 4 bytes a record instead of a boxed Integer's reference. */
@@ -110,7 +163,7 @@ final class Workload {
       for (int i = 0; i < config.initialCustomers(); i++) {
         long id = nextCustomerId++;
         long[] v = {random.nextInt(REGIONS), random.nextInt(3)};
-        customers.put(id, v);
+        customers.put(id, v[0]);
         rows.add(new long[] {id, v[0], v[1]});
       }
       try (PreparedStatement ins = pg.prepareStatement("INSERT INTO customers VALUES (?, ?, ?)")) {
@@ -202,8 +255,7 @@ final class Workload {
       int[] pending = new int[3];
       for (int i = 0; i < n; i++) {
         long id = (long) (random.nextDouble() * (nextCustomerId + 1));
-        long[] cur = customers.get(id);
-        if (cur == null) {
+        if (!customers.has(id)) {
           id = nextCustomerId++;
           long[] v = {random.nextInt(REGIONS), random.nextInt(3)};
           ins.setLong(1, id);
@@ -211,7 +263,7 @@ final class Workload {
           ins.setLong(3, v[1]);
           ins.addBatch();
           pending[0]++;
-          customers.put(id, v);
+          customers.put(id, v[0]);
         } else if (random.nextInt(10) == 0) {
           del.setLong(1, id);
           del.addBatch();
@@ -224,7 +276,7 @@ final class Workload {
           upd.setLong(3, id);
           upd.addBatch();
           pending[1]++;
-          customers.put(id, v);
+          customers.put(id, v[0]);
         }
         customerChanges++;
         if ((i + 1) % config.transactionRows() == 0 || i == n - 1) {
@@ -346,9 +398,8 @@ final class Workload {
   List<Row> expectedByRegion() {
     Map<Long, long[]> g = new TreeMap<>();
     for (int id = 0; id < orderCustomer.length; id++) {
-      long[] c = orderCustomer[id] < 0 ? null : customers.get(orderCustomer[id]);
-      if (c != null) {
-        long[] a = g.computeIfAbsent(c[0], k -> new long[2]);
+      if (orderCustomer[id] >= 0 && customers.has(orderCustomer[id])) {
+        long[] a = g.computeIfAbsent(customers.region(orderCustomer[id]), k -> new long[2]);
         a[0]++;
         a[1] += orderAmount[id];
       }
@@ -362,9 +413,8 @@ final class Workload {
   List<Row> expectedHistoryByRegion() {
     Map<Long, long[]> g = new TreeMap<>();
     for (int c = 0; c < historyCount.length; c++) {
-      long[] row = historyCount[c] == 0 ? null : customers.get((long) c);
-      if (row != null) {
-        long[] a = g.computeIfAbsent(row[0], k -> new long[2]);
+      if (historyCount[c] != 0 && customers.has(c)) {
+        long[] a = g.computeIfAbsent(customers.region(c), k -> new long[2]);
         a[0] += historyCount[c];
         a[1] += historySum[c];
       }

@@ -8,7 +8,8 @@ import java.util.BitSet;
 /**
  * One column of a {@link Batch}, stored in a primitive array (TEXT as an array of strings, NUMERIC
  * and INTERVAL as arrays of their value objects): BIGINT, TIMESTAMP and DATE in {@code long[]}
- * (or, for a large merge's output, in chunks of {@code long[]}: see {@link Longs}), DOUBLE in
+ * (or, for a large merge's output or a large loaded batch, in chunks of {@code long[]}: see {@link
+ * Longs} and {@link LongsWriter}), DOUBLE in
  * {@code double[]}, BOOLEAN in {@code boolean[]}, with SQL NULLs in a bitmap. Immutable once built.
  */
 public abstract sealed class ColumnVector
@@ -59,8 +60,9 @@ public abstract sealed class ColumnVector
   }
 
   /**
-   * BIGINT / TIMESTAMP column: one {@code long[]}, or, for a merge's output of more than {@link
-   * #CHUNKED_ABOVE} entries, chunks of {@link #CHUNK_ROWS} values ({@link #chunked}). The JVM
+   * BIGINT / TIMESTAMP column: one {@code long[]}, or, for a merge's output or a loaded batch of
+   * more than {@link #CHUNKED_ABOVE} entries, chunks of {@link #CHUNK_ROWS} values ({@link #chunked},
+   * {@link LongsWriter}). The JVM
    * zeroes a new array without reaching a safepoint, so one array of tens of millions of longs
    * stops every thread for as long as its pages take to fault in (measured: 10–2,283 ms); a chunk
    * takes well under a millisecond. Readers go through {@link #getLong}, which serves both forms.
