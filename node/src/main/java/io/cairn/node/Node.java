@@ -1092,13 +1092,14 @@ public final class Node implements AutoCloseable, NodeApi {
 
     private String doing() {
       String g = standby;
-      return g == null ? "starting: reading the catalog and taking the store"
-          : "standing by in group '" + g + "': another member owns the store; this one takes over when the group assigns it";
+      return g == null ? "it is starting: reading the catalog and taking the store"
+          : "it is standing by in group '" + g + "': another member owns the store; this one takes over when the group assigns it";
     }
 
     private io.cairn.node.NodeUnavailableException starting() {
       return new io.cairn.node.NodeUnavailableException(io.cairn.node.NodeUnavailableException.Reason.NOT_READY,
-          "Cannot answer: the node is " + doing() + " (for " + (System.nanoTime() - since) / 1_000_000 + " ms)");
+          "Cannot answer: the node is not ready: " + doing() + " (for " + (System.nanoTime() - since) / 1_000_000
+              + " ms); GET /health/ready answers 200 once it is");
     }
 
     @Override
