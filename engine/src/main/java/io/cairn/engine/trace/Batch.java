@@ -118,9 +118,9 @@ public final class Batch {
     this.diffs = diffs;
     this.diff0 = diff0;
     this.size = size;
-    this.longCols = longColumns(keys, vals);
-    this.key0 = keys.length > 0 && keys[0] instanceof ColumnVector.Longs l && l.nulls == null ? l.longs() : null;
     this.longVecs = longVectors(keys, vals);
+    this.longCols = longColumns(longVecs);
+    this.key0 = keys.length > 0 && keys[0] instanceof ColumnVector.Longs l && l.nulls == null ? l.longs() : null;
   }
 
   /** Whether the first {@code n} entries of {@code a} are all equal (true for none or one). */
@@ -207,14 +207,17 @@ public final class Batch {
     return a.length - n < a.length / 8 ? a : java.util.Arrays.copyOf(a, n);
   }
 
-  private static long[][] longColumns(ColumnVector[] keys, ColumnVector[] vals) {
-    long[][] out = new long[keys.length + vals.length][];
+  /** The arrays of {@code vectors} (the long columns without NULLs, or null) when every one is one array; else null. */
+  private static long[][] longColumns(ColumnVector.Longs[] vectors) {
+    if (vectors == null) {
+      return null;
+    }
+    long[][] out = new long[vectors.length][];
     for (int c = 0; c < out.length; c++) {
-      ColumnVector v = c < keys.length ? keys[c] : vals[c - keys.length];
-      if (!(v instanceof ColumnVector.Longs l) || v.nulls != null || l.longs() == null) {
+      out[c] = vectors[c].longs();
+      if (out[c] == null) {
         return null;
       }
-      out[c] = l.longs();
     }
     return out;
   }

@@ -58,8 +58,8 @@ class LongsWriterTest {
           nulls.set(i);
         }
       }
-      ColumnVector.Longs col = w.build(r.nextBoolean() ? nulls : null);
-      boolean withNulls = col.hasNullIn(0, size);
+      boolean withNulls = r.nextBoolean();
+      ColumnVector.Longs col = w.build(withNulls ? nulls : null);
       assertThat(col.isChunked()).as("round %d", round).isEqualTo(size > chunkedAbove);
       chunkedColumns += col.isChunked() ? 1 : 0;
       assertThat(col.size()).isEqualTo(size);
